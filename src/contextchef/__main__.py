@@ -1,0 +1,5 @@
+"""`python -m contextchef` runs the command-line interface."""
+
+from contextchef.cli import main
+
+main()

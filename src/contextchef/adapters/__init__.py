@@ -1,0 +1,1 @@
+"""Adaptation axis: provider wire formats, in and out."""

@@ -1,0 +1,23 @@
+"""The `contextchef` command line: a thin typer shell over the library."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="contextchef",
+    help="Compile an LLM agent's context and manage its context store.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.command()
+def demo() -> None:
+    """Compile a bundled example conversation to every target and summarise each payload."""
+    typer.echo("contextchef demo: not built yet")
+
+
+def main() -> None:
+    """Entry point of the `contextchef` console script."""
+    app()

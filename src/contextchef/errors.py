@@ -1,0 +1,176 @@
+"""Every exception contextchef raises, under one root.
+
+```
+ContextChefError                      catch-all: `except contextchef.ContextChefError`
+├── ConfigError                       developer misuse: a bad option, an unknown target, a bad call
+│   └── UnknownTargetError            no adapter registered under that target name
+├── MessageError                      a history message is malformed (carries .index and .field)
+├── DynamicStateError                 dynamic state failed its schema; the previous state is kept
+├── ToolDefinitionError               a registered tool's name or JSON schema is invalid
+├── CompileError                      the state cannot be expressed for the target (carries .index)
+├── CompileAbortedError               the caller's signal asked compile() to stop
+├── StoreError                        persistence failed (carries .namespace and .path where known)
+│   ├── InvalidPathError              a namespace or path breaks the path rules
+│   ├── StoreCapabilityError          the backend lacks an optional capability
+│   ├── EntryNotFoundError            no entry at that address
+│   ├── EntryExistsError              an entry already exists where a new one was asked for
+│   ├── StoreBusyError                the store stayed locked for longer than the retry budget
+│   ├── StoreCorruptError             the store's files are damaged; run `contextchef db check`
+│   └── MigrationError                a schema migration failed or cannot run
+│       └── SchemaTooNewError         the store was written by a newer contextchef
+└── MissingDependencyError            an optional extra is not installed (also an ImportError)
+```
+
+The model never sees these: tool results turn them into `Error: …` text. Backends translate
+native errors (`sqlite3`, `OSError`, psycopg) into the `StoreError` family with `raise … from`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CompileAbortedError",
+    "CompileError",
+    "ConfigError",
+    "ContextChefError",
+    "DynamicStateError",
+    "EntryExistsError",
+    "EntryNotFoundError",
+    "InvalidPathError",
+    "MessageError",
+    "MigrationError",
+    "MissingDependencyError",
+    "SchemaTooNewError",
+    "StoreBusyError",
+    "StoreCapabilityError",
+    "StoreCorruptError",
+    "StoreError",
+    "ToolDefinitionError",
+    "UnknownTargetError",
+]
+
+
+class ContextChefError(Exception):
+    """Root of every exception contextchef raises."""
+
+
+class ConfigError(ContextChefError):
+    """The library was configured or called in a way it does not support."""
+
+
+class UnknownTargetError(ConfigError):
+    """`compile(target=...)` named a target no adapter is registered for."""
+
+    def __init__(self, target: str, registered: list[str]) -> None:
+        listing = ", ".join(registered) if registered else "(none)"
+        super().__init__(
+            f"unknown target {target!r}; registered targets: {listing}. "
+            f"Register an adapter with adapter_registry.register({target!r}, adapter) first."
+        )
+        self.target = target
+        self.registered = registered
+
+
+class MessageError(ContextChefError):
+    """A message of the history is malformed; says which message and which field."""
+
+    def __init__(self, message: str, *, index: int | None = None, field: str | None = None) -> None:
+        where = []
+        if index is not None:
+            where.append(f"message {index}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        prefix = f"{', '.join(where)}: " if where else ""
+        super().__init__(prefix + message)
+        self.index = index
+        self.field = field
+
+
+class DynamicStateError(ContextChefError):
+    """The dynamic state did not validate against its schema."""
+
+
+class ToolDefinitionError(ContextChefError):
+    """A tool definition has no usable name, description or JSON schema."""
+
+
+class CompileError(ContextChefError):
+    """The state cannot be expressed in the target's wire format."""
+
+    def __init__(self, message: str, *, index: int | None = None) -> None:
+        super().__init__(f"message {index}: {message}" if index is not None else message)
+        self.index = index
+
+
+class CompileAbortedError(ContextChefError):
+    """The signal passed to `compile()` was set; the compile stopped between phases."""
+
+
+class StoreError(ContextChefError):
+    """Persistence failed. `.namespace` and `.path` name the entry where known."""
+
+    def __init__(
+        self, message: str, *, namespace: str | None = None, path: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.namespace = namespace
+        self.path = path
+
+
+class InvalidPathError(StoreError):
+    """A namespace or path is not allowed (traversal, control characters, empty segments…)."""
+
+
+class StoreCapabilityError(StoreError):
+    """The backend does not implement an optional capability this operation needs."""
+
+    def __init__(self, namespace: str, missing: list[str]) -> None:
+        super().__init__(
+            f"namespace {namespace!r} needs the storage backend to implement: "
+            f"{', '.join(missing)}; the configured backend does not.",
+            namespace=namespace,
+        )
+        self.missing = missing
+
+
+class EntryNotFoundError(StoreError):
+    """No entry is stored at that namespace and path."""
+
+
+class EntryExistsError(StoreError):
+    """An entry already exists where the operation wanted to create one."""
+
+
+class StoreBusyError(StoreError):
+    """Another writer held the store for longer than the retry budget allows."""
+
+
+class StoreCorruptError(StoreError):
+    """The store's files are damaged. `contextchef db check` and `db repair` can help."""
+
+
+class MigrationError(StoreError):
+    """A schema migration failed or cannot run."""
+
+
+class SchemaTooNewError(MigrationError):
+    """The store's schema is newer than this build understands; it is refused, never reset."""
+
+    def __init__(self, found: int, supported: int, *, location: str = "the store") -> None:
+        super().__init__(
+            f"{location} has schema version {found}, but this contextchef understands "
+            f"versions up to {supported}. Upgrade contextchef to open it; do not delete or "
+            f"reset the database, it holds data a newer version wrote."
+        )
+        self.found = found
+        self.supported = supported
+
+
+class MissingDependencyError(ContextChefError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"{package} is not installed; install it with: pip install 'contextchef[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra

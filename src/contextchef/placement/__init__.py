@@ -1,0 +1,1 @@
+"""Placement axis: where things go (the sandwich, dynamic state, guardrails, cache breakpoints)."""

@@ -1,0 +1,1 @@
+"""Selection axis: what enters the window (overflow runner, strategies, compaction, pruning)."""

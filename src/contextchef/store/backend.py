@@ -1,0 +1,140 @@
+"""The storage contract every backend implements, sync and async.
+
+A backend stores UTF-8 text entries addressed by `(namespace, path)`. Four methods are
+required (`read`, `write`, `delete`, `list`); everything else is an optional *capability* that
+callers query through `supports()` and never assume. Path rules are enforced by the `Store`
+before a backend sees a path, so backends may trust the names they are given, but still refuse
+anything that would escape their own root.
+
+Times in `meta` are seconds since the Unix epoch as floats (`time.time()`); `bytes` is the UTF-8
+length of the content. Other meta keys are free-form JSON values and must round-trip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "CAPABILITIES",
+    "AsyncStorageBackend",
+    "Capability",
+    "ListedEntry",
+    "SearchHit",
+    "StorageBackend",
+    "StoredEntry",
+    "backend_supports",
+]
+
+Capability = Literal[
+    "read_all",
+    "exists",
+    "append",
+    "search",
+    "snapshot",
+    "restore",
+    "get_physical_path",
+    "touch",
+]
+CAPABILITIES: tuple[Capability, ...] = (
+    "read_all",
+    "exists",
+    "append",
+    "search",
+    "snapshot",
+    "restore",
+    "get_physical_path",
+    "touch",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntry:
+    """One stored text entry and its metadata (`created_at`, `updated_at`, `bytes`, free keys)."""
+
+    content: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def created_at(self) -> float | None:
+        value = self.meta.get("created_at")
+        return float(value) if isinstance(value, int | float) else None
+
+    @property
+    def updated_at(self) -> float | None:
+        value = self.meta.get("updated_at")
+        return float(value) if isinstance(value, int | float) else None
+
+    @property
+    def bytes(self) -> int:
+        value = self.meta.get("bytes")
+        return value if isinstance(value, int) else len(self.content.encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class ListedEntry:
+    """A path found by `list`, with the entry's metadata (never its content)."""
+
+    path: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A search result: the path, its metadata, a snippet around the match and a rank score."""
+
+    path: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    snippet: str | None = None
+    score: float | None = None
+
+
+@runtime_checkable
+class StorageBackend(Protocol):
+    """The four required methods of a synchronous backend.
+
+    Optional capabilities, implemented as methods of the same name when present:
+
+    - `read_all(ns, prefix="") -> dict[str, StoredEntry]`
+    - `exists(ns, path) -> bool`
+    - `append(ns, path, content) -> None` (creates the entry when missing)
+    - `search(ns, query, *, prefix="", limit=None) -> list[SearchHit]`
+    - `snapshot(ns) -> dict[str, StoredEntry]` and `restore(ns, snapshot) -> None`
+    - `get_physical_path(ns, path) -> str | None`
+    - `touch(ns, path, accessed_at) -> None` (persists the last-read time for eviction)
+    - `supports(capability, ns) -> bool` (when absent: "the method exists")
+    """
+
+    def read(self, ns: str, path: str) -> StoredEntry | None: ...
+
+    def write(self, ns: str, path: str, entry: StoredEntry) -> None: ...
+
+    def delete(self, ns: str, path: str) -> bool: ...
+
+    def list(self, ns: str, prefix: str = "") -> list[ListedEntry]: ...
+
+
+@runtime_checkable
+class AsyncStorageBackend(Protocol):
+    """The async mirror of `StorageBackend`: the same methods, as coroutines."""
+
+    async def read(self, ns: str, path: str) -> StoredEntry | None: ...
+
+    async def write(self, ns: str, path: str, entry: StoredEntry) -> None: ...
+
+    async def delete(self, ns: str, path: str) -> bool: ...
+
+    async def list(self, ns: str, prefix: str = "") -> list[ListedEntry]: ...
+
+
+def backend_supports(backend: object, capability: Capability, ns: str) -> bool:
+    """Whether `backend` offers `capability` for namespace `ns`.
+
+    Asks the backend's own `supports()` when it has one; otherwise a capability is present
+    exactly when the method of that name exists.
+    """
+    supports = getattr(backend, "supports", None)
+    if callable(supports):
+        return bool(supports(capability, ns))
+    return callable(getattr(backend, capability, None))
