@@ -1,1 +1,47 @@
-"""Adaptation axis: provider wire formats, in and out."""
+"""Adaptation axis: provider wire formats, in and out.
+
+`adapter_registry` holds the built-in targets; register your own adapter under a new name and
+`compile(target=name)` uses it. A chef may also be given a registry of its own.
+"""
+
+from contextchef.adapters.base import (
+    AdapterInput,
+    AdapterRegistry,
+    ConversionCache,
+    TargetAdapter,
+    ToolDefinition,
+    normalize_tool,
+    normalize_tools,
+    sorted_keys,
+)
+from contextchef.adapters.openai_chat import OpenAIChatAdapter
+
+__all__ = [
+    "AdapterInput",
+    "AdapterRegistry",
+    "ConversionCache",
+    "OpenAIChatAdapter",
+    "TargetAdapter",
+    "ToolDefinition",
+    "adapter_registry",
+    "builtin_registry",
+    "get_adapter",
+    "normalize_tool",
+    "normalize_tools",
+    "sorted_keys",
+]
+
+
+def builtin_registry() -> AdapterRegistry:
+    """A fresh registry holding the built-in targets."""
+    registry = AdapterRegistry()
+    registry.register("openai", OpenAIChatAdapter())
+    return registry
+
+
+adapter_registry = builtin_registry()
+
+
+def get_adapter(name: str) -> TargetAdapter:
+    """The adapter registered in `adapter_registry` under `name`."""
+    return adapter_registry.get(name)

@@ -1,0 +1,203 @@
+"""What every target adapter receives and returns, the registry, and the per-message cache.
+
+An adapter turns an assembled sandwich (`AdapterInput`) into exactly the keyword arguments of its
+provider's SDK call. Adapters build every dict with its keys already in sorted code-point order
+(`sorted_keys` does it for foreign JSON such as tool schemas), so `json.dumps(payload)` is
+byte-identical for the same logical state without a sorting pass over the whole payload.
+
+Conversion is memoised per message through `ConversionCache`: the chef hands adapters its own
+immutable copies of the history, so an unchanged message is converted once, not every compile.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Required, TypedDict, TypeVar, runtime_checkable
+
+from contextchef.errors import ToolDefinitionError, UnknownTargetError
+from contextchef.messages import Message
+
+__all__ = [
+    "AdapterInput",
+    "AdapterRegistry",
+    "ConversionCache",
+    "TargetAdapter",
+    "ToolDefinition",
+    "normalize_tool",
+    "normalize_tools",
+    "sorted_keys",
+]
+
+T = TypeVar("T")
+
+
+class ToolDefinition(TypedDict, total=False):
+    """A tool in the IR: a name, what it does, and a JSON schema of its arguments."""
+
+    name: Required[str]
+    description: str
+    parameters: dict[str, Any]
+    strict: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterInput:
+    """The assembled sandwich an adapter compiles.
+
+    `system` is the stable top layer (system prompt, then anything placed after it), in order.
+    `messages` is the rolling history with the tail already stitched into it; it may still hold
+    system messages (mid-conversation ones, or dynamic state placed as a system message), which
+    each adapter places as its provider allows. `prefill` is text the reply must start with.
+    """
+
+    system: Sequence[Message]
+    messages: Sequence[Message]
+    tools: Sequence[ToolDefinition] = ()
+    prefill: str | None = None
+    cache: ConversionCache | None = None
+
+
+@runtime_checkable
+class TargetAdapter(Protocol):
+    """Compiles an `AdapterInput` into the keyword arguments of one provider's SDK call."""
+
+    name: str
+
+    def compile(self, request: AdapterInput) -> dict[str, Any]: ...
+
+
+class ConversionCache:
+    """Remembers each message's converted form, keyed by the identity of the message object.
+
+    Valid only for objects that are never mutated (the chef's own copies of the history). Each
+    `sweep()` forgets the messages not used since the previous sweep, so the cache never holds
+    more than one compile's worth of entries.
+    """
+
+    __slots__ = ("_current", "_previous")
+
+    def __init__(self) -> None:
+        self._previous: dict[int, tuple[object, Any]] = {}
+        self._current: dict[int, tuple[object, Any]] = {}
+
+    def convert(self, message: object, convert: Callable[[Any], T]) -> T:
+        key = id(message)
+        entry = self._current.get(key) or self._previous.get(key)
+        if entry is not None and entry[0] is message:
+            self._current[key] = entry
+            value: T = entry[1]
+            return value
+        value = convert(message)
+        self._current[key] = (message, value)
+        return value
+
+    def sweep(self) -> None:
+        self._previous, self._current = self._current, {}
+
+    def __len__(self) -> int:
+        return len(self._current.keys() | self._previous.keys())
+
+
+def sorted_keys(value: Any) -> Any:
+    """A copy of a JSON value with every dict's keys in sorted code-point order."""
+    if isinstance(value, Mapping):
+        return {key: sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list | tuple):
+        return [sorted_keys(item) for item in value]
+    return value
+
+
+_TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
+
+
+def normalize_tool(tool: Mapping[str, Any], index: int | None = None) -> ToolDefinition:
+    """Accept a tool in our IR, OpenAI's `{"type": "function", "function": …}` or Anthropic's
+    `input_schema` shape, check it, and return it in the IR.
+
+    Raises `ToolDefinitionError` naming the tool and what is wrong with it.
+    """
+    where = f"tool {index}" if index is not None else "tool"
+    if not isinstance(tool, Mapping):
+        raise ToolDefinitionError(f"{where}: a tool definition must be a dict")
+    source = tool
+    if tool.get("type") == "function" and isinstance(tool.get("function"), Mapping):
+        source = tool["function"]
+    name = source.get("name")
+    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+        raise ToolDefinitionError(
+            f"{where}: name {name!r} is invalid; use 1-64 letters, digits, '_', '-' or '.', "
+            "starting with a letter or '_'"
+        )
+    where = f"tool {name!r}"
+    schema = source.get("parameters", source.get("input_schema"))
+    if schema is None:
+        schema = {"type": "object", "properties": {}}
+    if not isinstance(schema, Mapping):
+        raise ToolDefinitionError(f"{where}: parameters must be a JSON schema object (a dict)")
+    if schema.get("type") != "object":
+        raise ToolDefinitionError(
+            f'{where}: the parameters schema must have "type": "object", got {schema.get("type")!r}'
+        )
+    properties = schema.get("properties", {})
+    if not isinstance(properties, Mapping):
+        raise ToolDefinitionError(f"{where}: schema 'properties' must be a dict")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise ToolDefinitionError(f"{where}: schema 'required' must be a list of property names")
+    missing = [r for r in required if r not in properties]
+    if missing:
+        raise ToolDefinitionError(f"{where}: required properties not in 'properties': {missing}")
+    description = source.get("description", "")
+    if not isinstance(description, str):
+        raise ToolDefinitionError(f"{where}: description must be a string")
+    result: ToolDefinition = {
+        "description": description,
+        "name": name,
+        "parameters": sorted_keys(schema),
+    }
+    strict = source.get("strict")
+    if isinstance(strict, bool):
+        result["strict"] = strict
+    return result
+
+
+def normalize_tools(tools: Iterable[Mapping[str, Any]]) -> list[ToolDefinition]:
+    """Normalise a list of tools; names must be unique."""
+    result = [normalize_tool(tool, index) for index, tool in enumerate(tools)]
+    seen: set[str] = set()
+    for tool in result:
+        if tool["name"] in seen:
+            raise ToolDefinitionError(f"tool {tool['name']!r} is registered twice")
+        seen.add(tool["name"])
+    return result
+
+
+@dataclass
+class AdapterRegistry:
+    """Target name → adapter. The built-in four are registered by `contextchef.adapters`."""
+
+    _adapters: dict[str, TargetAdapter] = field(default_factory=dict)
+
+    def register(self, name: str, adapter: TargetAdapter) -> None:
+        """Register (or replace) the adapter for `name`."""
+        if not callable(getattr(adapter, "compile", None)):
+            raise TypeError("an adapter needs a compile(AdapterInput) -> dict method")
+        self._adapters[name] = adapter
+
+    def unregister(self, name: str) -> bool:
+        return self._adapters.pop(name, None) is not None
+
+    def get(self, name: str) -> TargetAdapter:
+        """The adapter for `name`; `UnknownTargetError` lists the registered names otherwise."""
+        try:
+            return self._adapters[name]
+        except KeyError:
+            raise UnknownTargetError(name, self.names()) from None
+
+    def has(self, name: str) -> bool:
+        return name in self._adapters
+
+    def names(self) -> list[str]:
+        return list(self._adapters)

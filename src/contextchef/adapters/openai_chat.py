@@ -1,0 +1,158 @@
+"""The `openai` target: keyword arguments of `client.chat.completions.create`.
+
+System messages stay messages; tool calls and results keep OpenAI's own shape. OpenAI cannot
+prefill a reply, so a prefill becomes an instruction at the end of the last user message (a text
+part appended after any attachments, which are kept). Thinking is not sent back unless
+`preserve_thinking_as_text` asks for it as text.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from contextchef import prompts
+from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition
+from contextchef.messages import Message
+
+__all__ = ["OpenAIChatAdapter"]
+
+logger = logging.getLogger("contextchef.adapters.openai_chat")
+
+
+def _data_url(media_type: str, data: str) -> str:
+    return f"data:{media_type};base64,{data}"
+
+
+def _attachment_placeholder(part: Any) -> str:
+    label = part.get("filename") or part.get("url") or part.get("media_type") or part["type"]
+    return f"[{part['type']}: {label}]"
+
+
+def _user_part(part: Any) -> dict[str, Any]:
+    kind = part["type"]
+    if kind == "text":
+        return {"text": part["text"], "type": "text"}
+    if kind == "image":
+        url = part["url"] if "url" in part else _data_url(part["media_type"], part["data"])
+        return {"image_url": {"url": url}, "type": "image_url"}
+    if "data" in part:
+        file: dict[str, Any] = {"file_data": _data_url(part["media_type"], part["data"])}
+        if "filename" in part:
+            file["filename"] = part["filename"]
+        return {"file": file, "type": "file"}
+    if "text" in part:
+        return {"text": part["text"], "type": "text"}
+    return {"text": _attachment_placeholder(part), "type": "text"}
+
+
+def _text_only(content: Any) -> str:
+    """Content for roles that take only text: attachments become bracketed placeholders."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(
+        part["text"] if part["type"] == "text" else _attachment_placeholder(part)
+        for part in content
+    )
+
+
+class OpenAIChatAdapter:
+    """Compiles to Chat Completions `messages` and `tools`."""
+
+    name = "openai"
+
+    def __init__(self, *, preserve_thinking_as_text: bool = False) -> None:
+        self.preserve_thinking_as_text = preserve_thinking_as_text
+
+    def _convert(self, message: Message) -> dict[str, Any]:
+        role = message["role"]
+        content = message.get("content")
+        if role == "user":
+            out: dict[str, Any] = {
+                "content": content
+                if content is None or isinstance(content, str)
+                else [_user_part(p) for p in content]
+            }
+            if "name" in message:
+                out["name"] = message["name"]
+            out["role"] = "user"
+            return out
+        if role == "tool":
+            return {
+                "content": _text_only(content),
+                "role": "tool",
+                "tool_call_id": message["tool_call_id"],
+            }
+        if role == "system":
+            out = {"content": _text_only(content)}
+            if "name" in message:
+                out["name"] = message["name"]
+            out["role"] = "system"
+            return out
+        text: str | None = _text_only(content) if content is not None else None
+        thinking = message.get("thinking")
+        if self.preserve_thinking_as_text and thinking and thinking["thinking"]:
+            text = f"<thinking>\n{thinking['thinking']}\n</thinking>\n\n{text or ''}"
+        out = {"content": text}
+        if "name" in message:
+            out["name"] = message["name"]
+        out["role"] = "assistant"
+        calls = message.get("tool_calls")
+        if calls:
+            out["tool_calls"] = [
+                {
+                    "function": {
+                        "arguments": call["function"]["arguments"],
+                        "name": call["function"]["name"],
+                    },
+                    "id": call["id"],
+                    "type": "function",
+                }
+                for call in calls
+            ]
+        return out
+
+    def compile(self, request: AdapterInput) -> dict[str, Any]:
+        cache = request.cache or ConversionCache()
+        convert = self._convert
+        messages = [cache.convert(m, convert) for m in request.system]
+        messages.extend(cache.convert(m, convert) for m in request.messages)
+        if request.prefill is not None:
+            _append_instruction(messages, prompts.prefill_instruction(request.prefill))
+        payload: dict[str, Any] = {"messages": messages}
+        if request.tools:
+            payload["tools"] = [_tool(tool) for tool in request.tools]
+        return payload
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    function: dict[str, Any] = {
+        "description": tool.get("description", ""),
+        "name": tool["name"],
+        "parameters": tool.get("parameters", {"properties": {}, "type": "object"}),
+    }
+    if "strict" in tool:
+        function["strict"] = tool["strict"]
+    return {"function": function, "type": "function"}
+
+
+def _append_instruction(messages: list[dict[str, Any]], instruction: str) -> None:
+    """Append `instruction` to the last user (else system) message, keeping its attachments.
+
+    The target message is replaced by a copy, so cached conversions are never mutated.
+    """
+    for role in ("user", "system"):
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if message["role"] != role:
+                continue
+            content = message["content"]
+            if isinstance(content, list):
+                content = [*content, {"text": instruction, "type": "text"}]
+            else:
+                content = f"{content}\n\n{instruction}" if content else instruction
+            messages[index] = {**message, "content": content}
+            return
+    messages.append({"content": instruction, "role": "system"})
