@@ -20,20 +20,22 @@ turn); `ensure_valid_history` repairs what providers reject and reports every fi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, Required, TypedDict, cast
+from typing import Any, Literal, NotRequired, Required, TypedDict, TypeVar, cast
 
 from contextchef import prompts
 from contextchef.errors import MessageError
 
 __all__ = [
     "ROLES",
+    "ConversionCache",
     "DocumentPart",
     "FunctionCall",
     "HistoryFix",
     "ImagePart",
     "Message",
+    "MessageIntake",
     "RedactedThinking",
     "Role",
     "TextPart",
@@ -41,11 +43,14 @@ __all__ = [
     "ToolCall",
     "Turn",
     "content_text",
+    "copy_json",
     "ensure_valid_history",
     "group_turns",
     "validate_history",
     "validate_message",
 ]
+
+T = TypeVar("T")
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: frozenset[str] = frozenset(("system", "user", "assistant", "tool"))
@@ -354,3 +359,89 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
         out.insert(first, {"role": "user", "content": prompts.CONVERSATION_CONTINUES})
         fixes.append(HistoryFix("added_leading_user", first, "first message was not a user's"))
     return out, fixes
+
+
+class ConversionCache:
+    """Remembers each message's converted form, keyed by the identity of the message object.
+
+    Valid only for objects that are never mutated (the chef's own copies of the history). Each
+    `sweep()` forgets the messages not used since the previous sweep, so the cache never holds
+    more than one compile's worth of entries.
+    """
+
+    __slots__ = ("_current", "_previous")
+
+    def __init__(self) -> None:
+        self._previous: dict[int, tuple[object, Any]] = {}
+        self._current: dict[int, tuple[object, Any]] = {}
+
+    def convert(self, message: object, convert: Callable[[Any], T]) -> T:
+        key = id(message)
+        entry = self._current.get(key) or self._previous.get(key)
+        if entry is not None and entry[0] is message:
+            self._current[key] = entry
+            value: T = entry[1]
+            return value
+        value = convert(message)
+        self._current[key] = (message, value)
+        return value
+
+    def sweep(self) -> None:
+        self._previous, self._current = self._current, {}
+
+    def __len__(self) -> int:
+        return len(self._current.keys() | self._previous.keys())
+
+
+def _own_copy(message: Mapping[str, Any]) -> Message:
+    """A copy deep enough that no later change to the user's dict can reach it."""
+    copy = dict(message)
+    content = copy.get("content")
+    if isinstance(content, list):
+        copy["content"] = [dict(part) for part in content]
+    calls = copy.get("tool_calls")
+    if isinstance(calls, list):
+        copy["tool_calls"] = [{**call, "function": dict(call["function"])} for call in calls]
+    for key, value in copy.items():
+        if key not in ("content", "tool_calls") and isinstance(value, dict | list):
+            copy[key] = copy_json(value)
+    return cast(Message, copy)
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON-like value (dicts, lists, scalars), much faster than `deepcopy`."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    return value
+
+
+class MessageIntake:
+    """Validates incoming messages and keeps private copies of them, reusing unchanged ones.
+
+    A message object passed again unchanged (equal to the copy taken last time) maps to the same
+    private copy, so everything memoised on that copy (conversions, token counts) stays valid.
+    A message changed in place gets a fresh copy. Nothing is kept if validation fails.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[object, Message]] = {}
+
+    def take(self, messages: Iterable[object]) -> list[Message]:
+        seen = self._seen
+        fresh: dict[int, tuple[object, Message]] = {}
+        out: list[Message] = []
+        for index, message in enumerate(messages):
+            key = id(message)
+            entry = seen.get(key)
+            if entry is not None and entry[0] is message and entry[1] == message:
+                copy = entry[1]
+            else:
+                copy = _own_copy(validate_message(message, index))
+            fresh[key] = (message, copy)
+            out.append(copy)
+        self._seen = fresh
+        return out

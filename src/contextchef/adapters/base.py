@@ -12,12 +12,12 @@ immutable copies of the history, so an unchanged message is converted once, not 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Required, TypedDict, TypeVar, runtime_checkable
+from typing import Any, Protocol, Required, TypedDict, runtime_checkable
 
 from contextchef.errors import ToolDefinitionError, UnknownTargetError
-from contextchef.messages import Message
+from contextchef.messages import ConversionCache, Message
 
 __all__ = [
     "AdapterInput",
@@ -29,8 +29,6 @@ __all__ = [
     "normalize_tools",
     "sorted_keys",
 ]
-
-T = TypeVar("T")
 
 
 class ToolDefinition(TypedDict, total=False):
@@ -66,38 +64,6 @@ class TargetAdapter(Protocol):
     name: str
 
     def compile(self, request: AdapterInput) -> dict[str, Any]: ...
-
-
-class ConversionCache:
-    """Remembers each message's converted form, keyed by the identity of the message object.
-
-    Valid only for objects that are never mutated (the chef's own copies of the history). Each
-    `sweep()` forgets the messages not used since the previous sweep, so the cache never holds
-    more than one compile's worth of entries.
-    """
-
-    __slots__ = ("_current", "_previous")
-
-    def __init__(self) -> None:
-        self._previous: dict[int, tuple[object, Any]] = {}
-        self._current: dict[int, tuple[object, Any]] = {}
-
-    def convert(self, message: object, convert: Callable[[Any], T]) -> T:
-        key = id(message)
-        entry = self._current.get(key) or self._previous.get(key)
-        if entry is not None and entry[0] is message:
-            self._current[key] = entry
-            value: T = entry[1]
-            return value
-        value = convert(message)
-        self._current[key] = (message, value)
-        return value
-
-    def sweep(self) -> None:
-        self._previous, self._current = self._current, {}
-
-    def __len__(self) -> int:
-        return len(self._current.keys() | self._previous.keys())
 
 
 def sorted_keys(value: Any) -> Any:

@@ -1,0 +1,259 @@
+"""`ContextChef` and `AsyncContextChef`: the state setters, snapshots, events and `compile()`.
+
+Both classes share everything but the driver of the compile flow (see `pipeline`). Setters
+validate before they change anything, so a bad call raises and leaves the chef as it was.
+
+Concurrency: `compile()` calls on one instance are serialised — a second caller waits for the
+first to finish (a lock per chef; a compile started from inside an event handler of the same
+chef runs at once instead of deadlocking). For parallel agents, use one chef per agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Self
+
+from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
+from contextchef.errors import ConfigError
+from contextchef.events import Handlers
+from contextchef.messages import Message, MessageIntake, copy_json, validate_history
+from contextchef.pipeline import (
+    CompileRuntime,
+    CompileState,
+    Flow,
+    Payload,
+    Signal,
+    compile_flow,
+    run_async,
+    run_sync,
+)
+from contextchef.placement.guardrail import Guardrails, make_guardrails
+from contextchef.placement.state import DynamicState, render_dynamic_state
+from contextchef.tokens import MessageCounter, Tokenizer
+
+__all__ = ["AsyncContextChef", "ContextChef", "Snapshot"]
+
+_CONFIG_KEYS = ("adapters", "default_target", "tokenizer")
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A deep copy of a chef's state; restoring it makes the next compile identical."""
+
+    state: CompileState
+    label: str | None = None
+
+
+def _as_messages(messages: str | Iterable[object], what: str) -> list[object]:
+    if isinstance(messages, str):
+        return [{"role": "system", "content": messages}] if what == "system prompt" else [messages]
+    if isinstance(messages, Mapping):
+        raise ConfigError(f"the {what} must be a list of messages, not a single dict")
+    return list(messages)
+
+
+class _ChefBase:
+    """State and configuration shared by the sync and async chefs."""
+
+    def __init__(
+        self,
+        *,
+        default_target: str | None = None,
+        tokenizer: Tokenizer | None = None,
+        adapters: AdapterRegistry | None = None,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            raise ConfigError(
+                f"unknown option(s) {sorted(unknown)}; this version accepts {list(_CONFIG_KEYS)}"
+            )
+        self._registry = adapters if adapters is not None else adapter_registry
+        if default_target is not None and not isinstance(default_target, str):
+            raise ConfigError("default_target must be a target name such as 'anthropic'")
+        self.default_target = default_target or "openai"
+        self._runtime = CompileRuntime(self._registry, MessageCounter(tokenizer))
+        self._handlers = Handlers()
+        self._system_intake = MessageIntake()
+        self._history_intake = MessageIntake()
+        self._state = CompileState((), (), None, None, ())
+
+    # -- state setters ---------------------------------------------------------------------
+
+    def set_system_prompt(self, messages: str | Iterable[object]) -> Self:
+        """The static top layer: system messages (or one string), never changed by compile."""
+        taken = self._system_intake.take(_as_messages(messages, "system prompt"))
+        for index, message in enumerate(taken):
+            if message["role"] != "system":
+                raise ConfigError(
+                    f"system prompt message {index} has role {message['role']!r}; "
+                    "only system messages belong in the system prompt"
+                )
+        self._state = replace(self._state, system_prompt=tuple(taken))
+        return self
+
+    def set_history(self, messages: Iterable[object]) -> Self:
+        """The rolling conversation, as IR messages (see `contextchef.messages`)."""
+        taken = self._history_intake.take(_as_messages(messages, "history"))
+        self._state = replace(self._state, history=tuple(taken))
+        return self
+
+    def set_dynamic_state(
+        self, model_or_schema: Any, data: Any = None, *, placement: str = "last_user"
+    ) -> Self:
+        """The live task state: a pydantic model class and its data, or a model instance.
+
+        It is validated and rendered as XML now; `placement="last_user"` stitches it into the
+        last user message, `"system"` puts it in a system message of its own after the history.
+        """
+        state = render_dynamic_state(model_or_schema, data, placement=placement)
+        self._state = replace(self._state, state=state)
+        return self
+
+    def clear_dynamic_state(self) -> Self:
+        self._state = replace(self._state, state=None)
+        return self
+
+    def with_guardrails(
+        self,
+        options: Mapping[str, Any] | None = None,
+        /,
+        *,
+        enforce_xml: Mapping[str, Any] | str | None = None,
+        prefill: str | None = None,
+    ) -> Self:
+        """Ask for the reply inside an XML tag and/or starting with `prefill`.
+
+        Replaces earlier guardrails; `with_guardrails(None)` (or no arguments) clears them.
+        Applied at compile, so the order of setter calls never matters.
+        """
+        if options is not None:
+            if enforce_xml is not None or prefill is not None:
+                raise ConfigError("pass guardrails as a dict or as keywords, not both")
+            unknown = set(options) - {"enforce_xml", "prefill"}
+            if unknown:
+                raise ConfigError(f"unknown guardrail option(s) {sorted(unknown)}")
+            enforce_xml, prefill = options.get("enforce_xml"), options.get("prefill")
+        guardrails: Guardrails | None = make_guardrails(enforce_xml, prefill)
+        if guardrails == Guardrails():
+            guardrails = None
+        self._state = replace(self._state, guardrails=guardrails)
+        return self
+
+    def register_tools(self, tools: Iterable[Mapping[str, Any]]) -> Self:
+        """Replace the tool set; each tool is converted to every provider's own schema."""
+        normalized = normalize_tools(list(tools))
+        self._state = replace(self._state, tools=tuple(normalized))
+        return self
+
+    def clear_history(self) -> Self:
+        self._state = replace(self._state, history=())
+        return self
+
+    # -- reading state -----------------------------------------------------------------------
+
+    @property
+    def history(self) -> list[Message]:
+        """A copy of the history the chef holds."""
+        return [copy_json(m) for m in self._state.history]
+
+    @property
+    def system_prompt(self) -> list[Message]:
+        return [copy_json(m) for m in self._state.system_prompt]
+
+    @property
+    def dynamic_state(self) -> DynamicState | None:
+        return self._state.state
+
+    @property
+    def tools(self) -> list[ToolDefinition]:
+        return copy_json(list(self._state.tools))  # type: ignore[no-any-return]
+
+    # -- snapshots -------------------------------------------------------------------------
+
+    def snapshot(self, label: str | None = None) -> Snapshot:
+        """A deep copy of the state; mutating anything afterwards never reaches it."""
+        return Snapshot(_copy_state(self._state), label)
+
+    def restore(self, snapshot: Snapshot) -> Self:
+        """Return to a snapshot (which stays reusable: it is copied, not adopted)."""
+        if not isinstance(snapshot, Snapshot):
+            raise ConfigError("restore() takes a Snapshot returned by snapshot()")
+        state = _copy_state(snapshot.state)
+        validate_history(state.system_prompt + state.history)
+        self._state = state
+        return self
+
+    # -- events ------------------------------------------------------------------------------
+
+    def on(self, event: str, handler: Callable[[Any], Any]) -> Callable[[], bool]:
+        """Call `handler(event)` on `event`; returns a function that unsubscribes it."""
+        self._handlers.add(event, handler)
+        return lambda: self.off(event, handler)
+
+    def off(self, event: str, handler: Callable[[Any], Any]) -> bool:
+        return self._handlers.remove(event, handler)
+
+    # -- compiling ---------------------------------------------------------------------------
+
+    def _flow(self, target: str | None, signal: Signal | None) -> Flow:
+        resolved = target if target is not None else self.default_target
+        return compile_flow(
+            self._state,
+            self._runtime,
+            resolved,
+            signal=signal,
+            on_start=self._handlers.for_event("compile:start"),
+            on_done=self._handlers.for_event("compile:done"),
+        )
+
+
+def _copy_state(state: CompileState) -> CompileState:
+    return CompileState(
+        system_prompt=tuple(copy_json(m) for m in state.system_prompt),
+        history=tuple(copy_json(m) for m in state.history),
+        state=state.state,  # frozen, and its data is plain JSON rendered once
+        guardrails=state.guardrails,
+        tools=tuple(copy_json(t) for t in state.tools),
+    )
+
+
+_inside_compile: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
+    "contextchef_inside_compile", default=frozenset()
+)
+
+
+class ContextChef(_ChefBase):
+    """Compiles the agent's state into a provider payload (synchronous API)."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self._lock = threading.RLock()
+
+    def compile(self, *, target: str | None = None, signal: Signal | None = None) -> Payload:
+        """Compile for `target` (default: `default_target`, else "openai")."""
+        with self._lock:
+            return run_sync(self._flow(target, signal))
+
+
+class AsyncContextChef(_ChefBase):
+    """The same chef with `await compile(...)`; handlers may be coroutine functions."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self._lock = asyncio.Lock()
+
+    async def compile(self, *, target: str | None = None, signal: Signal | None = None) -> Payload:
+        """Compile for `target` (default: `default_target`, else "openai")."""
+        inside = _inside_compile.get()
+        if id(self) in inside:
+            return await run_async(self._flow(target, signal))
+        async with self._lock:
+            token = _inside_compile.set(inside | {id(self)})
+            try:
+                return await run_async(self._flow(target, signal))
+            finally:
+                _inside_compile.reset(token)

@@ -1,0 +1,59 @@
+"""Dynamic state: validate the live task state against its schema and render it as XML.
+
+The schema is a pydantic v2 model class (or any type pydantic can validate: a TypedDict, a
+dataclass), given with its data; or a model instance on its own. Rendering goes through
+`object_to_xml`, so the state always reads back in the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from contextchef.errors import ConfigError, DynamicStateError
+from contextchef.placement.xml import object_to_xml
+
+__all__ = ["DynamicState", "StatePlacement", "render_dynamic_state"]
+
+StatePlacement = Literal["last_user", "system"]
+STATE_ROOT = "dynamic_state"
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicState:
+    """Validated state: the plain JSON data, its XML, and where it goes in the sandwich."""
+
+    data: Any
+    xml: str
+    placement: StatePlacement
+
+
+def render_dynamic_state(
+    schema_or_model: Any, data: Any = None, *, placement: str = "last_user"
+) -> DynamicState:
+    """Validate and render; raise `DynamicStateError` (naming the failing fields) if invalid."""
+    if placement not in ("last_user", "system"):
+        raise ConfigError(f"placement must be 'last_user' or 'system', got {placement!r}")
+    try:
+        if isinstance(schema_or_model, BaseModel):
+            if data is not None:
+                raise ConfigError("pass either a model instance or a schema with data, not both")
+            plain = schema_or_model.model_dump(mode="json")
+        else:
+            adapter: TypeAdapter[Any] = TypeAdapter(schema_or_model)
+            plain = adapter.dump_python(adapter.validate_python(data), mode="json")
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise DynamicStateError(f"dynamic state is invalid: {problems}") from exc
+    except (TypeError, ValueError) as exc:  # a schema pydantic cannot build a validator for
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(
+            f"cannot use {schema_or_model!r} as a dynamic state schema: {exc}"
+        ) from exc
+    return DynamicState(plain, object_to_xml(plain, STATE_ROOT), placement)  # type: ignore[arg-type]
