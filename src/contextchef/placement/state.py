@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 
 from contextchef.errors import ConfigError, DynamicStateError
 from contextchef.placement.xml import object_to_xml
@@ -50,7 +50,7 @@ def render_dynamic_state(
             for err in exc.errors()
         )
         raise DynamicStateError(f"dynamic state is invalid: {problems}") from exc
-    except (TypeError, ValueError) as exc:  # a schema pydantic cannot build a validator for
+    except (PydanticUserError, TypeError, ValueError) as exc:  # pydantic cannot use the schema
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(
