@@ -136,7 +136,14 @@ def test_repairs_are_reported_and_the_input_is_untouched() -> None:
         "added_missing_result",
         "added_leading_user",
     ]
-    assert [m["role"] for m in repaired] == ["user", "assistant", "assistant", "tool", "tool", "user"]
+    assert [m["role"] for m in repaired] == [
+        "user",
+        "assistant",
+        "assistant",
+        "tool",
+        "tool",
+        "user",
+    ]
     assert repaired[0]["content"] == prompts.CONVERSATION_CONTINUES
     assert repaired[4] == {"role": "tool", "tool_call_id": "a", "content": prompts.NO_TOOL_RESULT}
 

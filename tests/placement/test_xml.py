@@ -26,7 +26,10 @@ def test_nested_values_render_with_indentation_at_every_level() -> None:
 
 
 def test_special_characters_are_escaped() -> None:
-    assert object_to_xml("<a & 'b' \"c\">", "v") == "<v>&lt;a &amp; &apos;b&apos; &quot;c&quot;&gt;</v>"
+    assert (
+        object_to_xml("<a & 'b' \"c\">", "v")
+        == "<v>&lt;a &amp; &apos;b&apos; &quot;c&quot;&gt;</v>"
+    )
 
 
 def test_none_fields_are_left_out_and_empty_containers_are_self_closing() -> None:
@@ -50,8 +53,9 @@ def test_keys_become_valid_xml_names() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
