@@ -20,7 +20,13 @@ from typing import Any, Self
 from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
 from contextchef.errors import ConfigError
 from contextchef.events import Handlers
-from contextchef.messages import Message, MessageIntake, copy_json, validate_history
+from contextchef.messages import (
+    Message,
+    MessageIntake,
+    copy_json,
+    ensure_valid_history,
+    validate_history,
+)
 from contextchef.pipeline import (
     CompileRuntime,
     CompileState,
@@ -79,7 +85,7 @@ class _ChefBase:
         self._handlers = Handlers()
         self._system_intake = MessageIntake()
         self._history_intake = MessageIntake()
-        self._state = CompileState((), (), None, None, ())
+        self._state = CompileState((), (), (), None, None, ())
 
     # -- state setters ---------------------------------------------------------------------
 
@@ -96,9 +102,14 @@ class _ChefBase:
         return self
 
     def set_history(self, messages: Iterable[object]) -> Self:
-        """The rolling conversation, as IR messages (see `contextchef.messages`)."""
+        """The rolling conversation, as IR messages (see `contextchef.messages`).
+
+        What providers would reject is repaired now (`ensure_valid_history`), and every compile
+        reports the repairs in `payload.meta.repairs`.
+        """
         taken = self._history_intake.take(_as_messages(messages, "history"))
-        self._state = replace(self._state, history=tuple(taken))
+        history, repairs = ensure_valid_history(taken)
+        self._state = replace(self._state, history=tuple(history), repairs=tuple(repairs))
         return self
 
     def set_dynamic_state(
@@ -150,14 +161,14 @@ class _ChefBase:
         return self
 
     def clear_history(self) -> Self:
-        self._state = replace(self._state, history=())
+        self._state = replace(self._state, history=(), repairs=())
         return self
 
     # -- reading state -----------------------------------------------------------------------
 
     @property
     def history(self) -> list[Message]:
-        """A copy of the history the chef holds."""
+        """A copy of the history the chef holds (after repairs)."""
         return [copy_json(m) for m in self._state.history]
 
     @property
@@ -215,6 +226,7 @@ def _copy_state(state: CompileState) -> CompileState:
     return CompileState(
         system_prompt=tuple(copy_json(m) for m in state.system_prompt),
         history=tuple(copy_json(m) for m in state.history),
+        repairs=state.repairs,
         state=state.state,  # frozen, and its data is plain JSON rendered once
         guardrails=state.guardrails,
         tools=tuple(copy_json(t) for t in state.tools),

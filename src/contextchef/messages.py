@@ -46,6 +46,7 @@ __all__ = [
     "copy_json",
     "ensure_valid_history",
     "group_turns",
+    "sorted_keys",
     "validate_history",
     "validate_message",
 ]
@@ -327,7 +328,7 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
 
     def close_open_calls(at: int) -> None:
         for call_id, name in open_calls.items():
-            out.append({"role": "tool", "tool_call_id": call_id, "content": prompts.NO_TOOL_RESULT})
+            out.append({"content": prompts.NO_TOOL_RESULT, "role": "tool", "tool_call_id": call_id})
             fixes.append(
                 HistoryFix("added_missing_result", at, f"no result for call {call_id!r} ({name})")
             )
@@ -356,24 +357,28 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
 
     first = next((i for i, m in enumerate(out) if m["role"] != "system"), None)
     if first is not None and out[first]["role"] != "user":
-        out.insert(first, {"role": "user", "content": prompts.CONVERSATION_CONTINUES})
+        out.insert(first, {"content": prompts.CONVERSATION_CONTINUES, "role": "user"})
         fixes.append(HistoryFix("added_leading_user", first, "first message was not a user's"))
     return out, fixes
 
 
 class ConversionCache:
-    """Remembers each message's converted form, keyed by the identity of the message object.
+    """Remembers converted forms of messages, keyed by the identity of the message objects.
 
-    Valid only for objects that are never mutated (the chef's own copies of the history). Each
-    `sweep()` forgets the messages not used since the previous sweep, so the cache never holds
-    more than one compile's worth of entries.
+    Valid only for objects that are never mutated (the chef's own copies of the history).
+
+    - `convert_all` converts a whole sequence and reuses the outputs of the longest prefix it
+      shares with the previous sequence (a new turn leaves everything before the tail alone);
+    - `convert` memoises single messages; each `sweep()` forgets the ones not used since the
+      previous sweep, so it never holds more than about one compile's worth of entries.
     """
 
-    __slots__ = ("_current", "_previous")
+    __slots__ = ("_current", "_previous", "_sequence")
 
     def __init__(self) -> None:
         self._previous: dict[int, tuple[object, Any]] = {}
         self._current: dict[int, tuple[object, Any]] = {}
+        self._sequence: tuple[tuple[object, ...], list[Any]] = ((), [])
 
     def convert(self, message: object, convert: Callable[[Any], T]) -> T:
         key = id(message)
@@ -386,26 +391,36 @@ class ConversionCache:
         self._current[key] = (message, value)
         return value
 
+    def convert_all(self, messages: Sequence[object], convert: Callable[[Any], T]) -> list[T]:
+        """`[convert(m) for m in messages]`, reusing what the previous call already converted."""
+        previous, outputs = self._sequence
+        shared, limit = 0, min(len(previous), len(messages))
+        while shared < limit and previous[shared] is messages[shared]:
+            shared += 1
+        result: list[T] = outputs[:shared]
+        if previous:
+            memo = self.convert
+            result.extend(memo(message, convert) for message in messages[shared:])
+        else:  # first call: nothing to reuse, so skip the per-message bookkeeping
+            result.extend(convert(message) for message in messages[shared:])
+        self._sequence = (tuple(messages), result)
+        return list(result)
+
     def sweep(self) -> None:
         self._previous, self._current = self._current, {}
 
-    def __len__(self) -> int:
-        return len(self._current.keys() | self._previous.keys())
 
+def sorted_keys(value: Any) -> Any:
+    """A deep copy of a JSON value with every dict's keys in sorted code-point order.
 
-def _own_copy(message: Mapping[str, Any]) -> Message:
-    """A copy deep enough that no later change to the user's dict can reach it."""
-    copy = dict(message)
-    content = copy.get("content")
-    if isinstance(content, list):
-        copy["content"] = [dict(part) for part in content]
-    calls = copy.get("tool_calls")
-    if isinstance(calls, list):
-        copy["tool_calls"] = [{**call, "function": dict(call["function"])} for call in calls]
-    for key, value in copy.items():
-        if key not in ("content", "tool_calls") and isinstance(value, dict | list):
-            copy[key] = copy_json(value)
-    return cast(Message, copy)
+    The chef keeps its private copies of messages in this form, so adapters can emit them (or
+    parts of them) as they are and still produce byte-stable payloads.
+    """
+    if isinstance(value, Mapping):
+        return {key: sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list | tuple):
+        return [sorted_keys(item) for item in value]
+    return value
 
 
 def copy_json(value: Any) -> Any:
@@ -440,7 +455,7 @@ class MessageIntake:
             if entry is not None and entry[0] is message and entry[1] == message:
                 copy = entry[1]
             else:
-                copy = _own_copy(validate_message(message, index))
+                copy = sorted_keys(validate_message(message, index))
             fresh[key] = (message, copy)
             out.append(copy)
         self._seen = fresh

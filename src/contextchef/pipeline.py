@@ -5,8 +5,10 @@ the summarizer and the store in the overflow phase) it *yields* an effect and re
 result. `run_sync` performs effects with plain calls, `run_async` awaits them, so
 `ContextChef.compile` and `AsyncContextChef.compile` share every line of behaviour.
 
-Phases, in order: start (event, abort check) → repair the history → assemble the sandwich →
-adapt to the target → count tokens → done (event).
+Phases, in order: start (event, abort check) → assemble the sandwich → adapt to the target →
+done (event). The history was already validated and repaired when it was set. Token figures in
+`payload.meta.tokens` are counted on first access (through the per-message memo), so a compile
+whose figures nobody reads does not pay for counting.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import Any, Protocol
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
 from contextchef.errors import CompileAbortedError
 from contextchef.events import CompileDone, CompileStart
-from contextchef.messages import ConversionCache, HistoryFix, Message, ensure_valid_history
-from contextchef.placement.assembler import assemble
+from contextchef.messages import ConversionCache, HistoryFix, Message
+from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
 from contextchef.tokens import MessageCounter, count_tools
@@ -35,6 +37,7 @@ __all__ = [
     "Payload",
     "Signal",
     "compile_flow",
+    "count_layers",
     "run_async",
     "run_sync",
 ]
@@ -62,14 +65,53 @@ class LayerTokens:
         return self.system + self.history + self.tail + self.tools
 
 
-@dataclass(frozen=True, slots=True)
 class CompileMeta:
-    """What a compile did, beside the payload: target, token figures, repairs made."""
+    """What a compile did, beside the payload: target, token figures, repairs made.
 
-    target: str
-    tokens: LayerTokens
-    repairs: tuple[HistoryFix, ...] = ()
-    tail_index: int | None = None
+    `repairs` lists what `ensure_valid_history` changed in the history the chef holds;
+    `tail_index` is where the tail landed among the sandwich's messages; `tokens` is counted
+    with the chef's tokenizer the first time it is read.
+    """
+
+    __slots__ = ("_count", "_tokens", "repairs", "tail_index", "target")
+
+    def __init__(
+        self,
+        target: str,
+        count: Callable[[], LayerTokens],
+        repairs: tuple[HistoryFix, ...] = (),
+        tail_index: int | None = None,
+    ) -> None:
+        self.target = target
+        self.repairs = repairs
+        self.tail_index = tail_index
+        self._count: Callable[[], LayerTokens] | None = count
+        self._tokens: LayerTokens | None = None
+
+    @property
+    def tokens(self) -> LayerTokens:
+        if self._tokens is None:
+            assert self._count is not None
+            self._tokens, self._count = self._count(), None
+        return self._tokens
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompileMeta):
+            return NotImplemented
+        return (self.target, self.repairs, self.tail_index, self.tokens) == (
+            other.target,
+            other.repairs,
+            other.tail_index,
+            other.tokens,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"CompileMeta(target={self.target!r}, tokens={self.tokens!r}, "
+            f"repairs={self.repairs!r}, tail_index={self.tail_index!r})"
+        )
 
 
 class Payload(dict[str, Any]):
@@ -92,6 +134,7 @@ class CompileState:
 
     system_prompt: tuple[Message, ...]
     history: tuple[Message, ...]
+    repairs: tuple[HistoryFix, ...]
     state: DynamicState | None
     guardrails: Guardrails | None
     tools: tuple[ToolDefinition, ...]
@@ -144,11 +187,8 @@ def compile_flow(
         yield Emit(tuple(on_start), CompileStart(target, state.system_prompt, state.history))
     _check(signal)
 
-    history, fixes = ensure_valid_history(state.history)
-    _check(signal)
-
     sandwich = assemble(
-        state.system_prompt, history, state=state.state, guardrails=state.guardrails
+        state.system_prompt, state.history, state=state.state, guardrails=state.guardrails
     )
     _check(signal)
 
@@ -164,27 +204,29 @@ def compile_flow(
     )
     cache.sweep()
 
-    counter = runtime.counter
-    tail_message = (
-        sandwich.messages[sandwich.tail_index] if sandwich.tail_index is not None else None
-    )
-    history_tokens = counter.count_all(
-        [m for m in sandwich.messages if m is not tail_message]
-        if tail_message is not None
-        else sandwich.messages
-    )
-    tail_tokens = counter.count(tail_message) if tail_message is not None else 0
-    counter.sweep()
-    tokens = LayerTokens(
-        system=counter.count_all(sandwich.system),
-        history=history_tokens,
-        tail=tail_tokens,
-        tools=count_tools(state.tools, counter.tokenizer),
-    )
-    payload = Payload(data, CompileMeta(target, tokens, tuple(fixes), sandwich.tail_index))
+    def count() -> LayerTokens:
+        return count_layers(sandwich, state.tools, runtime.counter)
+
+    payload = Payload(data, CompileMeta(target, count, state.repairs, sandwich.tail_index))
     if on_done:
         yield Emit(tuple(on_done), CompileDone(target, payload))
     return payload
+
+
+def count_layers(
+    sandwich: Sandwich, tools: Sequence[ToolDefinition], counter: MessageCounter
+) -> LayerTokens:
+    """Token figures per layer; the message holding the tail counts as tail, not history."""
+    tail = sandwich.messages[sandwich.tail_index] if sandwich.tail_index is not None else None
+    history = [m for m in sandwich.messages if m is not tail] if tail else sandwich.messages
+    tokens = LayerTokens(
+        system=counter.count_all(sandwich.system),
+        history=counter.count_all(history),
+        tail=counter.count(tail) if tail is not None else 0,
+        tools=count_tools(tools, counter.tokenizer),
+    )
+    counter.sweep()
+    return tokens
 
 
 def _report(handler: Callable[[Any], Any], exc: BaseException) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Required, TypedDict, runtime_checkable
 
 from contextchef.errors import ToolDefinitionError, UnknownTargetError
-from contextchef.messages import ConversionCache, Message
+from contextchef.messages import ConversionCache, Message, sorted_keys
 
 __all__ = [
     "AdapterInput",
@@ -64,15 +64,6 @@ class TargetAdapter(Protocol):
     name: str
 
     def compile(self, request: AdapterInput) -> dict[str, Any]: ...
-
-
-def sorted_keys(value: Any) -> Any:
-    """A copy of a JSON value with every dict's keys in sorted code-point order."""
-    if isinstance(value, Mapping):
-        return {key: sorted_keys(value[key]) for key in sorted(value)}
-    if isinstance(value, list | tuple):
-        return [sorted_keys(item) for item in value]
-    return value
 
 
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")

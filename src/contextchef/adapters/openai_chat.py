@@ -58,6 +58,33 @@ def _text_only(content: Any) -> str:
     )
 
 
+# Keys a message of each role may carry to be sent exactly as the chef holds it (its private
+# copies already have sorted keys), with no conversion at all.
+_WIRE_KEYS = {
+    "user": frozenset(("content", "name", "role")),
+    "system": frozenset(("content", "name", "role")),
+    "tool": frozenset(("content", "role", "tool_call_id")),
+    "assistant": frozenset(("content", "name", "role", "tool_calls")),
+}
+_CALL_KEYS = frozenset(("function", "id", "type"))
+
+
+def _is_wire_ready(message: Message) -> bool:
+    """Whether the chef's copy of `message` is already exactly what OpenAI takes."""
+    if not message.keys() <= _WIRE_KEYS[message["role"]]:
+        return False
+    content = message.get("content")
+    calls = message.get("tool_calls")
+    if calls is None:
+        return isinstance(content, str)
+    if content is not None and not isinstance(content, str):
+        return False
+    for call in calls:
+        if len(call) != 3 or call.get("type") != "function" or len(call["function"]) != 2:
+            return False
+    return True
+
+
 class OpenAIChatAdapter:
     """Compiles to Chat Completions `messages` and `tools`."""
 
@@ -66,12 +93,15 @@ class OpenAIChatAdapter:
     def __init__(self, *, preserve_thinking_as_text: bool = False) -> None:
         self.preserve_thinking_as_text = preserve_thinking_as_text
 
+    def _wire(self, message: Message) -> dict[str, Any]:
+        return message if _is_wire_ready(message) else self._convert(message)  # type: ignore[return-value]
+
     def _convert(self, message: Message) -> dict[str, Any]:
         role = message["role"]
         content = message.get("content")
         if role == "user":
             out: dict[str, Any] = {
-                "content": content
+                "content": content or ""
                 if content is None or isinstance(content, str)
                 else [_user_part(p) for p in content]
             }
@@ -116,9 +146,7 @@ class OpenAIChatAdapter:
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache or ConversionCache()
-        convert = self._convert
-        messages = [cache.convert(m, convert) for m in request.system]
-        messages.extend(cache.convert(m, convert) for m in request.messages)
+        messages = cache.convert_all((*request.system, *request.messages), self._wire)
         if request.prefill is not None:
             _append_instruction(messages, prompts.prefill_instruction(request.prefill))
         payload: dict[str, Any] = {"messages": messages}

@@ -14,6 +14,9 @@ Where the stitch goes, given the history:
 3. a tool result gets a new user message right after it;
 4. with neither, a new user message goes before any trailing assistant messages (a prefill
    stays last).
+
+Messages built here have their keys in sorted order, like the chef's private copies: adapters
+may emit any IR message as it is when it already has their wire shape.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def compose_tail(
 
 def _with_text_appended(message: Message, text: str) -> Message:
     content = message.get("content")
-    copy: Message = dict(message)  # type: ignore[assignment]
+    copy: Message = dict(message)  # type: ignore[assignment]  # keeps the sorted key order
     if isinstance(content, list):
         copy["content"] = [*content, {"type": "text", "text": text}]
     else:
@@ -87,12 +90,12 @@ def inject_tail(history: Sequence[Message], tail: str) -> tuple[list[Message], i
             messages[index] = _with_text_appended(message, tail)
             return messages, index
         if role in ("user", "tool"):
-            messages.insert(index + 1, {"role": "user", "content": tail})
+            messages.insert(index + 1, {"content": tail, "role": "user"})
             return messages, index + 1
     at = len(messages)
     while at > 0 and messages[at - 1]["role"] == "assistant":
         at -= 1
-    messages.insert(at, {"role": "user", "content": tail})
+    messages.insert(at, {"content": tail, "role": "user"})
     return messages, at
 
 
@@ -110,7 +113,7 @@ def assemble(
     if state is not None and state.xml:
         if state.placement == "system":
             content = f"{prompts.SYSTEM_STATE_HEADER}\n{state.xml}"
-            trailing_system.append({"role": "system", "content": content})
+            trailing_system.append({"content": content, "role": "system"})
         else:
             state_blocks.append(state.xml)
     instruction = guardrails.instruction() if guardrails else None
