@@ -12,10 +12,17 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root() -> None:
+    """Compile an LLM agent's context and manage its context store."""
+
+
 @app.command()
 def demo() -> None:
     """Compile a bundled example conversation to every target and summarise each payload."""
-    typer.echo("contextchef demo: not built yet")
+    from contextchef.cli.demo import run
+
+    run()
 
 
 def main() -> None:

@@ -1,0 +1,25 @@
+"""The README's quick start runs as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def python_blocks(section: str) -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", body, re.S)
+
+
+def test_quick_start_runs(capsys: object) -> None:
+    (code,) = python_blocks("Quick start")
+    assert len(code.splitlines()) <= 20
+    exec(compile(code, str(README), "exec"), {})
+
+
+def test_readme_names_the_two_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert "make test" in text and "make demo" in text
