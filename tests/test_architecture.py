@@ -1,0 +1,85 @@
+"""The dependency rule of design.md: lower layers never import higher ones.
+
+errors, messages, tokens, prompts, events ← store, selection, placement ← retrieval, adapters
+← pipeline, chef, skills ← cli. Nothing in store/ imports adapters/, and nothing in selection/
+imports a concrete backend. Imports under `if TYPE_CHECKING:` do not count.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "contextchef"
+LAYERS = {
+    "errors": 0,
+    "messages": 0,
+    "tokens": 0,
+    "prompts": 0,
+    "events": 0,
+    "store": 1,
+    "selection": 1,
+    "placement": 1,
+    "retrieval": 2,
+    "adapters": 2,
+    "pipeline": 3,
+    "chef": 3,
+    "skills": 3,
+    "cli": 4,
+    "__init__": 4,
+    "__main__": 4,
+}
+CONCRETE_BACKENDS = ("memory", "filesystem", "sqlite", "postgres")
+
+
+def unit_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def runtime_imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(child) for child in ast.walk(node))
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module == "contextchef":
+            found.extend(f"contextchef.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+    return [name for name in found if name.split(".")[0] == "contextchef"]
+
+
+MODULES = sorted(SRC.rglob("*.py"))
+
+
+def module_name(path: Path) -> str:
+    relative = path.relative_to(SRC.parent).with_suffix("")
+    return ".".join(relative.parts)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_no_module_imports_a_higher_layer(path: Path) -> None:
+    name = module_name(path)
+    own = unit_of(name)
+    assert own in LAYERS, f"{name}: add its package to the layer table of design.md and here"
+    for imported in runtime_imports(path):
+        other = unit_of(imported)
+        if other not in LAYERS:  # `from contextchef import Name` reaches into the facade
+            other = "__init__"
+        if other == "__init__":
+            assert own in ("__init__", "__main__", "cli"), f"{name} imports the facade"
+            continue
+        assert LAYERS[other] <= LAYERS[own], f"{name} (layer {own}) imports {imported}"
+        if own == "store":
+            assert other != "adapters", f"{name} imports {imported}"
+        if own == "selection" and other == "store":
+            assert not imported.split(".")[2:3] or imported.split(".")[2] not in CONCRETE_BACKENDS
