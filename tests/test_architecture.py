@@ -19,6 +19,7 @@ LAYERS = {
     "tokens": 0,
     "prompts": 0,
     "events": 0,
+    "effects": 0,
     "store": 1,
     "selection": 1,
     "placement": 1,

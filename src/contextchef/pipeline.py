@@ -13,13 +13,14 @@ whose figures nobody reads does not pay for counting.
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
+from contextchef.effects import Emit, drive_async, drive_sync
+from contextchef.effects import Flow as EffectFlow
 from contextchef.errors import CompileAbortedError
 from contextchef.events import CompileDone, CompileStart
 from contextchef.messages import ConversionCache, HistoryFix, Message
@@ -32,7 +33,6 @@ __all__ = [
     "CompileMeta",
     "CompileRuntime",
     "CompileState",
-    "Emit",
     "LayerTokens",
     "Payload",
     "Signal",
@@ -155,16 +155,7 @@ class CompileRuntime:
         return cache
 
 
-@dataclass(frozen=True, slots=True)
-class Emit:
-    """Effect: call each handler with `event`, isolating their failures."""
-
-    handlers: tuple[Callable[[Any], Any], ...]
-    event: object
-
-
-Effect = Emit
-Flow = Generator[Effect, Any, Payload]
+Flow = EffectFlow[Payload]
 
 
 def _check(signal: Signal | None) -> None:
@@ -229,45 +220,11 @@ def count_layers(
     return tokens
 
 
-def _report(handler: Callable[[Any], Any], exc: BaseException) -> None:
-    logger.warning("event handler %r raised %r; the compile goes on", handler, exc)
-
-
 def run_sync(flow: Flow) -> Payload:
-    """Drive `flow` with plain calls. A coroutine handler is refused (use AsyncContextChef)."""
-    result: Any = None
-    while True:
-        try:
-            effect = flow.send(result)
-        except StopIteration as stop:
-            payload: Payload = stop.value
-            return payload
-        result = None
-        for handler in effect.handlers:
-            try:
-                outcome = handler(effect.event)
-                if inspect.isawaitable(outcome):
-                    if inspect.iscoroutine(outcome):
-                        outcome.close()
-                    raise TypeError("a coroutine handler needs AsyncContextChef")
-            except Exception as exc:
-                _report(handler, exc)
+    """Drive the compile flow with plain calls."""
+    return drive_sync(flow)
 
 
 async def run_async(flow: Flow) -> Payload:
-    """Drive `flow`, awaiting whatever effects return awaitables."""
-    result: Any = None
-    while True:
-        try:
-            effect = flow.send(result)
-        except StopIteration as stop:
-            payload: Payload = stop.value
-            return payload
-        result = None
-        for handler in effect.handlers:
-            try:
-                outcome = handler(effect.event)
-                if inspect.isawaitable(outcome):
-                    await outcome
-            except Exception as exc:
-                _report(handler, exc)
+    """Drive the compile flow, awaiting what needs awaiting."""
+    return await drive_async(flow)

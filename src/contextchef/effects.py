@@ -1,0 +1,119 @@
+"""Effects: how flows written once reach the outside world, driven sync or async.
+
+A *flow* is a generator that yields effects and receives their results. `drive_sync` performs
+each effect with plain calls; `drive_async` awaits whatever returns an awaitable. Every piece of
+behaviour that may touch user code (a summarizer, an event handler, a hook) is written as a flow,
+so `ContextChef` and `AsyncContextChef` share every line of it.
+
+- `Call(fn, *args)`: call user code. Its exception is thrown back into the flow at the `yield`,
+  so the flow decides what a failure means. Under `drive_sync`, a coroutine result is refused
+  with `ConfigError` (thrown into the flow the same way).
+- `Emit(handlers, event)`: call each event handler; a raising handler is logged and skipped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from contextchef.errors import ConfigError
+
+__all__ = ["Call", "Effect", "Emit", "Flow", "drive_async", "drive_sync"]
+
+logger = logging.getLogger("contextchef.effects")
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Effect: call `fn(*args)`; the flow receives its result or its exception."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    what: str = "callback"
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any], *args: Any, what: str = "callback") -> Call:
+        return cls(fn, args, what)
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """Effect: call each handler with `event`, isolating their failures."""
+
+    handlers: tuple[Callable[[Any], Any], ...]
+    event: object
+
+
+Effect = Call | Emit
+Flow = Generator[Effect, Any, R]
+
+
+def _report(handler: Callable[[Any], Any], exc: BaseException) -> None:
+    logger.warning("event handler %r raised %r; carrying on", handler, exc)
+
+
+def _refuse(outcome: Any, what: str) -> ConfigError:
+    if inspect.iscoroutine(outcome):
+        outcome.close()
+    return ConfigError(f"the {what} returned an awaitable; use AsyncContextChef (or the async API)")
+
+
+def drive_sync(flow: Flow[R]) -> R:
+    """Run `flow` to completion with plain calls."""
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = flow.throw(error) if error is not None else flow.send(send)
+        except StopIteration as stop:
+            result: R = stop.value
+            return result
+        send, error = None, None
+        if isinstance(effect, Call):
+            try:
+                send = effect.fn(*effect.args)
+                if inspect.isawaitable(send):
+                    error, send = _refuse(send, effect.what), None
+            except Exception as exc:
+                error = exc
+            continue
+        for handler in effect.handlers:
+            try:
+                outcome = handler(effect.event)
+                if inspect.isawaitable(outcome):
+                    raise _refuse(outcome, "event handler")
+            except Exception as exc:
+                _report(handler, exc)
+
+
+async def drive_async(flow: Flow[R]) -> R:
+    """Run `flow` to completion, awaiting every awaitable an effect returns."""
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = flow.throw(error) if error is not None else flow.send(send)
+        except StopIteration as stop:
+            result: R = stop.value
+            return result
+        send, error = None, None
+        if isinstance(effect, Call):
+            try:
+                send = effect.fn(*effect.args)
+                if inspect.isawaitable(send):
+                    send = await send
+            except Exception as exc:
+                error = exc
+            continue
+        for handler in effect.handlers:
+            try:
+                outcome = handler(effect.event)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception as exc:
+                _report(handler, exc)
