@@ -8,11 +8,22 @@ Nothing here is computed from the clock or from randomness.
 from __future__ import annotations
 
 __all__ = [
+    "ANCHORED_INSTRUCTION",
+    "CLEARED_TOOL_RESULT",
+    "COMPACTION_INSTRUCTION",
     "CONVERSATION_CONTINUES",
+    "EXTRA_INSTRUCTIONS_HEADER",
+    "GUIDELINES_HEADER",
     "NO_TOOL_RESULT",
     "STATE_ANCHOR",
     "SYSTEM_STATE_HEADER",
+    "archive_citation",
+    "attachment_placeholder",
+    "dropped_without_summary",
     "prefill_instruction",
+    "reset_notice",
+    "summary_wrapper",
+    "tool_result_stub",
     "xml_output_instruction",
 ]
 
@@ -45,4 +56,76 @@ def prefill_instruction(prefill: str) -> str:
         "Begin your reply with exactly the following text, then continue from it:\n"
         f"{prefill}\n"
         "</system_reminder>"
+    )
+
+
+# -- overflow: summaries and compaction -----------------------------------------------------
+
+COMPACTION_INSTRUCTION = (
+    "The conversation above is about to leave the context window. Write a summary that lets "
+    "you carry on the task without it. Keep: the user's goals and every constraint they set; "
+    "decisions made and why; files, commands, identifiers and numbers that matter; what was "
+    "tried and failed; open questions; and the next step. Leave out pleasantries and anything "
+    "already settled that will not matter again. Write plain prose or terse bullet points, "
+    "and put the summary between <summary> and </summary>."
+)
+
+ANCHORED_INSTRUCTION = (
+    "The conversation above is about to leave the context window. Below, between <anchor> and "
+    "</anchor>, is the running summary of everything that left it earlier. Rewrite that "
+    "summary so it also covers the conversation above: keep what still matters, add what is "
+    "new, update what changed, and drop only what is settled and will not matter again. Put "
+    "the whole updated summary between <summary> and </summary>.\n\n<anchor>\n{anchor}\n</anchor>"
+)
+
+GUIDELINES_HEADER = "Guidelines for this summary:"
+EXTRA_INSTRUCTIONS_HEADER = "Further instructions:"
+
+
+def summary_wrapper(summary: str, *, window: str | None = None) -> str:
+    """The user message that stands in for the evicted span at the head of the history."""
+    lineage = f"Context window: {window}.\n" if window else ""
+    return (
+        "<conversation_summary>\n"
+        f"{lineage}"
+        "The earlier part of this conversation no longer fits the context window; this is a "
+        "summary of it. Continue the task from where it stands, without repeating finished work "
+        "and without asking about what the summary already answers.\n\n"
+        f"{summary}\n"
+        "</conversation_summary>"
+    )
+
+
+def dropped_without_summary(count: int) -> str:
+    """What `on_compress` receives when old turns were dropped with no compression model."""
+    return f"[{count} earlier messages left the context window without a summary.]"
+
+
+def tool_result_stub(name: str, chars: int) -> str:
+    """Replaces a large tool result in what the summarizer reads."""
+    return f"[{name} output of {chars} characters, left out of this summary input]"
+
+
+def attachment_placeholder(kind: str, label: str | None) -> str:
+    """Stands in for an image or document the summarizer cannot read."""
+    return f"[{kind}: {label}]" if label else f"[{kind}]"
+
+
+CLEARED_TOOL_RESULT = "[This tool result was cleared to save context space.]"
+
+
+def reset_notice(window: str, previous: str | None) -> str:
+    """The note that replaces the history when the `reset` strategy clears the window."""
+    earlier = f" (the one before was {previous})" if previous else ""
+    return (
+        f"The context window was reset: this is window {window}{earlier}. The earlier "
+        "conversation was cleared; messages marked as pinned were kept."
+    )
+
+
+def archive_citation(count: int, uri: str) -> str:
+    """Appended to a summary when the evicted messages were archived."""
+    return (
+        f"[The {count} messages this summary replaces are archived in full at {uri}; read them "
+        "there when you need exact details the summary leaves out.]"
     )
