@@ -52,6 +52,11 @@ def validate_request(payload: Mapping[str, Any], *, beta: bool = False) -> dict[
     return request
 
 
+def tool_call(call_id: str, name: str = "f", arguments: str = "{}") -> Any:
+    """An IR tool call."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
 def compile_anthropic(
     messages: list[Message],
     *,

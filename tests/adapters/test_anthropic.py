@@ -13,11 +13,7 @@ from contextchef import prompts
 from contextchef.adapters import AnthropicAdapter, get_adapter, normalize_tools
 from contextchef.errors import CompileError
 from contextchef.messages import Message
-from tests.adapters.sdk_anthropic import compile_anthropic
-
-
-def _call(call_id: str, name: str, arguments: str = "{}") -> Any:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+from tests.adapters.sdk_anthropic import compile_anthropic, tool_call
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -54,8 +50,8 @@ def test_parallel_calls_results_and_next_user_share_turns() -> None:
             "role": "assistant",
             "content": "Checking both.",
             "tool_calls": [
-                _call("c1", "weather", '{"city": "Oslo", "units": "C"}'),
-                _call("c2", "weather", '{"units": "C", "city": "Rome"}'),
+                tool_call("c1", "weather", '{"city": "Oslo", "units": "C"}'),
+                tool_call("c2", "weather", '{"units": "C", "city": "Rome"}'),
             ],
         },
         {"role": "tool", "tool_call_id": "c1", "content": "4C"},
@@ -119,7 +115,7 @@ def test_thinking_with_signature_leads_the_turn_and_unsigned_is_left_out() -> No
                 "content": "answer",
                 "thinking": {"thinking": "let me see", "signature": "sig-1"},
                 "redacted_thinking": [{"data": "enc-a"}, {"data": "enc-b"}],
-                "tool_calls": [_call("c1", "look")],
+                "tool_calls": [tool_call("c1", "look")],
             },
             {"role": "tool", "tool_call_id": "c1", "content": "seen"},
             {"role": "assistant", "content": "done", "thinking": {"thinking": "foreign"}},
@@ -186,7 +182,7 @@ def test_tool_result_keeps_its_attachments() -> None:
     payload = compile_anthropic(
         [
             {"role": "user", "content": "shot"},
-            {"role": "assistant", "content": None, "tool_calls": [_call("c1", "screenshot")]},
+            {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "screenshot")]},
             {
                 "role": "tool",
                 "tool_call_id": "c1",
@@ -292,7 +288,7 @@ def test_final_assistant_text_loses_trailing_whitespace_only() -> None:
 def test_invalid_tool_arguments_name_the_message_and_the_call() -> None:
     history: list[Message] = [
         {"role": "user", "content": "go"},
-        {"role": "assistant", "content": None, "tool_calls": [_call("c9", "run", '{"a": ')]},
+        {"role": "assistant", "content": None, "tool_calls": [tool_call("c9", "run", '{"a": ')]},
         {"role": "tool", "tool_call_id": "c9", "content": "x"},
     ]
     with pytest.raises(CompileError, match=r"^message 1: tool call 'c9' \(run\): .*not valid JSON"):
@@ -306,7 +302,7 @@ def test_blank_arguments_mean_no_arguments() -> None:
     payload = compile_anthropic(
         [
             {"role": "user", "content": "go"},
-            {"role": "assistant", "content": None, "tool_calls": [_call("c1", "now", "")]},
+            {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "now", "")]},
             {"role": "tool", "tool_call_id": "c1", "content": "12:00"},
         ]
     )
@@ -322,7 +318,7 @@ def test_empty_text_never_makes_an_empty_block() -> None:
                 "role": "user",
                 "content": [{"type": "text", "text": " "}, {"type": "text", "text": "b"}],
             },
-            {"role": "assistant", "content": "", "tool_calls": [_call("c1", "noop")]},
+            {"role": "assistant", "content": "", "tool_calls": [tool_call("c1", "noop")]},
             {"role": "tool", "tool_call_id": "c1", "content": ""},
             {"role": "user", "content": None},
         ]
@@ -341,7 +337,7 @@ def test_foreign_tool_call_ids_are_rewritten_consistently() -> None:
     payload = compile_anthropic(
         [
             {"role": "user", "content": "go"},
-            {"role": "assistant", "content": None, "tool_calls": [_call("call.1:a", "x")]},
+            {"role": "assistant", "content": None, "tool_calls": [tool_call("call.1:a", "x")]},
             {"role": "tool", "tool_call_id": "call.1:a", "content": "ok"},
         ]
     )
@@ -378,7 +374,7 @@ def test_keys_are_emitted_in_sorted_order() -> None:
     history: Any = [
         {"content": "hi", "role": "user", "_cache_breakpoint": True},
         {
-            "tool_calls": [_call("c1", "f", '{"zeta": 1, "alpha": {"y": 2, "b": 3}}')],
+            "tool_calls": [tool_call("c1", "f", '{"zeta": 1, "alpha": {"y": 2, "b": 3}}')],
             "thinking": {"signature": "s", "thinking": "t"},
             "role": "assistant",
             "content": [{"text": "calling", "type": "text"}],

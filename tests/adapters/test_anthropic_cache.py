@@ -11,7 +11,7 @@ from contextchef.adapters import AdapterInput, AnthropicAdapter, ConversionCache
 from contextchef.adapters import anthropic as anthropic_module
 from contextchef.errors import ConfigError
 from contextchef.messages import Message
-from tests.adapters.sdk_anthropic import compile_anthropic
+from tests.adapters.sdk_anthropic import compile_anthropic, tool_call
 
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -28,10 +28,6 @@ def _cached(payload: dict[str, Any]) -> list[tuple[str, int, int]]:
     return found
 
 
-def _call(call_id: str) -> Any:
-    return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-
-
 def test_breakpoints_on_system_user_tool_use_and_tool_result_blocks() -> None:
     payload = compile_anthropic(
         [
@@ -43,7 +39,7 @@ def test_breakpoints_on_system_user_tool_use_and_tool_result_blocks() -> None:
             {
                 "role": "assistant",
                 "content": "x",
-                "tool_calls": [_call("c1")],
+                "tool_calls": [tool_call("c1")],
                 "_cache_breakpoint": True,
             },
             {"role": "tool", "tool_call_id": "c1", "content": "r", "_cache_breakpoint": True},
@@ -146,7 +142,7 @@ def test_second_compile_converts_only_the_new_message(monkeypatch: pytest.Monkey
     system: list[Message] = [{"role": "system", "content": "sys"}]
     history: list[Message] = [
         {"role": "user", "content": "q"},
-        {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+        {"role": "assistant", "content": None, "tool_calls": [tool_call("c1")]},
         {"role": "tool", "tool_call_id": "c1", "content": "r"},
     ]
     adapter.compile(AdapterInput(system, history, cache=cache))
@@ -156,4 +152,7 @@ def test_second_compile_converts_only_the_new_message(monkeypatch: pytest.Monkey
     grown = [*history, {"role": "user", "content": "next"}]
     second = adapter.compile(AdapterInput(system, grown, cache=cache))
     assert converted == [grown[-1]]
+    converted.clear()
+    assert adapter.compile(AdapterInput(system, grown, cache=cache)) == second
+    assert converted == []
     assert second == AnthropicAdapter().compile(AdapterInput(system, grown))
