@@ -10,8 +10,10 @@ A message is a plain dict, so users keep whatever history they already store::
 Our flags: `pinned` (survives every overflow strategy), `_cache_breakpoint` (a provider cache
 breakpoint after this message), `thinking` (reasoning text with an optional signature),
 `redacted_thinking` (opaque reasoning blobs), and provider passthrough slots named after their
-provider (`openai_reasoning`, `gemini_thought_signature`). Attachments are content parts of type
-`image` or `document`.
+provider (`openai_reasoning`, `gemini_thought_signature`, and `anthropic_compaction`: the
+server-side compaction block of an Anthropic reply, kept verbatim so the Anthropic target can send
+it back first in its assistant turn; other targets ignore it). Attachments are content parts of
+type `image` or `document`.
 
 `validate_message` checks one message at the boundary and names the index and field at fault;
 `group_turns` splits a history into turns (an assistant with tool calls and its results form one
@@ -131,6 +133,7 @@ class Message(TypedDict, total=False):
     redacted_thinking: list[RedactedThinking]
     openai_reasoning: list[dict[str, Any]]
     gemini_thought_signature: str
+    anthropic_compaction: dict[str, Any]
     refusal: NotRequired[str | None]
 
 
@@ -147,6 +150,7 @@ _KNOWN_KEYS = frozenset(
         "redacted_thinking",
         "openai_reasoning",
         "gemini_thought_signature",
+        "anthropic_compaction",
         "refusal",
     )
 )
@@ -251,6 +255,15 @@ def validate_message(message: object, index: int | None = None) -> Message:
         or not all(isinstance(r, Mapping) and isinstance(r.get("data"), str) for r in redacted)
     ):
         raise _fail("redacted_thinking must be a list of {'data': str}", index, "redacted_thinking")
+    compaction = message.get("anthropic_compaction")
+    if compaction is not None and (
+        not isinstance(compaction, Mapping) or compaction.get("type") != "compaction"
+    ):
+        raise _fail(
+            "anthropic_compaction must be an Anthropic block dict with type 'compaction'",
+            index,
+            "anthropic_compaction",
+        )
     return cast(Message, message)
 
 

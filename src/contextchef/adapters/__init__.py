@@ -4,6 +4,7 @@
 `compile(target=name)` uses it. A chef may also be given a registry of its own.
 """
 
+from contextchef.adapters.anthropic import AnthropicAdapter
 from contextchef.adapters.base import (
     AdapterInput,
     AdapterRegistry,
@@ -14,17 +15,21 @@ from contextchef.adapters.base import (
     normalize_tools,
     sorted_keys,
 )
+from contextchef.adapters.from_anthropic import ImportedHistory, from_anthropic
 from contextchef.adapters.openai_chat import OpenAIChatAdapter
 
 __all__ = [
     "AdapterInput",
     "AdapterRegistry",
+    "AnthropicAdapter",
     "ConversionCache",
+    "ImportedHistory",
     "OpenAIChatAdapter",
     "TargetAdapter",
     "ToolDefinition",
     "adapter_registry",
     "builtin_registry",
+    "from_anthropic",
     "get_adapter",
     "normalize_tool",
     "normalize_tools",
@@ -36,6 +41,7 @@ def builtin_registry() -> AdapterRegistry:
     """A fresh registry holding the built-in targets."""
     registry = AdapterRegistry()
     registry.register("openai", OpenAIChatAdapter())
+    registry.register("anthropic", AnthropicAdapter())
     return registry
 
 
