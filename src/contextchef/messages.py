@@ -22,6 +22,7 @@ turn); `ensure_valid_history` repairs what providers reject and reports every fi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Required, TypedDict, TypeVar, cast
@@ -48,6 +49,7 @@ __all__ = [
     "copy_json",
     "ensure_valid_history",
     "group_turns",
+    "loads_sorted",
     "sorted_keys",
     "validate_history",
     "validate_message",
@@ -421,6 +423,26 @@ class ConversionCache:
 
     def sweep(self) -> None:
         self._previous, self._current = self._current, {}
+
+
+def _sorted_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    pairs.sort(key=_first)
+    return dict(pairs)
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return pair[0]
+
+
+_SORTED_DECODER = json.JSONDecoder(object_pairs_hook=_sorted_object)
+
+
+def loads_sorted(text: str) -> Any:
+    """`json.loads`, with every object's keys in sorted order (sorted while parsing, in one pass).
+
+    Raises `json.JSONDecodeError` like `json.loads`.
+    """
+    return _SORTED_DECODER.decode(text)
 
 
 def sorted_keys(value: Any) -> Any:

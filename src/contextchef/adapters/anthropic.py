@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 from contextchef import prompts
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
 from contextchef.errors import CompileError, ConfigError
-from contextchef.messages import Message
+from contextchef.messages import Message, loads_sorted
 
 __all__ = ["ANTHROPIC_MAX_BREAKPOINTS", "AnthropicAdapter"]
 
@@ -148,7 +148,7 @@ def _tool_use(call: Any) -> _Block:
     function = call["function"]
     raw = function["arguments"]
     try:
-        arguments = {} if not raw or raw.isspace() else json.loads(raw)
+        arguments = {} if not raw or raw.isspace() else loads_sorted(raw)
     except json.JSONDecodeError as exc:
         problem = f"arguments are not valid JSON ({exc.msg} at character {exc.pos})"
         raise _Unsupported(f"tool call {call['id']!r} ({function['name']}): {problem}") from None
@@ -157,7 +157,7 @@ def _tool_use(call: Any) -> _Block:
         raise _Unsupported(f"tool call {call['id']!r} ({function['name']}): {problem}")
     return {
         "id": _wire_id(call["id"]),
-        "input": sorted_keys(arguments),
+        "input": arguments,
         "name": function["name"],
         "type": "tool_use",
     }
@@ -271,11 +271,11 @@ class AnthropicAdapter:
         turns: list[list[_Piece]] = []
         sizes: list[int] = []  # blocks in each turn so far
         marks: list[tuple[int, int]] = []  # (turn, block) of each breakpoint in the messages
-        for index, message in enumerate(request.messages):
-            try:
-                piece = cache.convert(message, _convert)
-            except _Unsupported as exc:
-                raise CompileError(str(exc), index=index) from None
+        try:
+            pieces = cache.convert_all(request.messages, _convert)
+        except _Unsupported:
+            raise _locate(request.messages) from None
+        for piece in pieces:
             if piece.role == "system":
                 system.append(piece)
                 hoisted += 1
@@ -335,6 +335,16 @@ class AnthropicAdapter:
             content = list(message["content"])  # never mutate a cached conversion
             content[at] = _with_cache_control(content[at])
             messages[turn] = {"content": content, "role": message["role"]}
+
+
+def _locate(messages: Any) -> CompileError:
+    """The error of the first message that cannot be converted, with its index."""
+    for index, message in enumerate(messages):
+        try:
+            _convert(message)
+        except _Unsupported as exc:
+            return CompileError(str(exc), index=index)
+    return CompileError("a message could not be converted")  # pragma: no cover
 
 
 def _add(
