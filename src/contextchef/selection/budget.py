@@ -1,0 +1,93 @@
+"""The token budget: how full the window is, and when overflow fires.
+
+Overflow fires when usage is *strictly* above `context_window × trigger_ratio`. Usage is the
+tokens of the system prompt, history and tools, counted with the chef's tokenizer, or the input
+tokens the provider reported for the previous call (`report_token_usage`), which are used once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from contextchef.errors import ConfigError
+from contextchef.tokens import Tokenizer
+
+__all__ = ["Budget", "JanitorConfig", "UsagePreference", "pick_usage"]
+
+UsagePreference = Literal["max", "feed_first", "tokenizer_first"]
+
+
+@dataclass(frozen=True, slots=True)
+class JanitorConfig:
+    """`context_window` tokens, overflow past `trigger_ratio` of it; how to weigh reported usage."""
+
+    context_window: float = float("inf")
+    trigger_ratio: float = 0.7
+    tokenizer: Tokenizer | None = None
+    usage_preference: UsagePreference = "max"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.context_window, int | float) and self.context_window > 0):
+            raise ConfigError(
+                f"context_window must be a positive number, got {self.context_window!r}"
+            )
+        if not (isinstance(self.trigger_ratio, int | float) and 0 < self.trigger_ratio <= 1):
+            raise ConfigError(f"trigger_ratio must be in (0, 1], got {self.trigger_ratio!r}")
+        if self.usage_preference not in ("max", "feed_first", "tokenizer_first"):
+            raise ConfigError(
+                "usage_preference must be 'max', 'feed_first' or 'tokenizer_first', "
+                f"got {self.usage_preference!r}"
+            )
+
+    @classmethod
+    def of(cls, value: JanitorConfig | Mapping[str, Any] | None) -> JanitorConfig:
+        if value is None:
+            return cls()
+        if isinstance(value, JanitorConfig):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError("janitor must be a dict or a JanitorConfig")
+        known = {"context_window", "trigger_ratio", "tokenizer", "usage_preference"}
+        unknown = set(value) - known
+        if unknown:
+            raise ConfigError(
+                f"unknown janitor option(s) {sorted(unknown)}; known: {sorted(known)}"
+            )
+        return cls(**value)
+
+    @property
+    def trigger(self) -> float:
+        return self.context_window * self.trigger_ratio
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The window's limit, current usage and trigger; `remaining` is headroom to the trigger."""
+
+    limit: float
+    current: int
+    trigger: float
+
+    @property
+    def remaining(self) -> float:
+        return self.trigger - self.current
+
+    @property
+    def over(self) -> bool:
+        return self.current > self.trigger
+
+
+def pick_usage(counted: int, reported: int | None, preference: UsagePreference, exact: bool) -> int:
+    """Combine our count with the provider's reported usage, as the preference says.
+
+    Without an exact tokenizer a reported figure always wins when there is one.
+    """
+    if reported is None:
+        return counted
+    if not exact or preference == "feed_first":
+        return reported
+    if preference == "tokenizer_first":
+        return counted
+    return max(counted, reported)
