@@ -39,11 +39,13 @@ from contextchef.pipeline import (
 )
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
+from contextchef.selection.budget import JanitorConfig
+from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.tokens import MessageCounter, Tokenizer
 
 __all__ = ["AsyncContextChef", "ContextChef", "Snapshot"]
 
-_CONFIG_KEYS = ("adapters", "default_target", "tokenizer")
+_CONFIG_KEYS = ("adapters", "default_target", "janitor", "overflow", "tokenizer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,30 @@ class Snapshot:
 
     state: CompileState
     label: str | None = None
+    runner: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Compaction:
+    """An overflow result that landed: `prefix` of the history became `replacement`."""
+
+    prefix: tuple[Message, ...]
+    replacement: tuple[Message, ...]
+
+    def apply(self, history: list[Message]) -> list[Message]:
+        count = len(self.prefix)
+        if len(history) < count or any(
+            a is not b for a, b in zip(history[:count], self.prefix, strict=True)
+        ):
+            return history
+        return [*self.replacement, *history[count:]]
+
+
+def _landed(before: tuple[Message, ...], after: tuple[Message, ...]) -> _Compaction:
+    kept = 0
+    while kept < min(len(before), len(after)) and before[-1 - kept] is after[-1 - kept]:
+        kept += 1
+    return _Compaction(before[: len(before) - kept], after[: len(after) - kept])
 
 
 def _as_messages(messages: str | Iterable[object], what: str) -> list[object]:
@@ -71,6 +97,8 @@ class _ChefBase:
         default_target: str | None = None,
         tokenizer: Tokenizer | None = None,
         adapters: AdapterRegistry | None = None,
+        janitor: JanitorConfig | Mapping[str, Any] | None = None,
+        overflow: OverflowConfig | Mapping[str, Any] | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -81,7 +109,12 @@ class _ChefBase:
         if default_target is not None and not isinstance(default_target, str):
             raise ConfigError("default_target must be a target name such as 'anthropic'")
         self.default_target = default_target or "openai"
-        self._runtime = CompileRuntime(self._registry, MessageCounter(tokenizer))
+        runner = Janitor(janitor, overflow) if janitor is not None or overflow is not None else None
+        if runner is not None and tokenizer is None:
+            tokenizer = runner.config.tokenizer
+        self._runtime = CompileRuntime(self._registry, MessageCounter(tokenizer), runner)
+        self._force_next = False
+        self._compactions: list[_Compaction] = []
         self._handlers = Handlers()
         self._system_intake = MessageIntake()
         self._history_intake = MessageIntake()
@@ -108,6 +141,8 @@ class _ChefBase:
         reports the repairs in `payload.meta.repairs`.
         """
         taken = self._history_intake.take(_as_messages(messages, "history"))
+        for compaction in self._compactions:
+            taken = compaction.apply(taken)
         history, repairs = ensure_valid_history(taken)
         self._state = replace(self._state, history=tuple(history), repairs=tuple(repairs))
         return self
@@ -161,8 +196,29 @@ class _ChefBase:
         return self
 
     def clear_history(self) -> Self:
+        """Empty the history and start a new context window (overflow state is reset too)."""
         self._state = replace(self._state, history=(), repairs=())
+        self._compactions.clear()
+        if self._runtime.janitor is not None:
+            self._runtime.janitor.reset()
         return self
+
+    def report_token_usage(self, input_tokens: int) -> Self:
+        """Feed the provider's reported input tokens of the last call; the next compile's
+        budget uses it once (see `janitor={"usage_preference": ...}`)."""
+        self._require_janitor("report_token_usage").report_usage(input_tokens)
+        return self
+
+    def request_new_context(self) -> Self:
+        """Make the next compile run the overflow strategy whatever the budget (once)."""
+        self._require_janitor("request_new_context")
+        self._force_next = True
+        return self
+
+    def _require_janitor(self, what: str) -> Janitor:
+        if self._runtime.janitor is None:
+            raise ConfigError(f"{what}() needs overflow configured: ContextChef(janitor={{...}})")
+        return self._runtime.janitor
 
     # -- reading state -----------------------------------------------------------------------
 
@@ -187,7 +243,8 @@ class _ChefBase:
 
     def snapshot(self, label: str | None = None) -> Snapshot:
         """A deep copy of the state; mutating anything afterwards never reaches it."""
-        return Snapshot(_copy_state(self._state), label)
+        runner = self._runtime.janitor.snapshot() if self._runtime.janitor else None
+        return Snapshot(_copy_state(self._state), label, runner)
 
     def restore(self, snapshot: Snapshot) -> Self:
         """Return to a snapshot (which stays reusable: it is copied, not adopted)."""
@@ -196,6 +253,9 @@ class _ChefBase:
         state = _copy_state(snapshot.state)
         validate_history(state.system_prompt + state.history)
         self._state = state
+        self._compactions.clear()
+        if self._runtime.janitor is not None:
+            self._runtime.janitor.restore(snapshot.runner)
         return self
 
     # -- events ------------------------------------------------------------------------------
@@ -210,16 +270,29 @@ class _ChefBase:
 
     # -- compiling ---------------------------------------------------------------------------
 
-    def _flow(self, target: str | None, signal: Signal | None) -> Flow:
+    def _flow(self, target: str | None, signal: Signal | None) -> tuple[CompileState, Flow]:
+        """The flow of one compile, and the state it started from (see `_land`)."""
         resolved = target if target is not None else self.default_target
-        return compile_flow(
-            self._state,
-            self._runtime,
-            resolved,
-            signal=signal,
-            on_start=self._handlers.for_event("compile:start"),
-            on_done=self._handlers.for_event("compile:done"),
+        self._registry.get(resolved)  # an unknown target fails before anything is consumed
+        forced, self._force_next = self._force_next, False
+        state = self._state
+        flow = compile_flow(
+            state, self._runtime, resolved, signal=signal, handlers=self._handlers, forced=forced
         )
+        return state, flow
+
+    def _land(self, started: CompileState, payload: Payload) -> Payload:
+        """Write a landed overflow result back into the chef's history (unless opted out, or
+        the history was replaced while the compile ran)."""
+        report = payload.meta.overflow
+        runner = self._runtime.janitor
+        if report is None or not report.changed or runner is None:
+            return payload
+        if not runner.overflow.write_back or self._state.history is not started.history:
+            return payload
+        self._compactions.append(_landed(started.history, report.history))
+        self._state = replace(self._state, history=report.history, repairs=())
+        return payload
 
 
 def _copy_state(state: CompileState) -> CompileState:
@@ -248,7 +321,8 @@ class ContextChef(_ChefBase):
     def compile(self, *, target: str | None = None, signal: Signal | None = None) -> Payload:
         """Compile for `target` (default: `default_target`, else "openai")."""
         with self._lock:
-            return run_sync(self._flow(target, signal))
+            started, flow = self._flow(target, signal)
+            return self._land(started, run_sync(flow))
 
 
 class AsyncContextChef(_ChefBase):
@@ -262,10 +336,12 @@ class AsyncContextChef(_ChefBase):
         """Compile for `target` (default: `default_target`, else "openai")."""
         inside = _inside_compile.get()
         if id(self) in inside:
-            return await run_async(self._flow(target, signal))
+            started, flow = self._flow(target, signal)
+            return self._land(started, await run_async(flow))
         async with self._lock:
             token = _inside_compile.set(inside | {id(self)})
             try:
-                return await run_async(self._flow(target, signal))
+                started, flow = self._flow(target, signal)
+                return self._land(started, await run_async(flow))
             finally:
                 _inside_compile.reset(token)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EVENT_NAMES", "CompileDone", "CompileStart", "EventName", "Handlers"]
 
-EventName = Literal["compile:start", "compile:done"]
+EventName = Literal["compile:start", "compile:done", "compress:start", "compress:end"]
 EVENT_NAMES: tuple[str, ...] = get_args(EventName)
 
 Handler = Callable[[Any], Any]

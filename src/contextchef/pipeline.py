@@ -24,11 +24,12 @@ from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinit
 from contextchef.effects import Emit, drive_async, drive_sync
 from contextchef.effects import Flow as EffectFlow
 from contextchef.errors import CompileAbortedError
-from contextchef.events import CompileDone, CompileStart
+from contextchef.events import CompileDone, CompileStart, Handlers
 from contextchef.messages import ConversionCache, HistoryFix, Message
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
+from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.tokens import MessageCounter, count_tools
 
 __all__ = [
@@ -71,11 +72,12 @@ class CompileMeta:
     """What a compile did, beside the payload: target, token figures, repairs made.
 
     `repairs` lists what `ensure_valid_history` changed in the history the chef holds;
-    `tail_index` is where the tail landed among the sandwich's messages; `tokens` is counted
-    with the chef's tokenizer the first time it is read.
+    `tail_index` is where the tail landed among the sandwich's messages; `overflow` reports the
+    budget and what overflow did (with a janitor configured); `tokens` is counted with the
+    chef's tokenizer the first time it is read.
     """
 
-    __slots__ = ("_count", "_tokens", "repairs", "tail_index", "target")
+    __slots__ = ("_count", "_tokens", "overflow", "repairs", "tail_index", "target")
 
     def __init__(
         self,
@@ -83,12 +85,19 @@ class CompileMeta:
         count: Callable[[], LayerTokens],
         repairs: tuple[HistoryFix, ...] = (),
         tail_index: int | None = None,
+        overflow: OverflowReport | None = None,
     ) -> None:
         self.target = target
         self.repairs = repairs
         self.tail_index = tail_index
+        self.overflow = overflow
         self._count: Callable[[], LayerTokens] | None = count
         self._tokens: LayerTokens | None = None
+
+    @property
+    def window_id(self) -> str | None:
+        """The context window this payload belongs to (with overflow configured)."""
+        return self.overflow.window_id if self.overflow is not None else None
 
     @property
     def tokens(self) -> LayerTokens:
@@ -100,12 +109,9 @@ class CompileMeta:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CompileMeta):
             return NotImplemented
-        return (self.target, self.repairs, self.tail_index, self.tokens) == (
-            other.target,
-            other.repairs,
-            other.tail_index,
-            other.tokens,
-        )
+        mine = (self.target, self.repairs, self.tail_index, self.overflow, self.tokens)
+        theirs = (other.target, other.repairs, other.tail_index, other.overflow, other.tokens)
+        return mine == theirs
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -148,6 +154,7 @@ class CompileRuntime:
 
     registry: AdapterRegistry
     counter: MessageCounter = field(default_factory=MessageCounter)
+    janitor: Janitor | None = None
     caches: dict[str, ConversionCache] = field(default_factory=dict)
 
     def cache_for(self, target: str) -> ConversionCache:
@@ -191,17 +198,33 @@ def compile_flow(
     target: str,
     *,
     signal: Signal | None = None,
-    on_start: Sequence[Callable[[Any], Any]] = (),
-    on_done: Sequence[Callable[[Any], Any]] = (),
+    handlers: Handlers | None = None,
+    forced: bool = False,
 ) -> Flow:
     """The compile pipeline; drive it with `run_sync` or `run_async`."""
     adapter = runtime.registry.get(target)
-    if on_start:
-        yield Emit(tuple(on_start), CompileStart(target, state.system_prompt, state.history))
+    events = handlers or Handlers()
+    if on_start := events.for_event("compile:start"):
+        yield Emit(on_start, CompileStart(target, state.system_prompt, state.history))
     _check(signal)
 
+    history = state.history
+    report: OverflowReport | None = None
+    if runtime.janitor is not None:
+        report = yield from runtime.janitor.flow(
+            history,
+            system=state.system_prompt,
+            tools_tokens=count_tools(state.tools, runtime.counter.tokenizer),
+            counter=runtime.counter,
+            forced=forced,
+            on_start=events.for_event("compress:start"),
+            on_end=events.for_event("compress:end"),
+        )
+        history = report.history
+        _check(signal)
+
     sandwich = assemble(
-        state.system_prompt, state.history, state=state.state, guardrails=state.guardrails
+        state.system_prompt, history, state=state.state, guardrails=state.guardrails
     )
     _check(signal)
 
@@ -221,9 +244,10 @@ def compile_flow(
     def count() -> LayerTokens:
         return count_layers(sandwich, state.tools, runtime.counter)
 
-    payload = Payload(data, CompileMeta(target, count, state.repairs, sandwich.tail_index))
-    if on_done:
-        yield Emit(tuple(on_done), CompileDone(target, payload))
+    meta = CompileMeta(target, count, state.repairs, sandwich.tail_index, report)
+    payload = Payload(data, meta)
+    if on_done := events.for_event("compile:done"):
+        yield Emit(on_done, CompileDone(target, payload))
     return payload
 
 

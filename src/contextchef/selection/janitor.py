@@ -1,0 +1,259 @@
+"""The overflow runner: measures the budget, runs the strategy, guards against a broken model.
+
+It never fails a compile: a strategy that raises, a summary that does not shrink, a rejected
+summary — each leaves the history as it was and counts a failure; after three failures in a row
+the circuit breaker stops calling the strategy until `reset()` (or `clear_history()`).
+
+Each context *window* has an id; the id changes exactly when an overflow result lands, and the
+lineage `{first, previous, current}` travels with snapshots.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from contextchef.effects import Call, Emit, Flow
+from contextchef.errors import ConfigError
+from contextchef.messages import Message
+from contextchef.selection.budget import Budget, JanitorConfig, pick_usage
+from contextchef.selection.strategies import (
+    OverflowInput,
+    OverflowResult,
+    Strategy,
+    run_strategy,
+    summarize,
+)
+from contextchef.tokens import MessageCounter
+
+__all__ = [
+    "BREAKER_LIMIT",
+    "CompressEnd",
+    "CompressStart",
+    "Janitor",
+    "Lineage",
+    "OverflowConfig",
+    "OverflowReport",
+]
+
+logger = logging.getLogger("contextchef.selection.janitor")
+
+BREAKER_LIMIT = 3
+
+
+def _new_window_id() -> str:
+    return f"w_{uuid.uuid4().hex[:12]}"
+
+
+@dataclass(frozen=True, slots=True)
+class OverflowConfig:
+    """How overflow behaves: the strategy, write-back, hooks, and where window ids come from."""
+
+    strategy: Strategy = field(default_factory=summarize)
+    write_back: bool = True
+    on_compress: Callable[..., Any] | None = None
+    on_before_compress: Callable[..., Any] | None = None
+    window_ids: Callable[[], str] = _new_window_id
+
+    @classmethod
+    def of(cls, value: OverflowConfig | Mapping[str, Any] | None) -> OverflowConfig:
+        if value is None:
+            return cls()
+        if isinstance(value, OverflowConfig):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError("overflow must be a dict or an OverflowConfig")
+        known = {"strategy", "write_back", "on_compress", "on_before_compress", "window_ids"}
+        unknown = set(value) - known
+        if unknown:
+            raise ConfigError(
+                f"unknown overflow option(s) {sorted(unknown)}; known: {sorted(known)}"
+            )
+        strategy = value.get("strategy")
+        if strategy is not None and not callable(getattr(strategy, "apply", None)):
+            raise ConfigError("overflow strategy needs a name and an apply(input) method")
+        return cls(**value)
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """The window ids: the first of this conversation, the one before, the current one."""
+
+    first: str
+    previous: str | None
+    current: str
+
+    def advance(self, new: str) -> Lineage:
+        return Lineage(self.first, self.current, new)
+
+
+@dataclass(frozen=True, slots=True)
+class CompressStart:
+    """Overflow is about to run the strategy on a history of `history_length` messages."""
+
+    history_length: int
+    budget: Budget
+    forced: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CompressEnd:
+    """Overflow finished; `changed` says whether a result landed."""
+
+    report: OverflowReport
+
+    @property
+    def changed(self) -> bool:
+        return self.report.changed
+
+
+@dataclass(frozen=True, slots=True)
+class OverflowReport:
+    """What the overflow phase of one compile did (in `payload.meta.overflow`)."""
+
+    history: tuple[Message, ...]
+    changed: bool
+    budget: Budget
+    window_id: str
+    strategy: str = ""
+    reason: str = ""
+    summary: str | None = None
+    span: tuple[Message, ...] = ()
+    forced: bool = False
+    failures: int = 0
+
+
+class Janitor:
+    """Runner state shared by the compiles of one chef."""
+
+    def __init__(
+        self,
+        janitor: JanitorConfig | Mapping[str, Any] | None = None,
+        overflow: OverflowConfig | Mapping[str, Any] | None = None,
+    ) -> None:
+        self.config = JanitorConfig.of(janitor)
+        self.overflow = OverflowConfig.of(overflow)
+        self.reported: int | None = None
+        self.failures = 0
+        first = self.overflow.window_ids()
+        self.lineage = Lineage(first, None, first)
+
+    @property
+    def exact(self) -> bool:
+        return self.config.tokenizer is not None
+
+    def report_usage(self, tokens: int) -> None:
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+            raise ConfigError(f"reported token usage must be a non-negative int, got {tokens!r}")
+        self.reported = tokens
+
+    def reset(self) -> None:
+        """Forget reported usage and failures, and start a new lineage."""
+        self.reported = None
+        self.failures = 0
+        first = self.overflow.window_ids()
+        self.lineage = Lineage(first, None, first)
+
+    def measure(
+        self,
+        history: Sequence[Message],
+        system: Sequence[Message],
+        tools_tokens: int,
+        counter: MessageCounter,
+    ) -> Budget:
+        """The budget now; a reported usage is consumed by this reading."""
+        counted = counter.count_all(system) + counter.count_all(history) + tools_tokens
+        reported, self.reported = self.reported, None
+        current = pick_usage(counted, reported, self.config.usage_preference, self.exact)
+        return Budget(self.config.context_window, current, self.config.trigger)
+
+    def flow(
+        self,
+        history: tuple[Message, ...],
+        *,
+        system: Sequence[Message],
+        tools_tokens: int,
+        counter: MessageCounter,
+        forced: bool = False,
+        on_start: tuple[Callable[[Any], Any], ...] = (),
+        on_end: tuple[Callable[[Any], Any], ...] = (),
+    ) -> Flow[OverflowReport]:
+        """The overflow phase of a compile."""
+        budget = self.measure(history, system, tools_tokens, counter)
+        window = self.lineage.current
+        if not history:
+            return OverflowReport(history, False, budget, window, reason="the history is empty")
+        if not (forced or budget.over):
+            return OverflowReport(history, False, budget, window, reason="within budget")
+        if self.failures >= BREAKER_LIMIT:
+            reason = f"circuit breaker open after {self.failures} failed compressions"
+            return OverflowReport(history, False, budget, window, reason=reason, forced=forced)
+
+        hook = self.overflow.on_before_compress
+        if hook is not None:
+            try:
+                replacement = yield Call.of(hook, list(history), budget, what="on_before_compress")
+            except Exception as exc:
+                logger.warning("on_before_compress raised %r; ignoring it", exc)
+                replacement = None
+            if replacement is not None:
+                history = tuple(replacement)
+                budget = Budget(budget.limit, counter.count_all(history), budget.trigger)
+
+        if on_start:
+            yield Emit(on_start, CompressStart(len(history), budget, forced))
+        count: Callable[[Sequence[Message]], int] = counter.count_all
+        request = OverflowInput(history, budget, count, forced, window)
+        strategy = self.overflow.strategy
+        try:
+            result: OverflowResult = yield from run_strategy(strategy, request)
+        except Exception as exc:
+            logger.warning("overflow strategy %r raised %r", strategy.name, exc)
+            result = OverflowResult(history, False, strategy.name, f"raised {exc!r}", failed=True)
+
+        if result.changed:
+            self.failures = 0
+            self.lineage = self.lineage.advance(self.overflow.window_ids())
+        elif result.failed:
+            self.failures += 1
+            logger.warning(
+                "compression failed (%d/%d toward the circuit breaker): %s",
+                self.failures,
+                BREAKER_LIMIT,
+                result.reason,
+            )
+        report = OverflowReport(
+            result.history if result.changed else history,
+            result.changed,
+            budget,
+            self.lineage.current,
+            result.strategy,
+            result.reason,
+            result.summary,
+            result.span,
+            forced,
+            self.failures,
+        )
+        if result.changed and self.overflow.on_compress is not None:
+            try:
+                yield Call.of(self.overflow.on_compress, result.summary, report, what="on_compress")
+            except Exception as exc:
+                logger.warning("on_compress raised %r; the compression is kept", exc)
+        if on_end:
+            yield Emit(on_end, CompressEnd(report))
+        return report
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"failures": self.failures, "lineage": self.lineage, "reported": self.reported}
+
+    def restore(self, state: Mapping[str, Any] | None) -> None:
+        if not state:
+            self.reset()
+            return
+        self.failures = int(state.get("failures", 0))
+        self.reported = state.get("reported")
+        lineage = state.get("lineage")
+        self.lineage = lineage if isinstance(lineage, Lineage) else replace(self.lineage)
