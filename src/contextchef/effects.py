@@ -9,19 +9,25 @@ so `ContextChef` and `AsyncContextChef` share every line of it.
   so the flow decides what a failure means. Under `drive_sync`, a coroutine result is refused
   with `ConfigError` (thrown into the flow the same way).
 - `Emit(handlers, event)`: call each event handler; a raising handler is logged and skipped.
+- `Spawn(flow)`: start another flow off the critical path and get a handle with `done()` and
+  `result()`: a worker thread under `drive_sync`, a task on the running loop under
+  `drive_async`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
+import threading
 from collections.abc import Callable, Generator
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from contextchef.errors import ConfigError
 
-__all__ = ["Call", "Effect", "Emit", "Flow", "drive_async", "drive_sync"]
+__all__ = ["Call", "Effect", "Emit", "Flow", "Handle", "Spawn", "drive_async", "drive_sync"]
 
 logger = logging.getLogger("contextchef.effects")
 
@@ -49,7 +55,22 @@ class Emit:
     event: object
 
 
-Effect = Call | Emit
+@dataclass(frozen=True, slots=True)
+class Spawn:
+    """Effect: run `flow` in the background; the flow receives a handle (`done()`, `result()`)."""
+
+    flow: Generator[Any, Any, Any]
+
+
+class Handle(Protocol):
+    """What `Spawn` returns: a `concurrent.futures.Future` or an `asyncio.Task`."""
+
+    def done(self) -> bool: ...
+
+    def result(self) -> Any: ...
+
+
+Effect = Call | Emit | Spawn
 Flow = Generator[Effect, Any, R]
 
 
@@ -63,6 +84,19 @@ def _refuse(outcome: Any, what: str) -> ConfigError:
     return ConfigError(f"the {what} returned an awaitable; use AsyncContextChef (or the async API)")
 
 
+def _spawn_thread(flow: Flow[Any]) -> Future[Any]:
+    future: Future[Any] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(drive_sync(flow))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name="contextchef-background", daemon=True).start()
+    return future
+
+
 def drive_sync(flow: Flow[R]) -> R:
     """Run `flow` to completion with plain calls."""
     send: Any = None
@@ -74,6 +108,9 @@ def drive_sync(flow: Flow[R]) -> R:
             result: R = stop.value
             return result
         send, error = None, None
+        if isinstance(effect, Spawn):
+            send = _spawn_thread(effect.flow)
+            continue
         if isinstance(effect, Call):
             try:
                 send = effect.fn(*effect.args)
@@ -102,6 +139,9 @@ async def drive_async(flow: Flow[R]) -> R:
             result: R = stop.value
             return result
         send, error = None, None
+        if isinstance(effect, Spawn):
+            send = asyncio.ensure_future(drive_async(effect.flow))
+            continue
         if isinstance(effect, Call):
             try:
                 send = effect.fn(*effect.args)

@@ -216,6 +216,7 @@ def compile_flow(
             system=state.system_prompt,
             tools_tokens=count_tools(state.tools, runtime.counter.tokenizer),
             counter=runtime.counter,
+            target=target,
             forced=forced,
             on_start=events.for_event("compress:start"),
             on_end=events.for_event("compress:end"),
@@ -240,6 +241,9 @@ def compile_flow(
             )
         )
     cache.sweep()
+    if report is not None and report.server:
+        merged = {**data, **report.server}
+        data = {key: merged[key] for key in sorted(merged)}
 
     def count() -> LayerTokens:
         return count_layers(sandwich, state.tools, runtime.counter)

@@ -1,1 +1,57 @@
-"""Selection axis: what enters the window (overflow runner, strategies, compaction, pruning)."""
+"""Selection axis: what enters the window (overflow runner, strategies, compaction)."""
+
+from contextchef.selection.anchored import Anchored, anchored
+from contextchef.selection.background import Background, background
+from contextchef.selection.budget import Budget, JanitorConfig
+from contextchef.selection.compaction import (
+    CompactionPlan,
+    asummarize_history,
+    compact_history,
+    compact_messages,
+    plan_compaction,
+    summarize_history,
+)
+from contextchef.selection.janitor import (
+    CompressEnd,
+    CompressStart,
+    Lineage,
+    OverflowConfig,
+    OverflowReport,
+)
+from contextchef.selection.server import Server, server
+from contextchef.selection.strategies import (
+    OverflowInput,
+    OverflowResult,
+    Strategy,
+    chain,
+    reset,
+    summarize,
+)
+
+__all__ = [
+    "Anchored",
+    "Background",
+    "Budget",
+    "CompactionPlan",
+    "CompressEnd",
+    "CompressStart",
+    "JanitorConfig",
+    "Lineage",
+    "OverflowConfig",
+    "OverflowInput",
+    "OverflowReport",
+    "OverflowResult",
+    "Server",
+    "Strategy",
+    "anchored",
+    "asummarize_history",
+    "background",
+    "chain",
+    "compact_history",
+    "compact_messages",
+    "plan_compaction",
+    "reset",
+    "server",
+    "summarize",
+    "summarize_history",
+]

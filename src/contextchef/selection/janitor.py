@@ -18,7 +18,7 @@ from typing import Any
 
 from contextchef.effects import Call, Emit, Flow
 from contextchef.errors import ConfigError
-from contextchef.messages import Message
+from contextchef.messages import Message, copy_json
 from contextchef.selection.budget import Budget, JanitorConfig, pick_usage
 from contextchef.selection.strategies import (
     OverflowInput,
@@ -124,6 +124,7 @@ class OverflowReport:
     span: tuple[Message, ...] = ()
     forced: bool = False
     failures: int = 0
+    server: Mapping[str, Any] | None = None
 
 
 class Janitor:
@@ -177,6 +178,7 @@ class Janitor:
         system: Sequence[Message],
         tools_tokens: int,
         counter: MessageCounter,
+        target: str = "",
         forced: bool = False,
         on_start: tuple[Callable[[Any], Any], ...] = (),
         on_end: tuple[Callable[[Any], Any], ...] = (),
@@ -184,11 +186,19 @@ class Janitor:
         """The overflow phase of a compile."""
         budget = self.measure(history, system, tools_tokens, counter)
         window = self.lineage.current
+        strategy = self.overflow.strategy
+        server_payload = getattr(strategy, "server_payload", None)
+        server = server_payload(target) if callable(server_payload) else None
+        if server is not None:
+            reason = "compacted server-side by the provider"
+            return OverflowReport(history, False, budget, window, reason=reason, server=server)
+        pending_check = getattr(strategy, "pending", None)
+        pending = bool(pending_check()) if callable(pending_check) else False
         if not history:
             return OverflowReport(history, False, budget, window, reason="the history is empty")
-        if not (forced or budget.over):
+        if not (forced or budget.over or pending):
             return OverflowReport(history, False, budget, window, reason="within budget")
-        if self.failures >= BREAKER_LIMIT:
+        if self.failures >= BREAKER_LIMIT and not pending:
             reason = f"circuit breaker open after {self.failures} failed compressions"
             return OverflowReport(history, False, budget, window, reason=reason, forced=forced)
 
@@ -207,7 +217,6 @@ class Janitor:
             yield Emit(on_start, CompressStart(len(history), budget, forced))
         count: Callable[[Sequence[Message]], int] = counter.count_all
         request = OverflowInput(history, budget, count, forced, window)
-        strategy = self.overflow.strategy
         try:
             result: OverflowResult = yield from run_strategy(strategy, request)
         except Exception as exc:
@@ -217,6 +226,9 @@ class Janitor:
         if result.changed:
             self.failures = 0
             self.lineage = self.lineage.advance(self.overflow.window_ids())
+            commit = getattr(strategy, "commit", None)
+            if callable(commit):
+                commit(result, self.lineage.current)
         elif result.failed:
             self.failures += 1
             logger.warning(
@@ -247,13 +259,25 @@ class Janitor:
         return report
 
     def snapshot(self) -> dict[str, Any]:
-        return {"failures": self.failures, "lineage": self.lineage, "reported": self.reported}
+        """The runner's state for `ContextChef.snapshot` (a strategy's own state included)."""
+        snapshot = getattr(self.overflow.strategy, "snapshot", None)
+        return {
+            "failures": self.failures,
+            "lineage": self.lineage,
+            "reported": self.reported,
+            "strategy": copy_json(snapshot()) if callable(snapshot) else None,
+        }
 
     def restore(self, state: Mapping[str, Any] | None) -> None:
+        restore = getattr(self.overflow.strategy, "restore", None)
         if not state:
             self.reset()
+            if callable(restore):
+                restore(None)
             return
         self.failures = int(state.get("failures", 0))
         self.reported = state.get("reported")
         lineage = state.get("lineage")
         self.lineage = lineage if isinstance(lineage, Lineage) else replace(self.lineage)
+        if callable(restore):
+            restore(copy_json(state.get("strategy")))

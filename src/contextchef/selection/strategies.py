@@ -145,6 +145,13 @@ class _Summarize:
         return len(turns) - kept
 
     def apply(self, input: OverflowInput) -> StrategyFlow:
+        return (yield from self.run(input))
+
+    def run(
+        self, input: OverflowInput, *, instruction: str | None = None, previous: str = ""
+    ) -> StrategyFlow:
+        """Split, summarise and check. `previous` is a summary the new one extends: the shrink
+        guard then measures only what the new one adds."""
         turns = group_turns(input.history)
         if input.forced and len(turns) < 2:
             return _unchanged(
@@ -166,6 +173,7 @@ class _Summarize:
             summary = yield from summary_flow(
                 to_summarize,
                 self.compression_model,
+                instruction=instruction,
                 guidelines=self.compression_guidelines,
                 extra_instructions=self.custom_compression_instructions,
                 tool_result_stub_threshold=self.tool_result_stub_threshold,
@@ -178,8 +186,9 @@ class _Summarize:
         chars = _span_chars(to_summarize)
         if self.min_shrink_ratio > 0 and chars >= 2000:
             allowed = (1 - self.min_shrink_ratio) * chars
-            if len(summary) > allowed:
-                reason = f"summary of {len(summary)} chars did not shrink {chars} chars enough"
+            added = len(summary) - len(previous)
+            if added > allowed:
+                reason = f"summary adding {added} chars did not shrink {chars} chars enough"
                 return _unchanged(input, self.name, reason, failed=True)
         if self.validate_compression is not None:
             try:
@@ -208,7 +217,7 @@ def summarize(
     tool_result_stub_threshold: int | None = None,
     compression_guidelines: Sequence[str] = (),
     custom_compression_instructions: str | None = None,
-) -> Strategy:
+) -> _Summarize:
     """Summarise the old turns with `compression_model` (drop them if it is `None`).
 
     The kept tail is the newest turns worth `preserve_ratio` (default 0.8) of the trigger, or
