@@ -9,9 +9,11 @@ from __future__ import annotations
 
 __all__ = [
     "CONVERSATION_CONTINUES",
+    "CONVERSATION_STARTS",
     "NO_TOOL_RESULT",
     "STATE_ANCHOR",
     "SYSTEM_STATE_HEADER",
+    "attachment_placeholder",
     "prefill_instruction",
     "xml_output_instruction",
 ]
@@ -19,6 +21,10 @@ __all__ = [
 # Placeholders ensure_valid_history inserts where a provider would reject the history.
 CONVERSATION_CONTINUES = "[Earlier conversation omitted; the dialogue continues from here.]"
 NO_TOOL_RESULT = "[The tool returned no result.]"
+
+# Stands in for the conversation when a provider refuses a request with no messages at all
+# (Gemini needs at least one content).
+CONVERSATION_STARTS = "[No messages yet; start as your instructions direct.]"
 
 # Closes the tail stitch whenever it carries live state, so the model reads it as context for
 # its next step rather than as a request to answer.
@@ -46,3 +52,8 @@ def prefill_instruction(prefill: str) -> str:
         f"{prefill}\n"
         "</system_reminder>"
     )
+
+
+def attachment_placeholder(kind: str, label: str) -> str:
+    """Names an attachment in a place that takes only text (a system or tool message)."""
+    return f"[{kind}: {label}]"

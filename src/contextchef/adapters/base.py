@@ -99,6 +99,10 @@ class ConversionCache:
     def __len__(self) -> int:
         return len(self._current.keys() | self._previous.keys())
 
+    def __bool__(self) -> bool:
+        # An empty cache is still a cache: `request.cache or ConversionCache()` must keep it.
+        return True
+
 
 def sorted_keys(value: Any) -> Any:
     """A copy of a JSON value with every dict's keys in sorted code-point order."""
