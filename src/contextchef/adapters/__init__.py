@@ -14,17 +14,23 @@ from contextchef.adapters.base import (
     normalize_tools,
     sorted_keys,
 )
+from contextchef.adapters.from_openai import from_openai
+from contextchef.adapters.from_openai_responses import from_openai_responses
 from contextchef.adapters.openai_chat import OpenAIChatAdapter
+from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
 
 __all__ = [
     "AdapterInput",
     "AdapterRegistry",
     "ConversionCache",
     "OpenAIChatAdapter",
+    "OpenAIResponsesAdapter",
     "TargetAdapter",
     "ToolDefinition",
     "adapter_registry",
     "builtin_registry",
+    "from_openai",
+    "from_openai_responses",
     "get_adapter",
     "normalize_tool",
     "normalize_tools",
@@ -36,6 +42,7 @@ def builtin_registry() -> AdapterRegistry:
     """A fresh registry holding the built-in targets."""
     registry = AdapterRegistry()
     registry.register("openai", OpenAIChatAdapter())
+    registry.register("openai-responses", OpenAIResponsesAdapter())
     return registry
 
 
