@@ -14,8 +14,10 @@ from contextchef.adapters.base import (
     normalize_tools,
     sorted_keys,
 )
+from contextchef.adapters.from_gemini import from_gemini
 from contextchef.adapters.from_openai import from_openai
 from contextchef.adapters.from_openai_responses import from_openai_responses
+from contextchef.adapters.gemini import GeminiAdapter
 from contextchef.adapters.openai_chat import OpenAIChatAdapter
 from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
 
@@ -23,12 +25,14 @@ __all__ = [
     "AdapterInput",
     "AdapterRegistry",
     "ConversionCache",
+    "GeminiAdapter",
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
     "TargetAdapter",
     "ToolDefinition",
     "adapter_registry",
     "builtin_registry",
+    "from_gemini",
     "from_openai",
     "from_openai_responses",
     "get_adapter",
@@ -43,6 +47,7 @@ def builtin_registry() -> AdapterRegistry:
     registry = AdapterRegistry()
     registry.register("openai", OpenAIChatAdapter())
     registry.register("openai-responses", OpenAIResponsesAdapter())
+    registry.register("gemini", GeminiAdapter())
     return registry
 
 
