@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from contextchef.adapters import AdapterInput, ConversionCache, normalize_tools
+import openai
+
+from contextchef.adapters import AdapterInput, ConversionCache, TargetAdapter, normalize_tools
 from contextchef.messages import Message
+from tests.loopback import Recorded, loopback_server
+
+T = TypeVar("T")
 
 PNG = "iVBORw0KGgo="  # base64 of the PNG magic bytes
 PDF = "JVBERi0xLjQK"  # base64 of "%PDF-1.4\n"
@@ -107,6 +112,42 @@ class CountingCache(ConversionCache):
 
 def is_key_sorted(payload: Any) -> bool:
     return json.dumps(payload) == json.dumps(payload, sort_keys=True)
+
+
+def compile_checked(
+    adapter: TargetAdapter,
+    validate: Callable[[dict[str, Any]], object],
+    messages: Sequence[Message],
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Compile, check the payload against the SDK and its key order, and return it."""
+    payload = adapter.compile(request(messages, **kwargs))
+    validate(payload)
+    assert is_key_sorted(payload)
+    return payload
+
+
+DELETE = object()
+
+
+def altered(payload: Any, path: Sequence[str | int], value: Any) -> Any:
+    """A deep copy of `payload` with `value` set at `path` (`DELETE` removes the key)."""
+    copy = json.loads(json.dumps(payload))
+    target = copy
+    for step in path[:-1]:
+        target = target[step]
+    if value is DELETE:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return copy
+
+
+def through_openai(canned: Any, send: Callable[[openai.OpenAI], T]) -> tuple[T, Recorded]:
+    """Make one call with a real OpenAI client against a loopback server answering `canned`."""
+    with loopback_server(canned) as server:
+        result = send(openai.OpenAI(base_url=server.url + "/v1", api_key="test"))
+        return result, server.requests[-1]
 
 
 CHAT_RESPONSE = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import pytest
@@ -23,8 +24,10 @@ from tests.adapters.samples import (
     PNG,
     TOOLS,
     CountingCache,
+    altered,
     attachment_history,
     call,
+    compile_checked,
     is_key_sorted,
     parallel_history,
     request,
@@ -36,11 +39,7 @@ from tests.loopback import loopback_server
 ADAPTER = GeminiAdapter()
 
 
-def compile_valid(messages: list[Message], **kwargs: Any) -> dict[str, Any]:
-    payload = ADAPTER.compile(request(messages, **kwargs))
-    validate_gemini(payload)
-    assert is_key_sorted(payload)
-    return payload
+compile_valid = partial(compile_checked, ADAPTER, validate_gemini)
 
 
 def test_registered_under_gemini() -> None:
@@ -96,11 +95,7 @@ def test_tools_use_the_standard_json_schema_field() -> None:
     assert declarations[0] == {
         "description": "Read a file.",
         "name": "read",
-        "parameters_json_schema": {
-            "properties": {"path": {"type": "string"}},
-            "required": ["path"],
-            "type": "object",
-        },
+        "parameters_json_schema": TOOLS[0]["parameters"],
     }
     assert declarations[1]["parameters_json_schema"] == {"properties": {}, "type": "object"}
 
@@ -286,34 +281,25 @@ def test_key_order_is_stable_whatever_the_input_order() -> None:
     assert is_key_sorted(first)
 
 
-def test_validator_rejects_what_the_sdk_or_api_would() -> None:
+@pytest.mark.parametrize(
+    ("path", "value", "error", "match"),
+    [
+        (("contents", 0, "parts", 0, "txt"), "typo", ValidationError, "txt"),
+        (("contents", 1, "role"), "assistant", PayloadMismatch, "role 'assistant'"),
+        (("contents", 0, "parts", 0, "text"), "", PayloadMismatch, "empty text"),
+        (("contents", 2, "role"), "model", PayloadMismatch, "same role"),
+        (("contents", 2, "parts"), [], PayloadMismatch, "at least one part"),
+        (("contents", 1, "parts", 0, "thought_signature"), "no base64!", ValidationError, "base64"),
+        (("config", "system_instructions"), "typo", ValidationError, "system_instructions"),
+    ],
+)
+def test_validator_rejects_what_the_sdk_or_api_would(
+    path: tuple[str | int, ...], value: Any, error: type[Exception], match: str
+) -> None:
     good = ADAPTER.compile(request(parallel_history()))
     validate_gemini(good)
-    bad_field = json.loads(json.dumps(good))
-    bad_field["contents"][0]["parts"][0]["txt"] = "typo"
-    with pytest.raises(ValidationError):
-        validate_gemini(bad_field)
-    bad_role = json.loads(json.dumps(good))
-    bad_role["contents"][1]["role"] = "assistant"
-    with pytest.raises(PayloadMismatch, match="role 'assistant'"):
-        validate_gemini(bad_role)
-    empty_text = json.loads(json.dumps(good))
-    empty_text["contents"][0]["parts"][0]["text"] = ""
-    with pytest.raises(PayloadMismatch, match="empty text"):
-        validate_gemini(empty_text)
-    bad_base64 = ADAPTER.compile(
-        request([{"content": [{**IMAGE_DATA, "data": "no base64!"}], "role": "user"}])
-    )
-    with pytest.raises(ValidationError):
-        validate_gemini(bad_base64)
-    same_role = json.loads(json.dumps(good))
-    same_role["contents"].insert(0, {"parts": [{"text": "x"}], "role": "user"})
-    with pytest.raises(PayloadMismatch, match="same role"):
-        validate_gemini(same_role)
-    bad_config = json.loads(json.dumps(good))
-    bad_config["config"]["system_instructions"] = "typo"
-    with pytest.raises(ValidationError):
-        validate_gemini(bad_config)
+    with pytest.raises(error, match=match):
+        validate_gemini(altered(good, path, value))
 
 
 def test_the_sdk_sends_the_compiled_payload() -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
+from functools import partial
 from typing import Any
 
-import openai
 import pytest
 from pydantic import ValidationError
 
@@ -14,28 +13,26 @@ from contextchef.adapters import ConversionCache, OpenAIChatAdapter
 from contextchef.messages import Message
 from tests.adapters.samples import (
     CHAT_RESPONSE,
+    DELETE,
     DOC_DATA,
     IMAGE_DATA,
     PDF,
     PNG,
     TOOLS,
     CountingCache,
+    altered,
     attachment_history,
-    is_key_sorted,
+    compile_checked,
     parallel_history,
     request,
+    through_openai,
 )
 from tests.adapters.sdk_openai import MODEL, PayloadMismatch, validate_chat
-from tests.loopback import loopback_server
 
 ADAPTER = OpenAIChatAdapter()
 
 
-def compile_valid(messages: list[Message], **kwargs: Any) -> dict[str, Any]:
-    payload = ADAPTER.compile(request(messages, **kwargs))
-    validate_chat(payload)
-    assert is_key_sorted(payload)
-    return payload
+compile_valid = partial(compile_checked, ADAPTER, validate_chat)
 
 
 def test_parallel_calls_validate_and_keep_their_results() -> None:
@@ -86,30 +83,29 @@ def test_an_empty_cache_is_used_from_the_first_compile() -> None:
     assert second["messages"][2] is first["messages"][2]
 
 
-def test_validator_walks_lazy_iterables_and_catches_dropped_keys() -> None:
+@pytest.mark.parametrize(
+    ("path", "value", "error", "match"),
+    [
+        (("messages", 2, "tool_calls", 0, "type"), "not-a-type", ValidationError, "not-a-type"),
+        (("messages", 3, "tool_call_idd"), "c1", PayloadMismatch, "tool_call_idd was dropped"),
+        (("messages", 1, "content"), [{"data": PNG, "type": "image"}], ValidationError, "image"),
+        (("tools", 0, "function", "name"), DELETE, ValidationError, "name"),
+    ],
+)
+def test_validator_walks_lazy_iterables_and_catches_dropped_keys(
+    path: tuple[str | int, ...], value: Any, error: type[Exception], match: str
+) -> None:
     good = ADAPTER.compile(request(parallel_history(), tools=TOOLS))
     validate_chat(good)
-    nested = json.loads(json.dumps(good))
-    nested["messages"][2]["tool_calls"][0]["type"] = "not-a-type"  # inside Iterable fields
-    with pytest.raises(ValidationError):
-        validate_chat(nested)
-    typo = json.loads(json.dumps(good))
-    typo["messages"][3]["tool_call_idd"] = "c1"
-    with pytest.raises(PayloadMismatch, match=r"tool_call_idd was dropped"):
-        validate_chat(typo)
-    bad_part = json.loads(json.dumps(good))
-    bad_part["messages"][1]["content"] = [{"type": "image", "data": PNG}]
-    with pytest.raises(ValidationError):
-        validate_chat(bad_part)
+    with pytest.raises(error, match=match):
+        validate_chat(altered(good, path, value))
 
 
 def test_the_sdk_sends_the_compiled_payload() -> None:
     payload = compile_valid([*parallel_history(), *attachment_history()], tools=TOOLS)
-    with loopback_server(CHAT_RESPONSE) as server:
-        client = openai.OpenAI(base_url=server.url + "/v1", api_key="test")
-        completion = client.chat.completions.create(model=MODEL, **payload)
-        body = server.last_body
-        path = server.requests[-1].path
+    completion, sent = through_openai(
+        CHAT_RESPONSE, lambda client: client.chat.completions.create(model=MODEL, **payload)
+    )
     assert completion.choices[0].message.content == "ok"
-    assert path == "/v1/chat/completions"
-    assert body == {"model": MODEL, **payload}
+    assert sent.path == "/v1/chat/completions"
+    assert sent.body == {"model": MODEL, **payload}

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
+from functools import partial
 from typing import Any
 
-import openai
 import pytest
 from pydantic import ValidationError
 
@@ -13,6 +12,7 @@ from contextchef import prompts
 from contextchef.adapters import OpenAIResponsesAdapter, builtin_registry
 from contextchef.messages import Message
 from tests.adapters.samples import (
+    DELETE,
     DOC_DATA,
     IMAGE_DATA,
     PDF,
@@ -20,13 +20,15 @@ from tests.adapters.samples import (
     RESPONSES_RESPONSE,
     TOOLS,
     CountingCache,
+    altered,
     attachment_history,
+    compile_checked,
     is_key_sorted,
     parallel_history,
     request,
+    through_openai,
 )
 from tests.adapters.sdk_openai import MODEL, PayloadMismatch, validate_responses
-from tests.loopback import loopback_server
 
 ADAPTER = OpenAIResponsesAdapter()
 
@@ -38,11 +40,7 @@ REASONING = {
 }
 
 
-def compile_valid(messages: list[Message], **kwargs: Any) -> dict[str, Any]:
-    payload = ADAPTER.compile(request(messages, **kwargs))
-    validate_responses(payload)
-    assert is_key_sorted(payload)
-    return payload
+compile_valid = partial(compile_checked, ADAPTER, validate_responses)
 
 
 def test_registered_under_openai_responses() -> None:
@@ -150,11 +148,7 @@ def test_tools_are_flat_with_explicit_strict() -> None:
     assert tools[0] == {
         "description": "Read a file.",
         "name": "read",
-        "parameters": {
-            "properties": {"path": {"type": "string"}},
-            "required": ["path"],
-            "type": "object",
-        },
+        "parameters": TOOLS[0]["parameters"],
         "strict": False,
         "type": "function",
     }
@@ -204,25 +198,22 @@ def test_key_order_is_sorted() -> None:
     assert is_key_sorted(ADAPTER.compile(request(history, tools=TOOLS, prefill="x")))
 
 
-def test_validator_rejects_bad_items() -> None:
+@pytest.mark.parametrize(
+    ("path", "value", "error", "match"),
+    [
+        (("input", 1, "type"), "function_kall", ValidationError, "function_kall"),
+        (("input", 3, "call_idd"), "c1", PayloadMismatch, "call_idd was dropped"),
+        (("input", 0, "content", 0, "type"), "output_text", ValidationError, "output_text"),
+        (("tools", 0, "strict"), DELETE, ValidationError, "strict"),
+    ],
+)
+def test_validator_rejects_bad_items(
+    path: tuple[str | int, ...], value: Any, error: type[Exception], match: str
+) -> None:
     good = ADAPTER.compile(request(parallel_history(), tools=TOOLS))
     validate_responses(good)
-    unknown = json.loads(json.dumps(good))
-    unknown["input"][1]["type"] = "function_kall"
-    with pytest.raises(ValidationError):
-        validate_responses(unknown)
-    typo = json.loads(json.dumps(good))
-    typo["input"][3]["call_idd"] = "c1"
-    with pytest.raises(PayloadMismatch, match="call_idd"):
-        validate_responses(typo)
-    lazy = json.loads(json.dumps(good))
-    lazy["input"][0]["content"][0]["type"] = "output_text"  # inside an Iterable of parts
-    with pytest.raises((ValidationError, PayloadMismatch)):
-        validate_responses(lazy)
-    no_strict = json.loads(json.dumps(good))
-    del no_strict["tools"][0]["strict"]
-    with pytest.raises(ValidationError):
-        validate_responses(no_strict)
+    with pytest.raises(error, match=match):
+        validate_responses(altered(good, path, value))
 
 
 def test_the_sdk_sends_the_compiled_payload() -> None:
@@ -230,12 +221,10 @@ def test_the_sdk_sends_the_compiled_payload() -> None:
     history[1] = {**history[1], "openai_reasoning": [REASONING]}
     history.append({"content": [{"text": "Look", "type": "text"}, IMAGE_DATA], "role": "user"})
     payload = compile_valid(history, tools=TOOLS, prefill="Answer:")
-    with loopback_server(RESPONSES_RESPONSE) as server:
-        client = openai.OpenAI(base_url=server.url + "/v1", api_key="test")
-        response = client.responses.create(model=MODEL, **payload)
-        body = server.last_body
-        path = server.requests[-1].path
+    response, sent = through_openai(
+        RESPONSES_RESPONSE, lambda client: client.responses.create(model=MODEL, **payload)
+    )
     assert response.output_text == "ok"
-    assert path == "/v1/responses"
-    assert body == {"model": MODEL, **payload}
-    assert body["input"][1] == REASONING
+    assert sent.path == "/v1/responses"
+    assert sent.body == {"model": MODEL, **payload}
+    assert sent.body["input"][1] == REASONING
