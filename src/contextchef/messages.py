@@ -10,10 +10,19 @@ A message is a plain dict, so users keep whatever history they already store::
 Our flags: `pinned` (survives every overflow strategy), `_cache_breakpoint` (a provider cache
 breakpoint after this message), `thinking` (reasoning text with an optional signature),
 `redacted_thinking` (opaque reasoning blobs), and provider passthrough slots named after their
-provider (`openai_reasoning`, `gemini_thought_signature`, and `anthropic_compaction`: the
-server-side compaction block of an Anthropic reply, kept verbatim so the Anthropic target can send
-it back first in its assistant turn; other targets ignore it). Attachments are content parts of
-type `image` or `document`.
+provider. Attachments are content parts of type `image` or `document`.
+
+Passthrough slots carry what a provider needs to see again, verbatim, and other targets ignore:
+
+- `openai_reasoning` (assistant): the Responses API reasoning items (`{"type": "reasoning",
+  "id", "summary", "encrypted_content"?…}`) that preceded this message's output; re-sent directly
+  before it, because the API pairs each reasoning item with the item that follows it.
+- `openai_phase` (assistant): the Responses API `phase` label (`"commentary"` or
+  `"final_answer"`), which the API asks callers to resend on assistant messages.
+- `gemini_thought_signature` (assistant, base64): the signature Gemini attached to the message's
+  text part; a tool call carries its own `gemini_thought_signature` for its `function_call` part.
+- `anthropic_compaction` (assistant): the server-side compaction block of an Anthropic reply,
+  sent back first in its assistant turn by the Anthropic target.
 
 `validate_message` checks one message at the boundary and names the index and field at fault;
 `group_turns` splits a history into turns (an assistant with tool calls and its results form one
@@ -134,6 +143,7 @@ class Message(TypedDict, total=False):
     thinking: Thinking
     redacted_thinking: list[RedactedThinking]
     openai_reasoning: list[dict[str, Any]]
+    openai_phase: Literal["commentary", "final_answer"]
     gemini_thought_signature: str
     anthropic_compaction: dict[str, Any]
     refusal: NotRequired[str | None]
@@ -151,6 +161,7 @@ _KNOWN_KEYS = frozenset(
         "thinking",
         "redacted_thinking",
         "openai_reasoning",
+        "openai_phase",
         "gemini_thought_signature",
         "anthropic_compaction",
         "refusal",
@@ -257,6 +268,24 @@ def validate_message(message: object, index: int | None = None) -> Message:
         or not all(isinstance(r, Mapping) and isinstance(r.get("data"), str) for r in redacted)
     ):
         raise _fail("redacted_thinking must be a list of {'data': str}", index, "redacted_thinking")
+    _validate_passthrough(message, index)
+    return cast(Message, message)
+
+
+def _validate_passthrough(message: Mapping[str, Any], index: int | None) -> None:
+    reasoning = message.get("openai_reasoning")
+    if reasoning is not None and (
+        not isinstance(reasoning, list) or not all(isinstance(r, Mapping) for r in reasoning)
+    ):
+        raise _fail("openai_reasoning must be a list of item dicts", index, "openai_reasoning")
+    phase = message.get("openai_phase")
+    if phase is not None and phase not in ("commentary", "final_answer"):
+        raise _fail("openai_phase must be 'commentary' or 'final_answer'", index, "openai_phase")
+    signature = message.get("gemini_thought_signature")
+    if signature is not None and not isinstance(signature, str):
+        raise _fail(
+            "gemini_thought_signature must be a base64 string", index, "gemini_thought_signature"
+        )
     compaction = message.get("anthropic_compaction")
     if compaction is not None and (
         not isinstance(compaction, Mapping) or compaction.get("type") != "compaction"
@@ -266,7 +295,11 @@ def validate_message(message: object, index: int | None = None) -> Message:
             index,
             "anthropic_compaction",
         )
-    return cast(Message, message)
+    for at, call in enumerate(message.get("tool_calls") or ()):
+        signature = call.get("gemini_thought_signature")
+        if signature is not None and not isinstance(signature, str):
+            field = f"tool_calls[{at}].gemini_thought_signature"
+            raise _fail("gemini_thought_signature must be a base64 string", index, field)
 
 
 def validate_history(messages: Iterable[object]) -> list[Message]:
@@ -321,7 +354,12 @@ def group_turns(history: Sequence[Message]) -> list[Turn]:
 class HistoryFix:
     """One repair `ensure_valid_history` made: what it did, and to which message."""
 
-    kind: Literal["dropped_orphan_result", "added_missing_result", "added_leading_user"]
+    kind: Literal[
+        "dropped_orphan_result",
+        "added_missing_result",
+        "moved_system_message",
+        "added_leading_user",
+    ]
     index: int
     detail: str
 
@@ -329,9 +367,11 @@ class HistoryFix:
 def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], list[HistoryFix]]:
     """Repair what providers reject and say what was repaired.
 
-    - a tool result whose call id no earlier assistant issued is dropped;
+    - a tool result that answers no open call of the assistant just before it (no such call, a
+      call already answered, or a call of an earlier turn) is dropped;
     - a tool call with no result before the next user or assistant message gets a placeholder
       result right after the results it does have;
+    - a system message between tool calls and their results moves to just after the results;
     - a first non-system message that is not a user message gets a placeholder user turn.
 
     `index` in each fix refers to the input history. The input is never mutated.
@@ -340,6 +380,7 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
     out: list[Message] = []
     open_calls: dict[str, str] = {}  # call id -> tool name, for the assistant being answered
     issued: set[str] = set()
+    deferred: list[Message] = []  # system messages met while calls were still open
 
     def close_open_calls(at: int) -> None:
         for call_id, name in open_calls.items():
@@ -348,21 +389,27 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
                 HistoryFix("added_missing_result", at, f"no result for call {call_id!r} ({name})")
             )
         open_calls.clear()
+        out.extend(deferred)
+        deferred.clear()
 
     for index, message in enumerate(history):
         role = message["role"]
         if role == "tool":
             call_id = message.get("tool_call_id", "")
-            if call_id not in issued:
-                fixes.append(
-                    HistoryFix("dropped_orphan_result", index, f"no call with id {call_id!r}")
-                )
+            if call_id not in open_calls:
+                why = "its call was already answered or closed" if call_id in issued else "no call"
+                fixes.append(HistoryFix("dropped_orphan_result", index, f"{why}: {call_id!r}"))
                 continue
-            open_calls.pop(call_id, None)
+            del open_calls[call_id]
             out.append(message)
+            if not open_calls:
+                close_open_calls(index)
             continue
-        if role in ("user", "assistant"):
-            close_open_calls(index)
+        if role == "system" and open_calls:
+            deferred.append(message)
+            fixes.append(HistoryFix("moved_system_message", index, "moved after the tool results"))
+            continue
+        close_open_calls(index)
         out.append(message)
         if role == "assistant":
             for call in message.get("tool_calls") or ():

@@ -12,6 +12,7 @@ __all__ = [
     "CLEARED_TOOL_RESULT",
     "COMPACTION_INSTRUCTION",
     "CONVERSATION_CONTINUES",
+    "CONVERSATION_STARTS",
     "EXTRA_INSTRUCTIONS_HEADER",
     "GUIDELINES_HEADER",
     "NO_TOOL_RESULT",
@@ -30,6 +31,10 @@ __all__ = [
 # Placeholders ensure_valid_history inserts where a provider would reject the history.
 CONVERSATION_CONTINUES = "[Earlier conversation omitted; the dialogue continues from here.]"
 NO_TOOL_RESULT = "[The tool returned no result.]"
+
+# Stands in for the conversation when a provider refuses a request with no messages at all
+# (Gemini needs at least one content).
+CONVERSATION_STARTS = "[No messages yet; start as your instructions direct.]"
 
 # Closes the tail stitch whenever it carries live state, so the model reads it as context for
 # its next step rather than as a request to answer.

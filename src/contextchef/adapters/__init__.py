@@ -16,20 +16,30 @@ from contextchef.adapters.base import (
     sorted_keys,
 )
 from contextchef.adapters.from_anthropic import ImportedHistory, from_anthropic
+from contextchef.adapters.from_gemini import from_gemini
+from contextchef.adapters.from_openai import from_openai
+from contextchef.adapters.from_openai_responses import from_openai_responses
+from contextchef.adapters.gemini import GeminiAdapter
 from contextchef.adapters.openai_chat import OpenAIChatAdapter
+from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
 
 __all__ = [
     "AdapterInput",
     "AdapterRegistry",
     "AnthropicAdapter",
     "ConversionCache",
+    "GeminiAdapter",
     "ImportedHistory",
     "OpenAIChatAdapter",
+    "OpenAIResponsesAdapter",
     "TargetAdapter",
     "ToolDefinition",
     "adapter_registry",
     "builtin_registry",
     "from_anthropic",
+    "from_gemini",
+    "from_openai",
+    "from_openai_responses",
     "get_adapter",
     "normalize_tool",
     "normalize_tools",
@@ -41,7 +51,9 @@ def builtin_registry() -> AdapterRegistry:
     """A fresh registry holding the built-in targets."""
     registry = AdapterRegistry()
     registry.register("openai", OpenAIChatAdapter())
+    registry.register("openai-responses", OpenAIResponsesAdapter())
     registry.register("anthropic", AnthropicAdapter())
+    registry.register("gemini", GeminiAdapter())
     return registry
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from contextchef import prompts
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition
+from contextchef.adapters.content import attachment_placeholder, data_url, text_only
 from contextchef.messages import Message
 
 __all__ = ["OpenAIChatAdapter"]
@@ -20,42 +21,21 @@ __all__ = ["OpenAIChatAdapter"]
 logger = logging.getLogger("contextchef.adapters.openai_chat")
 
 
-def _data_url(media_type: str, data: str) -> str:
-    return f"data:{media_type};base64,{data}"
-
-
-def _attachment_placeholder(part: Any) -> str:
-    label = part.get("filename") or part.get("url") or part.get("media_type") or part["type"]
-    return f"[{part['type']}: {label}]"
-
-
 def _user_part(part: Any) -> dict[str, Any]:
     kind = part["type"]
     if kind == "text":
         return {"text": part["text"], "type": "text"}
     if kind == "image":
-        url = part["url"] if "url" in part else _data_url(part["media_type"], part["data"])
+        url = part["url"] if "url" in part else data_url(part["media_type"], part["data"])
         return {"image_url": {"url": url}, "type": "image_url"}
     if "data" in part:
-        file: dict[str, Any] = {"file_data": _data_url(part["media_type"], part["data"])}
+        file: dict[str, Any] = {"file_data": data_url(part["media_type"], part["data"])}
         if "filename" in part:
             file["filename"] = part["filename"]
         return {"file": file, "type": "file"}
     if "text" in part:
         return {"text": part["text"], "type": "text"}
-    return {"text": _attachment_placeholder(part), "type": "text"}
-
-
-def _text_only(content: Any) -> str:
-    """Content for roles that take only text: attachments become bracketed placeholders."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "".join(
-        part["text"] if part["type"] == "text" else _attachment_placeholder(part)
-        for part in content
-    )
+    return {"text": attachment_placeholder(part), "type": "text"}
 
 
 # Keys a message of each role may carry to be sent exactly as the chef holds it (its private
@@ -111,17 +91,17 @@ class OpenAIChatAdapter:
             return out
         if role == "tool":
             return {
-                "content": _text_only(content),
+                "content": text_only(content),
                 "role": "tool",
                 "tool_call_id": message["tool_call_id"],
             }
         if role == "system":
-            out = {"content": _text_only(content)}
+            out = {"content": text_only(content)}
             if "name" in message:
                 out["name"] = message["name"]
             out["role"] = "system"
             return out
-        text: str | None = _text_only(content) if content is not None else None
+        text: str | None = text_only(content) if content is not None else None
         thinking = message.get("thinking")
         if self.preserve_thinking_as_text and thinking and thinking["thinking"]:
             text = f"<thinking>\n{thinking['thinking']}\n</thinking>\n\n{text or ''}"
@@ -145,7 +125,7 @@ class OpenAIChatAdapter:
         return out
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
-        cache = request.cache or ConversionCache()
+        cache = request.cache if request.cache is not None else ConversionCache()
         messages = cache.convert_all((*request.system, *request.messages), self._wire)
         if request.prefill is not None:
             _append_instruction(messages, prompts.prefill_instruction(request.prefill))

@@ -1,0 +1,79 @@
+"""What the history importers share: provider objects as dicts, attachments, the repair pass.
+
+Importers accept plain dicts or the provider SDK's pydantic objects (dumped in JSON mode, so
+bytes arrive as base64 strings). They return `(system_messages, history)`; the history goes
+through `ensure_valid_history` unless `repair=False`, and every repair is logged as a warning
+(never silently). Call `ensure_valid_history` yourself on an unrepaired import to get the
+`HistoryFix` list as data.
+"""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+from collections.abc import Mapping
+from typing import Any, cast
+
+from contextchef.adapters.content import split_data_url
+from contextchef.errors import MessageError
+from contextchef.messages import DocumentPart, ImagePart, Message, ensure_valid_history
+
+__all__ = ["as_dict", "attachment", "finish"]
+
+
+def as_dict(value: Any, index: int | None = None, what: str = "message") -> dict[str, Any]:
+    """A mapping or SDK model as a plain dict; `MessageError` for anything else."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        result: dict[str, Any] = dump(mode="json", exclude_none=True)
+        return result
+    raise MessageError(
+        f"a {what} must be a dict or an SDK object, got {type(value).__name__}", index=index
+    )
+
+
+def attachment(
+    kind: str,
+    *,
+    url: str | None = None,
+    data: str | None = None,
+    media_type: str | None = None,
+    filename: str | None = None,
+) -> ImagePart | DocumentPart:
+    """An IR image or document part; a base64 `data:` URL is split into media type and data.
+
+    Raw base64 `data` without a media type gets one guessed from the filename (PDF when unknown,
+    the only file type the OpenAI APIs take inline).
+    """
+    part: dict[str, Any] = {"type": "image" if kind == "image" else "document"}
+    split = split_data_url(url) if url is not None else None
+    if split is not None:
+        media_type, data = split
+        url = None
+    if data is not None:
+        if media_type is None:
+            guessed = mimetypes.guess_type(filename or "")[0]
+            media_type = guessed or ("image/png" if kind == "image" else "application/pdf")
+        part["data"] = data
+    elif url is not None:
+        part["url"] = url
+    if media_type is not None:
+        part["media_type"] = media_type
+    if filename:
+        part["filename"] = filename
+    return cast(ImagePart | DocumentPart, part)
+
+
+def finish(
+    system: list[Message], history: list[Message], *, repair: bool, logger: logging.Logger
+) -> tuple[list[Message], list[Message]]:
+    """Run the repair pass (unless disabled), logging each fix."""
+    if repair:
+        history, fixes = ensure_valid_history(history)
+        for fix in fixes:
+            logger.warning(
+                "imported history repaired at message %d: %s (%s)", fix.index, fix.kind, fix.detail
+            )
+    return system, history

@@ -1,0 +1,145 @@
+"""The `openai-responses` target: keyword arguments of `client.responses.create`.
+
+The top-layer system messages become `instructions` (joined with a blank line; omitted when
+there are none); the history becomes `input` items:
+
+- user messages: `message` items with `input_text` / `input_image` / `input_file` parts;
+- system messages inside the history: inline `system` message items, where they stand;
+- assistant messages: first their `openai_reasoning` items, verbatim (the API pairs a reasoning
+  item with the item right after it), then the text as an easy-input assistant message
+  (`{"content": str, "role": "assistant", "type": "message"}` — the output-message form needs
+  the item `id` and `status` the IR does not keep), then one `function_call` item per call;
+- tool results: `function_call_output` items; a result with attachments sends them as a list of
+  input parts, otherwise the output is a string.
+
+Tools use the Responses flat function shape with `strict` always explicit: the API treats a
+missing `strict` as true, which rejects most hand-written schemas. A prefill becomes an
+instruction at the end of the last user message (a text part after its attachments), or of
+`instructions` when there is no user message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contextchef import prompts
+from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
+from contextchef.adapters.content import data_url, text_only
+from contextchef.messages import Message
+
+__all__ = ["OpenAIResponsesAdapter"]
+
+Item = dict[str, Any]
+
+
+def _input_part(part: Any) -> dict[str, Any]:
+    """One IR content part as a Responses input part."""
+    kind = part["type"]
+    if kind == "text" or "text" in part:
+        return {"text": part["text"], "type": "input_text"}
+    if kind == "image":
+        url = part["url"] if "url" in part else data_url(part["media_type"], part["data"])
+        return {"detail": "auto", "image_url": url, "type": "input_image"}
+    file: dict[str, Any] = {}
+    if "data" in part:
+        file["file_data"] = data_url(part["media_type"], part["data"])
+    else:
+        file["file_url"] = part["url"]
+    if "filename" in part:
+        file["filename"] = part["filename"]
+    file["type"] = "input_file"
+    return file
+
+
+def _input_parts(content: Any) -> list[dict[str, Any]]:
+    if content is None or isinstance(content, str):
+        return [{"text": content or "", "type": "input_text"}]
+    return [_input_part(part) for part in content]
+
+
+def _assistant_items(message: Message) -> list[Item]:
+    items: list[Item] = [sorted_keys(item) for item in message.get("openai_reasoning") or ()]
+    calls = message.get("tool_calls") or ()
+    content = message.get("content")
+    text = text_only(content)
+    if text or not (calls or items):
+        item: Item = {"content": text}
+        if "openai_phase" in message:
+            item["phase"] = message["openai_phase"]
+        item["role"] = "assistant"
+        item["type"] = "message"
+        items.append(item)
+    items.extend(
+        {
+            "arguments": call["function"]["arguments"],
+            "call_id": call["id"],
+            "name": call["function"]["name"],
+            "type": "function_call",
+        }
+        for call in calls
+    )
+    return items
+
+
+def _items(message: Message) -> list[Item]:
+    """The input items one message becomes."""
+    role = message["role"]
+    content = message.get("content")
+    if role == "assistant":
+        return _assistant_items(message)
+    if role == "tool":
+        has_attachments = isinstance(content, list) and any(p["type"] != "text" for p in content)
+        output: Any = _input_parts(content) if has_attachments else text_only(content)
+        return [
+            {"call_id": message["tool_call_id"], "output": output, "type": "function_call_output"}
+        ]
+    if role == "system":
+        parts = [{"text": text_only(content), "type": "input_text"}]
+        return [{"content": parts, "role": "system", "type": "message"}]
+    return [{"content": _input_parts(content), "role": "user", "type": "message"}]
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    return {
+        "description": tool.get("description", ""),
+        "name": tool["name"],
+        "parameters": tool.get("parameters", {"properties": {}, "type": "object"}),
+        "strict": tool.get("strict", False),
+        "type": "function",
+    }
+
+
+class OpenAIResponsesAdapter:
+    """Compiles to Responses `instructions`, `input` and `tools`."""
+
+    name = "openai-responses"
+
+    def compile(self, request: AdapterInput) -> dict[str, Any]:
+        cache = request.cache if request.cache is not None else ConversionCache()
+        items: list[Item] = []
+        for message in request.messages:
+            items.extend(cache.convert(message, _items))
+        texts = (text_only(message.get("content")) for message in request.system)
+        instructions = "\n\n".join(text for text in texts if text)
+        if request.prefill is not None:
+            instruction = prompts.prefill_instruction(request.prefill)
+            if not _append_to_last_user(items, instruction):
+                instructions = f"{instructions}\n\n{instruction}" if instructions else instruction
+        payload: dict[str, Any] = {"input": items}
+        if instructions:
+            payload["instructions"] = instructions
+        if request.tools:
+            payload["tools"] = [_tool(tool) for tool in request.tools]
+        return payload
+
+
+def _append_to_last_user(items: list[Item], instruction: str) -> bool:
+    """Append `instruction` as an `input_text` part of the last user item, keeping its other
+    parts; the item is replaced by a copy, so cached conversions are never mutated."""
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        if item.get("role") == "user":
+            part = {"text": instruction, "type": "input_text"}
+            items[index] = {**item, "content": [*item["content"], part]}
+            return True
+    return False
