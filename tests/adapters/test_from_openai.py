@@ -28,7 +28,7 @@ from tests.adapters.samples import (
 
 
 def test_leading_system_and_developer_form_the_system_prompt() -> None:
-    system, history = from_openai(
+    system, history, _ = from_openai(
         [
             {"content": "Be kind.", "role": "system"},
             {"content": [{"text": "Be brief.", "type": "text"}], "role": "developer"},
@@ -47,7 +47,7 @@ def test_leading_system_and_developer_form_the_system_prompt() -> None:
 
 
 def test_image_and_file_parts_become_attachments() -> None:
-    _, history = from_openai(
+    _, history, _ = from_openai(
         [
             {
                 "content": [
@@ -87,7 +87,7 @@ def test_sdk_message_objects_are_accepted() -> None:
             )
         ],
     )
-    _, history = from_openai(
+    _, history, _ = from_openai(
         [
             {"content": "list", "role": "user"},
             reply,
@@ -104,7 +104,7 @@ def test_sdk_message_objects_are_accepted() -> None:
 
 
 def test_assistant_refusal_and_text_parts() -> None:
-    _, history = from_openai(
+    _, history, _ = from_openai(
         [
             {"content": "hi", "role": "user"},
             {
@@ -167,10 +167,10 @@ def test_history_is_repaired_and_each_fix_logged(caplog: pytest.LogCaptureFixtur
         {"content": "late", "role": "tool", "tool_call_id": "nope"},
     ]
     with caplog.at_level(logging.WARNING, logger="contextchef.adapters.from_openai"):
-        _, history = from_openai(raw)
+        _, history, _ = from_openai(raw)
     assert history[-1] == {"content": prompts.NO_TOOL_RESULT, "role": "tool", "tool_call_id": "c1"}
     assert len(caplog.records) == 2
-    _, unrepaired = from_openai(raw, repair=False)
+    _, unrepaired, _ = from_openai(raw, repair=False)
     assert unrepaired[-1]["tool_call_id"] == "nope"
 
 
@@ -183,4 +183,4 @@ def test_round_trip_through_the_openai_target() -> None:
         {"content": "note", "role": "system"},
     ]
     payload = OpenAIChatAdapter().compile(request(history, system=system))
-    assert from_openai(payload["messages"]) == (system, history)
+    assert from_openai(payload["messages"])[:2] == (system, history)

@@ -39,7 +39,7 @@ def test_two_same_name_calls_get_synthetic_ids_and_fifo_results() -> None:
         {"parts": [fcall("read", path="c")], "role": "model"},
         {"parts": [fresponse("read", {"lines": 3})], "role": "user"},
     ]
-    _, history = from_gemini(contents)
+    _, history, _ = from_gemini(contents)
     validate_history(history)
     assert [c["id"] for c in history[1]["tool_calls"]] == [
         "gemini-call-read-1",
@@ -70,7 +70,7 @@ def test_fifo_matching_is_per_name_and_ids_win() -> None:
             "role": "user",
         },
     ]
-    _, history = from_gemini(contents)
+    _, history, _ = from_gemini(contents)
     ids = [c["id"] for c in history[1]["tool_calls"]]
     assert ids == ["gemini-call-ls-1", "r-7", "gemini-call-ls-2"]
     assert {m["tool_call_id"]: m["content"] for m in history[2:]} == {
@@ -92,7 +92,7 @@ def test_signatures_thoughts_and_text_are_captured() -> None:
             "role": "model",
         },
     ]
-    _, history = from_gemini(contents, repair=False)
+    _, history, _ = from_gemini(contents, repair=False)
     assert history[1] == {
         "content": "On it.",
         "gemini_thought_signature": "c2lnLTE=",
@@ -152,7 +152,7 @@ def test_responses_come_before_the_rest_of_a_user_content() -> None:
         {"parts": [fcall("ls")], "role": "model"},
         {"parts": [{"text": "also this"}, fresponse("ls", {"result": "x"})], "role": "user"},
     ]
-    _, history = from_gemini(contents)
+    _, history, _ = from_gemini(contents)
     assert [m["role"] for m in history] == ["user", "assistant", "tool", "user"]
 
 
@@ -166,7 +166,7 @@ def test_responses_come_before_the_rest_of_a_user_content() -> None:
     ],
 )
 def test_system_instruction_forms(instruction: Any, expected: list[str]) -> None:
-    system, _ = from_gemini([], instruction)
+    system, _, _ = from_gemini([], instruction)
     assert [m["content"] for m in system] == expected
 
 
@@ -206,7 +206,7 @@ def test_round_trip_through_the_gemini_target() -> None:
         {"content": "thanks", "role": "user"},
     ]
     payload = GeminiAdapter().compile(request(history, system=system))
-    got_system, got_history = from_gemini(
+    got_system, got_history, _ = from_gemini(
         payload["contents"], payload["config"]["system_instruction"]
     )
     assert got_system == system
@@ -217,6 +217,6 @@ def test_round_trip_through_the_gemini_target() -> None:
 
 def test_round_trip_of_a_plain_parallel_history_keeps_ids() -> None:
     payload = GeminiAdapter().compile(request(parallel_history(), system=()))
-    _, history = from_gemini(payload["contents"])
+    _, history, _ = from_gemini(payload["contents"])
     assert [c["id"] for c in history[1]["tool_calls"]] == ["c1", "c2"]
     assert [m.get("tool_call_id") for m in history[2:]] == ["c1", "c2"]

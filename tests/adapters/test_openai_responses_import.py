@@ -33,7 +33,7 @@ def out(call_id: str, output: str = "ok") -> dict[str, object]:
 
 
 def test_instructions_and_developer_messages_are_system() -> None:
-    system, history = from_openai_responses(
+    system, history, _ = from_openai_responses(
         [
             {"content": "Be brief.", "role": "developer"},
             {"content": "hi", "role": "user"},
@@ -56,11 +56,11 @@ def test_instructions_and_developer_messages_are_system() -> None:
 
 
 def test_a_plain_string_input_is_one_user_message() -> None:
-    assert from_openai_responses("hello") == ([], [{"content": "hello", "role": "user"}])
+    assert from_openai_responses("hello") == ([], [{"content": "hello", "role": "user"}], [])
 
 
 def test_outputs_are_joined_to_their_calls_by_call_id() -> None:
-    _, history = from_openai_responses(
+    _, history, _ = from_openai_responses(
         [{"content": "go", "role": "user"}, fc("a"), fc("b"), out("b", "B"), out("a", "A")]
     )
     assert [m["role"] for m in history] == ["user", "assistant", "tool", "tool"]
@@ -88,7 +88,7 @@ def test_reasoning_attaches_to_the_following_assistant_message_and_keeps_adjacen
         },
         rs("rs_4"),
     ]
-    _, history = from_openai_responses(items)
+    _, history, _ = from_openai_responses(items)
     validate_history(history)
     assert [m["role"] for m in history] == [
         "user",
@@ -135,7 +135,9 @@ def test_sdk_output_items_are_accepted() -> None:
             arguments='{"p":1}', call_id="call_1", name="ls", type="function_call", id="fc_1"
         ),
     ]
-    _, history = from_openai_responses([{"content": "go", "role": "user"}, *output, out("call_1")])
+    _, history, _ = from_openai_responses(
+        [{"content": "go", "role": "user"}, *output, out("call_1")]
+    )
     assistant = history[1]
     assert assistant["content"] == "Let me look."
     assert assistant["openai_reasoning"] == [
@@ -153,7 +155,7 @@ def test_sdk_output_items_are_accepted() -> None:
 
 def test_unknown_items_are_skipped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="contextchef.adapters.from_openai_responses"):
-        _, history = from_openai_responses(
+        _, history, _ = from_openai_responses(
             [
                 {"content": "go", "role": "user"},
                 {"id": "ws_1", "status": "completed", "type": "web_search_call"},
@@ -164,14 +166,15 @@ def test_unknown_items_are_skipped_with_a_warning(caplog: pytest.LogCaptureFixtu
 
 
 def test_orphan_outputs_are_dropped_by_the_repair_pass() -> None:
-    _, history = from_openai_responses([{"content": "go", "role": "user"}, out("ghost")])
+    _, history, fixes = from_openai_responses([{"content": "go", "role": "user"}, out("ghost")])
     assert history == [{"content": "go", "role": "user"}]
-    _, raw = from_openai_responses([{"content": "go", "role": "user"}, out("ghost")], repair=False)
+    assert [fix.kind for fix in fixes] == ["dropped_orphan_result"]
+    raw = from_openai_responses([{"content": "go", "role": "user"}, out("ghost")], repair=False)[1]
     assert raw[-1]["tool_call_id"] == "ghost"
 
 
 def test_parts_and_uploaded_file_references() -> None:
-    _, history = from_openai_responses(
+    _, history, _ = from_openai_responses(
         [
             {
                 "content": [
@@ -210,4 +213,5 @@ def test_round_trip_through_the_responses_target() -> None:
         {"content": [{"text": "Look:", "type": "text"}, DOC_DATA], "role": "user"},
     ]
     payload = OpenAIResponsesAdapter().compile(request(history, system=system))
-    assert from_openai_responses(payload["input"], payload["instructions"]) == (system, history)
+    imported = from_openai_responses(payload["input"], payload["instructions"])
+    assert imported[:2] == (system, history)

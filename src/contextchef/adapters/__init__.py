@@ -15,11 +15,12 @@ from contextchef.adapters.base import (
     normalize_tools,
     sorted_keys,
 )
-from contextchef.adapters.from_anthropic import ImportedHistory, from_anthropic
+from contextchef.adapters.from_anthropic import from_anthropic
 from contextchef.adapters.from_gemini import from_gemini
 from contextchef.adapters.from_openai import from_openai
 from contextchef.adapters.from_openai_responses import from_openai_responses
 from contextchef.adapters.gemini import GeminiAdapter
+from contextchef.adapters.importing import ImportedHistory
 from contextchef.adapters.openai_chat import OpenAIChatAdapter
 from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
 

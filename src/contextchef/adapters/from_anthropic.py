@@ -27,28 +27,24 @@ message and block.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from contextchef.adapters.base import sorted_keys
+from contextchef.adapters.importing import ImportedHistory, finish
 from contextchef.errors import MessageError
-from contextchef.messages import HistoryFix, Message, ensure_valid_history
+from contextchef.messages import Message
 
-__all__ = ["ImportedHistory", "from_anthropic"]
+logger = logging.getLogger("contextchef.adapters.from_anthropic")
+
+__all__ = ["from_anthropic"]
 
 # The order the Anthropic target emits an assistant's blocks in; a block of a lower rank than
 # one already placed starts a new IR message.
 _RANK = {"compaction": 0, "thinking": 1, "redacted_thinking": 2, "tool_use": 4}
 _CONTENT_RANK = 3
 _SINGLE = (0, 1)  # ranks an IR message holds at most once
-
-
-class ImportedHistory(NamedTuple):
-    """What an importer returns: system messages, the repaired history, and the repairs made."""
-
-    system: list[Message]
-    history: list[Message]
-    fixes: list[HistoryFix]
 
 
 def _plain(value: Any) -> Any:
@@ -253,7 +249,7 @@ def _system_messages(system: Any) -> list[Message]:
 
 
 def from_anthropic(
-    messages: Iterable[Any], system: str | Iterable[Any] | None = None
+    messages: Iterable[Any], system: str | Iterable[Any] | None = None, *, repair: bool = True
 ) -> ImportedHistory:
     """Convert an Anthropic `messages` list (and `system`) into IR system messages and history.
 
@@ -282,5 +278,4 @@ def from_anthropic(
                 index=index,
                 field="role",
             )
-    repaired, fixes = ensure_valid_history(history)
-    return ImportedHistory(_system_messages(system), repaired, fixes)
+    return finish(_system_messages(system), history, repair=repair, logger=logger)

@@ -1,4 +1,4 @@
-"""`from_gemini`: google-genai contents as `(system_messages, history)` in the IR.
+"""`from_gemini`: google-genai contents as `ImportedHistory(system, history, fixes)` in the IR.
 
 Accepts dicts (snake_case as google-genai writes them, or the REST API's camelCase) or the SDK's
 `Content` objects. `model` contents become assistant messages: text parts joined into the
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextchef.adapters.gemini import SYNTHETIC_CALL_ID_PREFIX
-from contextchef.adapters.importing import as_dict, attachment, finish
+from contextchef.adapters.importing import ImportedHistory, as_dict, attachment, finish
 from contextchef.errors import MessageError
 from contextchef.messages import Message, ToolCall
 
@@ -177,8 +177,8 @@ def _system(instruction: Any) -> list[Message]:
 
 def from_gemini(
     contents: Iterable[Any], system_instruction: Any = None, *, repair: bool = True
-) -> tuple[list[Message], list[Message]]:
-    """Gemini contents (dicts or `types.Content`) as `(system_messages, history)`.
+) -> ImportedHistory:
+    """Gemini contents (dicts or `types.Content`) as `ImportedHistory(system, history, fixes)`.
 
     `system_instruction` may be a string, a `Content` (or its dict), or a list of parts.
     With `repair` (the default) the history goes through `ensure_valid_history`, each fix

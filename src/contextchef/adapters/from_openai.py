@@ -1,4 +1,4 @@
-"""`from_openai`: a Chat Completions message list as `(system_messages, history)` in the IR.
+"""`from_openai`: a Chat Completions message list in, an `ImportedHistory` in the IR out.
 
 Leading `system` and `developer` messages form the system prompt; those that come after the
 conversation has started stay in the history, where they stood. `image_url` parts become image
@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from contextchef.adapters.importing import as_dict, attachment, finish
+from contextchef.adapters.importing import ImportedHistory, as_dict, attachment, finish
 from contextchef.errors import MessageError
 from contextchef.messages import Message, ToolCall
 
@@ -150,13 +150,11 @@ def _message(message: dict[str, Any], index: int) -> Message:
     return converted
 
 
-def from_openai(
-    messages: Iterable[Any], *, repair: bool = True
-) -> tuple[list[Message], list[Message]]:
-    """Chat Completions messages (dicts or SDK objects) as `(system_messages, history)`.
+def from_openai(messages: Iterable[Any], *, repair: bool = True) -> ImportedHistory:
+    """Chat Completions messages (dicts or SDK objects) as an `ImportedHistory`.
 
     With `repair` (the default) the history goes through `ensure_valid_history`, each fix
-    logged as a warning; pass `repair=False` and call it yourself to get the fixes as data.
+    returned in `fixes` and logged as a warning; `repair=False` skips it.
     """
     system: list[Message] = []
     history: list[Message] = []

@@ -1,4 +1,4 @@
-"""`from_openai_responses`: Responses API items as `(system_messages, history)` in the IR.
+"""`from_openai_responses`: Responses API items in, an `ImportedHistory` in the IR out.
 
 `instructions` and the leading `system` / `developer` messages form the system prompt; later
 ones stay in the history. An item with a `role` and no `type` is a message. Consecutive
@@ -19,7 +19,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from contextchef.adapters.importing import as_dict, attachment, finish
+from contextchef.adapters.importing import ImportedHistory, as_dict, attachment, finish
 from contextchef.errors import MessageError
 from contextchef.messages import Message
 
@@ -175,8 +175,8 @@ class _Importer:
 
 def from_openai_responses(
     items: str | Iterable[Any], instructions: str | None = None, *, repair: bool = True
-) -> tuple[list[Message], list[Message]]:
-    """Responses input or output items (dicts or SDK objects) as `(system_messages, history)`.
+) -> ImportedHistory:
+    """Responses input or output items (dicts or SDK objects) as an `ImportedHistory`.
 
     `items` may also be the plain string form of `input`. With `repair` (the default) the
     history goes through `ensure_valid_history`, each fix logged as a warning.

@@ -1,10 +1,9 @@
 """What the history importers share: provider objects as dicts, attachments, the repair pass.
 
 Importers accept plain dicts or the provider SDK's pydantic objects (dumped in JSON mode, so
-bytes arrive as base64 strings). They return `(system_messages, history)`; the history goes
-through `ensure_valid_history` unless `repair=False`, and every repair is logged as a warning
-(never silently). Call `ensure_valid_history` yourself on an unrepaired import to get the
-`HistoryFix` list as data.
+bytes arrive as base64 strings). They return `ImportedHistory(system, history, fixes)`; the
+history goes through `ensure_valid_history` unless `repair=False`, and every repair is both
+returned in `fixes` and logged as a warning, so none is ever silent.
 """
 
 from __future__ import annotations
@@ -12,13 +11,27 @@ from __future__ import annotations
 import logging
 import mimetypes
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from contextchef.adapters.content import split_data_url
 from contextchef.errors import MessageError
-from contextchef.messages import DocumentPart, ImagePart, Message, ensure_valid_history
+from contextchef.messages import (
+    DocumentPart,
+    HistoryFix,
+    ImagePart,
+    Message,
+    ensure_valid_history,
+)
 
-__all__ = ["as_dict", "attachment", "finish"]
+__all__ = ["ImportedHistory", "as_dict", "attachment", "finish"]
+
+
+class ImportedHistory(NamedTuple):
+    """What an importer returns: system messages, the history, and the repairs made to it."""
+
+    system: list[Message]
+    history: list[Message]
+    fixes: list[HistoryFix]
 
 
 def as_dict(value: Any, index: int | None = None, what: str = "message") -> dict[str, Any]:
@@ -68,12 +81,13 @@ def attachment(
 
 def finish(
     system: list[Message], history: list[Message], *, repair: bool, logger: logging.Logger
-) -> tuple[list[Message], list[Message]]:
+) -> ImportedHistory:
     """Run the repair pass (unless disabled), logging each fix."""
+    fixes: list[HistoryFix] = []
     if repair:
         history, fixes = ensure_valid_history(history)
         for fix in fixes:
             logger.warning(
                 "imported history repaired at message %d: %s (%s)", fix.index, fix.kind, fix.detail
             )
-    return system, history
+    return ImportedHistory(system, history, fixes)
