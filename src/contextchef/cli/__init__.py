@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import typer
 
+from contextchef.cli.db import db_app
+
 app = typer.Typer(
     name="contextchef",
     help="Compile an LLM agent's context and manage its context store.",
     no_args_is_help=True,
     add_completion=False,
 )
+app.add_typer(db_app, name="db")
 
 
 @app.command()
