@@ -183,11 +183,15 @@ def _link(
     now = time.time()
     project_id = _choose(conn, aliases)
     if project_id is None:
-        cursor = conn.execute(
-            "INSERT INTO projects(identity, created_at) VALUES (?, ?)", (aliases[0], now)
+        # A project row may outlive its aliases (a salvaged database): reuse it then.
+        conn.execute(
+            "INSERT INTO projects(identity, created_at) VALUES (?, ?) "
+            "ON CONFLICT(identity) DO NOTHING",
+            (aliases[0], now),
         )
-        project_id = int(cursor.lastrowid or 0)
-        log.info("new project %s", aliases[0])
+        row = conn.execute("SELECT id FROM projects WHERE identity = ?", (aliases[0],))
+        project_id = int(row.fetchone()[0])
+        log.info("project %s", aliases[0])
     conn.executemany(
         "INSERT INTO project_aliases(alias, project_id, created_at) VALUES (?, ?, ?) "
         "ON CONFLICT(alias) DO NOTHING",

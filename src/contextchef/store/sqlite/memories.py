@@ -93,11 +93,16 @@ def prune_memory_log(
     conn: sqlite3.Connection,
     *,
     project_id: int | None = None,
-    max_age_s: float = LOG_MAX_AGE_S,
-    max_rows: int = LOG_MAX_ROWS_PER_PROJECT,
+    max_age_s: float | None = None,
+    max_rows: int | None = None,
     now: float | None = None,
 ) -> int:
-    """Apply the retention policy to one project's log (all projects when None); rows removed."""
+    """Apply the retention policy to one project's log (all projects when None); rows removed.
+
+    Limits default to `LOG_MAX_AGE_S` and `LOG_MAX_ROWS_PER_PROJECT`, read at call time.
+    """
+    max_age_s = LOG_MAX_AGE_S if max_age_s is None else max_age_s
+    max_rows = LOG_MAX_ROWS_PER_PROJECT if max_rows is None else max_rows
     cutoff = (time.time() if now is None else now) - max_age_s
     removed = conn.execute("DELETE FROM memory_log WHERE at < ?", (cutoff,)).rowcount
     if project_id is None:
