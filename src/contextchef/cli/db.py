@@ -26,8 +26,8 @@ from contextchef.store.sqlite import repair as repair_ops
 __all__ = ["db_app"]
 
 db_app = typer.Typer(help="Inspect and maintain the SQLite context database.", no_args_is_help=True)
-console = Console()
-errors = Console(stderr=True)
+console = Console(soft_wrap=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 T = TypeVar("T")
 
