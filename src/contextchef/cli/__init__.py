@@ -12,7 +12,6 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-app.add_typer(db_app, name="db")
 
 
 @app.command()
@@ -24,3 +23,6 @@ def demo() -> None:
 def main() -> None:
     """Entry point of the `contextchef` console script."""
     app()
+
+
+app.add_typer(db_app, name="db")
