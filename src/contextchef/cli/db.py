@@ -18,7 +18,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from contextchef.errors import ContextChefError
-from contextchef.paths import default_database_path
+from contextchef.store.datadir import default_database_path
 from contextchef.store.sqlite import backup as backup_ops
 from contextchef.store.sqlite import maintenance
 from contextchef.store.sqlite import repair as repair_ops

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from contextchef.cli import app
-from contextchef.paths import default_database_path
 from contextchef.store.backend import StoredEntry
+from contextchef.store.datadir import default_database_path
 from contextchef.store.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
 from contextchef.store.sqlite.backup import manifest_path
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from contextchef import paths
 from contextchef.errors import StoreBusyError, StoreCorruptError, StoreError
+from contextchef.store import datadir
 from contextchef.store.sqlite import SQLiteBackend
 from contextchef.store.sqlite import connection as cx
 
@@ -89,7 +89,7 @@ def test_unopenable_directory_is_a_store_error(tmp_path: Path) -> None:
 def test_default_path_is_in_contextchef_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(paths.HOME_ENV, str(tmp_path / "home"))
+    monkeypatch.setenv(datadir.HOME_ENV, str(tmp_path / "home"))
     with SQLiteBackend(project="test:default") as backend:
         assert backend.path == tmp_path / "home" / "context.db"
         assert backend.path.is_file()
@@ -102,8 +102,8 @@ def test_tests_cannot_open_the_real_user_database(
     real = tmp_path / "real" / "contextchef" / "context.db"
     with pytest.raises(StoreError, match="test process"):
         SQLiteBackend(real, project="test:x")
-    monkeypatch.delenv(paths.HOME_ENV)
-    with pytest.raises(StoreError, match=paths.HOME_ENV):
+    monkeypatch.delenv(datadir.HOME_ENV)
+    with pytest.raises(StoreError, match=datadir.HOME_ENV):
         SQLiteBackend(project="test:x")
     assert not (tmp_path / "real").exists()
 
@@ -112,6 +112,6 @@ def test_outside_tests_the_user_data_dir_is_the_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "real"))
-    monkeypatch.delenv(paths.HOME_ENV)
-    monkeypatch.setattr(paths, "_under_pytest", lambda: False)
-    assert paths.default_database_path() == tmp_path / "real" / "contextchef" / "context.db"
+    monkeypatch.delenv(datadir.HOME_ENV)
+    monkeypatch.setattr(datadir, "_under_pytest", lambda: False)
+    assert datadir.default_database_path() == tmp_path / "real" / "contextchef" / "context.db"

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from contextchef.errors import StoreError
-from contextchef.paths import default_database_path, refuse_real_user_data_under_pytest
 from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry
+from contextchef.store.datadir import default_database_path, refuse_real_user_data_under_pytest
 from contextchef.store.sqlite.connection import begin_immediate, translate_errors, write_transaction
 from contextchef.store.sqlite.identity import (
     ProjectRef,
