@@ -38,19 +38,34 @@ def test_fresh_install_records_every_step(db_path: Path) -> None:
     assert rows == [(m.version, m.name) for m in mig.MIGRATIONS]
 
 
+def _seed(conn: sqlite3.Connection, version: int) -> None:
+    """Rows as the schema at `version` allows, so later steps migrate a non-empty database."""
+    if version >= 1:
+        conn.execute("INSERT INTO projects(identity, created_at) VALUES ('test:seed', 0)")
+        conn.execute(
+            "INSERT INTO entries(project_id, namespace, path, content, created_at, updated_at, "
+            "bytes) VALUES (1, 'notes', 'seed.md', 'seeded before the upgrade', 0, 0, 25)"
+        )
+    if version >= 3:
+        conn.execute(
+            "INSERT INTO memories(project_id, key, content, created_at) VALUES (1, 'k', 'v', 0)"
+        )
+
+
 @pytest.mark.parametrize("start", range(LATEST_SCHEMA_VERSION))
 def test_migrated_schema_equals_fresh_schema(tmp_path: Path, start: int) -> None:
     fresh = mig.open_database(tmp_path / "fresh.db")
     old = _at_version(tmp_path / "old.db", start)
-    applied = (
-        mig.ensure_schema(old, location="old")
-        if start
-        else mig.apply_migrations(old, location="old")
-    )
+    _seed(old, start)
+    applied = mig.apply_migrations(old, location="old")
     assert applied == [m.name for m in mig.MIGRATIONS[start:]]
     assert schema_of(old) == schema_of(fresh)
     names = "SELECT version, name FROM schema_migrations ORDER BY version"
     assert old.execute(names).fetchall() == fresh.execute(names).fetchall()
+    old.close()
+    with SQLiteBackend(tmp_path / "old.db", project="test:seed") as upgraded:
+        expected = ["seed.md"] if start else []
+        assert [h.path for h in upgraded.search("notes", "upgrade")] == expected
 
 
 def test_m001_creates_projects_and_entries(db_path: Path) -> None:

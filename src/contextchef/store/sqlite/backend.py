@@ -33,7 +33,7 @@ from typing import Any
 from contextchef.errors import StoreError
 from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry
 from contextchef.store.datadir import default_database_path, refuse_real_user_data_under_pytest
-from contextchef.store.sqlite.connection import begin_immediate, translate_errors, write_transaction
+from contextchef.store.sqlite.connection import translate_errors, write_transaction
 from contextchef.store.sqlite.identity import (
     ProjectRef,
     project_for_identity,
@@ -191,19 +191,10 @@ class SQLiteBackend:
         """Group writes into one transaction: all commit together or none does.
 
         Other threads of this process wait for the batch; other processes can still read.
+        A batch inside a batch joins the outer one.
         """
-        with self.connection("running a batch") as conn:
-            if conn.in_transaction:
-                yield
-                return
-            begin_immediate(conn)
-            try:
-                yield
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.rollback()
-                raise
+        with self._writing("running a batch"):
+            yield
 
     @property
     def project(self) -> ProjectRef:

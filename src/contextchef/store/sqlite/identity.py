@@ -32,10 +32,10 @@ from pathlib import Path
 
 from contextchef.errors import ConfigError
 from contextchef.store.sqlite.connection import write_transaction
-from contextchef.store.sqlite.schema import USER_SCOPE_IDENTITY
 
 __all__ = [
     "GIT_TIMEOUT_S",
+    "USER_SCOPE_IDENTITY",
     "GitUnavailableError",
     "ProjectRef",
     "canonical_dir",
@@ -47,6 +47,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("contextchef.store.sqlite.identity")
+
+USER_SCOPE_IDENTITY = "@user"
+"""The identity of the user scope: memories shared by every project on the machine."""
 
 GIT_TIMEOUT_S = 5.0
 """How long one git probe may take before it counts as a transient failure."""

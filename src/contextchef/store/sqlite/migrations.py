@@ -1,4 +1,19 @@
-"""Schema migrations: named, ordered functions, each applied once in its own write transaction.
+"""The schema and its migrations: named, ordered functions, each applied once in a transaction.
+
+Tables (the current shape is the sum of the migrations below):
+
+- `projects` (one row per project; `identity` is the first identity ever computed for it, or
+  `@user` for the user scope), `project_aliases` (every identity that maps to a project: each
+  git root, each `dir:` hash) and `project_dirs` (the last identity resolved for each
+  directory, reused when git fails transiently).
+- `entries`: the store's text entries, unique per (project, namespace, path), with their times,
+  byte size and free meta JSON. `entries_fts` is an FTS5 external-content index over path and
+  content, kept in sync by triggers; the update trigger fires only when path or content changed,
+  so `touch` and meta-only writes never rewrite the index.
+- `memories`: keyed facts, one *current* row per (project, key) (a partial unique index), older
+  versions kept with `superseded_by` pointing at their successor; deletion is a `deleted_at`
+  mark, never a destructive overwrite. `memory_log` is the append-only log of memory mutations
+  (updates are refused by a trigger), pruned by the retention policy of `memories.py`.
 
 Rules (each one a lesson from the peer inventoried in shared/reference):
 
@@ -12,10 +27,11 @@ Rules (each one a lesson from the peer inventoried in shared/reference):
   `SchemaTooNewError` before anything is written. A non-empty file without our bookkeeping
   table is refused too: it is not a contextchef database.
 - Opening a current database only reads, so processes starting together never queue.
-- A fresh (empty) database gets `schema.FRESH_SCHEMA` in one transaction instead of replaying
-  history; a test checks the two paths end with the same `sqlite_master`.
-- Migration bodies are frozen: to change the schema, append a migration and update the fresh
-  schema; never edit a released step.
+- A fresh (empty) database gets every step in one transaction; a test checks that a database
+  migrated step by step from each earlier version, with rows in it, ends with the same
+  `sqlite_master`.
+- Migration bodies are frozen once released: to change the schema, append a migration (and a
+  test of it); never edit a released step.
 """
 
 from __future__ import annotations
@@ -35,7 +51,6 @@ from contextchef.store.sqlite.connection import (
     translate_errors,
     write_transaction,
 )
-from contextchef.store.sqlite.schema import FRESH_SCHEMA
 
 __all__ = [
     "LATEST_SCHEMA_VERSION",
@@ -254,15 +269,18 @@ def _install_fresh(conn: sqlite3.Connection, location: str) -> bool:
     with write_transaction(conn):
         if _table_names(conn):
             return False  # another process installed it while we waited for the lock
-        try:
-            _run(conn, FRESH_SCHEMA)
-            now = time.time()
-            conn.executemany(
-                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
-                [(m.version, m.name, now) for m in MIGRATIONS],
-            )
-        except sqlite3.Error as exc:
-            raise MigrationError(f"installing the schema into {location} failed: {exc}") from exc
+        now = time.time()
+        for step in MIGRATIONS:
+            try:
+                step.apply(conn)
+            except sqlite3.Error as exc:
+                raise MigrationError(
+                    f"installing the schema into {location} failed at {step.name}: {exc}"
+                ) from exc
+        conn.executemany(
+            "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+            [(m.version, m.name, now) for m in MIGRATIONS],
+        )
     log.info("installed schema version %d into %s", LATEST_SCHEMA_VERSION, location)
     return True
 
