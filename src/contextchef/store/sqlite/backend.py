@@ -117,8 +117,8 @@ class SQLiteBackend:
         path: the database file; default: `context.db` in the data directory
             (`CONTEXTCHEF_HOME`, else the platform's user data directory).
         project: a directory whose project identity is resolved (see identity.py), or an explicit
-            identity string such as `"git:abc123"` or `"team:docs"`; default: the current
-            working directory's project, resolved on first use.
+            identity string such as `"git:abc123"` or `"team:docs"`; default: the project of
+            the working directory at construction, resolved on first use.
         allow_home_project: let the home directory count as a project.
     """
 
@@ -131,7 +131,7 @@ class SQLiteBackend:
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_database_path()
         refuse_real_user_data_under_pytest(self.path)
-        self._project_spec = project
+        self._project_spec: str | os.PathLike[str] = Path.cwd() if project is None else project
         self._allow_home = allow_home_project
         self._lock = threading.RLock()
         self._project: ProjectRef | None = None
@@ -205,8 +205,7 @@ class SQLiteBackend:
                 if isinstance(spec, str) and _IDENTITY.match(spec) and not Path(spec).is_dir():
                     self._project = project_for_identity(conn, spec)
                 else:
-                    directory = Path.cwd() if spec is None else spec
-                    self._project = resolve_project(conn, directory, allow_home=self._allow_home)
+                    self._project = resolve_project(conn, spec, allow_home=self._allow_home)
         return self._project
 
     def _scope_id(self, scope: MemoryScope) -> int:

@@ -9,6 +9,7 @@ Pragma choices, set on every connection and read back before any write:
   exception) and the file can never be corrupted; only a power loss or OS crash may roll back
   the last transactions. FULL would add an fsync to every commit, a poor trade for a context
   store whose writes are small and frequent.
+- `temp_store = MEMORY`: sorts and temporary indexes never touch the disk.
 - `journal_mode = WAL`, switched on by the caller only after the schema fence accepted the file
   (`enable_wal`), so a database this build must refuse is never modified.
 
