@@ -6,6 +6,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextchef.errors import StoreError
 from contextchef.store.backend import CAPABILITIES, StorageBackend, StoredEntry, backend_supports
@@ -106,16 +108,42 @@ def test_list_by_prefix_with_nested_paths(backend: SQLiteBackend) -> None:
     assert listed.meta["bytes"] == len("b/a.md")
 
 
-@pytest.mark.parametrize("prefix", ["", "a", "a/b", "é", "\U0010ffff", "\ud7ff"])
-def test_prefix_bounds_are_exact(prefix: str) -> None:
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+
+
+@given(prefix=_TEXT, candidate=_TEXT)
+def test_prefix_bounds_match_exactly_the_strings_with_that_prefix(
+    prefix: str, candidate: str
+) -> None:
     low, high = prefix_bounds(prefix)
-    inside = [prefix, prefix + "x", prefix + "\U0010ffff"]
-    for s in inside:
-        assert low <= s and (high is None or s < high)
-    if prefix:
-        outside = prefix[:-1] + chr(ord(prefix[-1]) + 1) if ord(prefix[-1]) < 0xD7FF else None
-        if outside is not None:
-            assert high is not None and not outside < high
+    inside = low <= candidate and (high is None or candidate < high)
+    assert inside == candidate.startswith(prefix)
+    assert inside == (
+        candidate.encode() >= low.encode() and (high is None or candidate.encode() < high.encode())
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    path=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40),
+    content=st.text(st.characters(blacklist_categories=("Cs",)), max_size=200),
+    meta=st.dictionaries(
+        st.text(max_size=8).filter(lambda k: k not in ("created_at", "updated_at", "bytes")),
+        st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=10),
+        max_size=4,
+    ),
+)
+def test_any_text_and_meta_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, path: str, content: str, meta: dict[str, object]
+) -> None:
+    meta = {k: v for k, v in meta.items() if k != "accessed_at"}
+    db = tmp_path_factory.mktemp("rt") / "context.db"
+    with SQLiteBackend(db, project="test:rt") as backend:
+        backend.write("notes", path, StoredEntry(content, meta))
+        stored = backend.read("notes", path)
+        assert stored is not None and stored.content == content
+        assert {k: stored.meta[k] for k in meta} == meta
+        assert [e.path for e in backend.list("notes", path)] == [path]
 
 
 def test_read_all_with_prefix(backend: SQLiteBackend) -> None:

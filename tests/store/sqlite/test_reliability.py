@@ -92,7 +92,9 @@ def test_backup_while_writers_run(tmp_path: Path) -> None:
     lines: list[list[dict[str, Any]]] = [[], []]
     readers = [_collect(w, out) for w, out in zip(workers, lines, strict=True)]
     go.touch()
+    give_up = time.monotonic() + 60
     while sum(len(out) for out in lines) < 50:
+        assert time.monotonic() < give_up and all(w.poll() is None for w in workers)
         time.sleep(0.01)
     committed_before = {line["ack"] for out in lines for line in list(out) if "ack" in line}
     result = backup(db, tmp_path / "backup.db")
