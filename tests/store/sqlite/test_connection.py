@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from contextchef.errors import StoreBusyError, StoreCorruptError, StoreError
 from contextchef.store import datadir
+from contextchef.store.backend import StoredEntry
 from contextchef.store.sqlite import SQLiteBackend
 from contextchef.store.sqlite import connection as cx
 
@@ -115,3 +117,30 @@ def test_outside_tests_the_user_data_dir_is_the_default(
     monkeypatch.delenv(datadir.HOME_ENV)
     monkeypatch.setattr(datadir, "_under_pytest", lambda: False)
     assert datadir.default_database_path() == tmp_path / "real" / "contextchef" / "context.db"
+
+
+def test_a_reader_never_blocks_a_writer(backend: SQLiteBackend) -> None:
+    backend.write("notes", "n.md", StoredEntry("before"))
+    reader = cx.connect(backend.path)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM entries").fetchone()[0] == 1
+    backend.write("notes", "m.md", StoredEntry("written while a read is open"))
+    assert reader.execute("SELECT count(*) FROM entries").fetchone()[0] == 1  # its snapshot
+    reader.execute("COMMIT")
+    assert reader.execute("SELECT count(*) FROM entries").fetchone()[0] == 2
+    reader.close()
+
+
+def test_a_forked_child_opens_its_own_connection(backend: SQLiteBackend) -> None:
+    backend.write("notes", "parent.md", StoredEntry("p"))
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        try:
+            backend.write("notes", "child.md", StoredEntry("c"))
+            reopened = bool(backend._abandoned)  # the parent's connection was set aside
+            os._exit(0 if reopened and backend.read("notes", "parent.md") is not None else 2)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert backend.read("notes", "child.md") is not None

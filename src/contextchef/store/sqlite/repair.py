@@ -176,7 +176,7 @@ def repair(db_path: Path, *, progress: Progress | None = None) -> RepairReport:
     backup_dir = new_timestamped_dir(db_path, "corrupt-backup")
     for file in originals:
         shutil.copy2(file, backup_dir / file.name)
-    log.warning("copied the damaged files of %s to %s", db_path, backup_dir)
+    log.info("copied the damaged files of %s to %s", db_path, backup_dir)
 
     fresh = db_path.with_name(db_path.name + ".repairing")
     for stale in side_files(fresh):
