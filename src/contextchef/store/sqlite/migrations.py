@@ -293,7 +293,8 @@ def apply_migrations(
     progress: Progress | None = None,
 ) -> list[str]:
     """Apply the pending migrations up to `target`, each in its own write transaction."""
-    steps = [m for m in MIGRATIONS if m.version <= target]
+    seen = check_fence(conn, location)  # steps already applied never take the write lock
+    steps = [m for m in MIGRATIONS if seen < m.version <= target]
     applied: list[str] = []
     for done, step in enumerate(steps, start=1):
         with write_transaction(conn):
