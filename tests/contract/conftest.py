@@ -13,10 +13,15 @@ from typing import Any
 
 import pytest
 
+from contextchef.store.sqlite import SQLiteBackend
+
 BackendFactory = Callable[[Path], Any]
 
 BACKENDS: dict[str, BackendFactory] = {}
 PERSISTENT: set[str] = set()
+
+BACKENDS["sqlite"] = lambda tmp: SQLiteBackend(tmp / "context.db", project="test:contract")
+PERSISTENT.add("sqlite")
 
 
 @pytest.fixture(params=sorted(BACKENDS))

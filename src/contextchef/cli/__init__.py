@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from contextchef.cli.db import db_app
+
 app = typer.Typer(
     name="contextchef",
     help="Compile an LLM agent's context and manage its context store.",
@@ -28,3 +30,6 @@ def demo() -> None:
 def main() -> None:
     """Entry point of the `contextchef` console script."""
     app()
+
+
+app.add_typer(db_app, name="db")

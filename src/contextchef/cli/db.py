@@ -1,0 +1,191 @@
+"""`contextchef db …`: inspect, check, back up, restore, repair, migrate and vacuum the database.
+
+Every command works on the machine's default database unless `--db PATH` names another one.
+Long operations show a progress bar; contextchef errors are printed as one clear line (exit
+code 1), never as a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from contextchef.errors import ContextChefError
+from contextchef.store.datadir import default_database_path
+from contextchef.store.sqlite import backup as backup_ops
+from contextchef.store.sqlite import maintenance
+from contextchef.store.sqlite import repair as repair_ops
+
+__all__ = ["db_app"]
+
+db_app = typer.Typer(help="Inspect and maintain the SQLite context database.", no_args_is_help=True)
+console = Console(soft_wrap=True)
+errors = Console(stderr=True, soft_wrap=True)
+
+T = TypeVar("T")
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="Database file (default: context.db in the data directory)."),
+]
+
+
+def _db(path: Path | None) -> Path:
+    return path if path is not None else default_database_path()
+
+
+def _run(action: Callable[[], T]) -> T:
+    """Run `action`, turning a contextchef error into a one-line message and exit code 1."""
+    try:
+        return action()
+    except ContextChefError as exc:
+        errors.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(1) from None
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar, fed by the library's `(done, total)` callbacks."""
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+@db_app.command()
+def info(db: DbOption = None) -> None:
+    """Path, schema version and fence, file sizes, entries per project and namespace."""
+    report = _run(lambda: maintenance.info(_db(db)))
+    console.print(f"database        {report.path}")
+    fence = f"{report.schema_version} (this build supports up to {report.supported_version})"
+    console.print(f"schema version  {fence}")
+    if report.pending:
+        console.print(f"pending         {', '.join(report.pending)}")
+    console.print(f"journal mode    {report.journal_mode}")
+    files = ", ".join(f"{name} {_size(size)}" for name, size in report.sizes.items())
+    console.print(f"files           {files}")
+    console.print(
+        f"pages           {report.page_count} × {report.page_size} B, {report.freelist_count} free"
+    )
+    table = Table("project", "namespace", "entries", "bytes", title="entries")
+    for identity, ns, count, size in report.entries:
+        table.add_row(identity, ns, str(count), _size(size))
+    console.print(table)
+    if report.memories:
+        memories = Table("project", "current memories", title="memories")
+        for identity, count in report.memories:
+            memories.add_row(identity, str(count))
+        console.print(memories)
+
+
+@db_app.command()
+def check(db: DbOption = None) -> None:
+    """integrity_check, foreign_key_check and full-text index consistency (read-only)."""
+    report = _run(lambda: maintenance.check(_db(db)))
+    if report.ok:
+        console.print(f"[green]ok[/]: {report.path} passed every check")
+        return
+    for problem in report.problems:
+        errors.print(f"[red]problem:[/] {problem}", highlight=False)
+    errors.print(f"{len(report.problems)} problem(s); run `contextchef db repair` to salvage")
+    raise typer.Exit(1)
+
+
+@db_app.command()
+def backup(
+    dest: Annotated[Path, typer.Argument(help="Backup file to create, or a directory.")],
+    db: DbOption = None,
+) -> None:
+    """An online, consistent, integrity-checked copy with a schema-version manifest."""
+    with _progress("backing up") as progress:
+        result = _run(lambda: backup_ops.backup(_db(db), dest, progress=progress))
+    console.print(
+        f"backed up to {result.path} ({_size(result.bytes)}, schema {result.schema_version}); "
+        f"manifest {result.manifest}"
+    )
+
+
+@db_app.command()
+def restore(
+    src: Annotated[Path, typer.Argument(help="Backup file made by `contextchef db backup`.")],
+    db: DbOption = None,
+) -> None:
+    """Replace the database with a backup; the current files are moved aside first."""
+    with _progress("restoring") as progress:
+        result = _run(lambda: backup_ops.restore(src, _db(db), progress=progress))
+    aside = f"; previous files in {result.moved_aside}" if result.moved_aside else ""
+    console.print(f"restored {result.path} (schema {result.schema_version}){aside}")
+
+
+@db_app.command()
+def repair(db: DbOption = None) -> None:
+    """Copy the damaged files aside, then salvage every readable row into a fresh database."""
+    with _progress("salvaging") as progress:
+        report = _run(lambda: repair_ops.repair(_db(db), progress=progress))
+    console.print(f"damaged files saved in {report.backup_dir}")
+    table = Table("table", "recovered", "unreadable rowids", "dropped", title="salvage")
+    for t in report.tables:
+        ranges = ", ".join(f"{a}–{b}" for a, b in t.unreadable) or "-"
+        table.add_row(t.table, str(t.recovered), ranges, str(t.dropped))
+    console.print(table)
+    verdict = "nothing was lost" if report.lossless else "some rows were lost (see above)"
+    console.print(f"repaired {report.path}: {verdict}")
+
+
+@db_app.command()
+def migrate(
+    db: DbOption = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report what would run; change nothing.")
+    ] = False,
+) -> None:
+    """Apply pending schema migrations (opening the store also does this)."""
+    with _progress("migrating") as progress:
+        report = _run(lambda: maintenance.migrate(_db(db), dry_run=dry_run, progress=progress))
+    if not report.steps:
+        console.print(f"{report.path} is at schema version {report.from_version}: up to date")
+        return
+    verb = "would apply" if report.dry_run else "applied"
+    for step in report.steps:
+        console.print(f"{verb} {step}")
+    console.print(
+        f"schema version {report.from_version} → {report.to_version}"
+        + (" (dry run: nothing changed)" if report.dry_run else "")
+    )
+
+
+@db_app.command()
+def vacuum(db: DbOption = None) -> None:
+    """Prune the mutation log, optimise the search index, and compact the file."""
+    with _progress("vacuuming") as progress:
+        report = _run(lambda: maintenance.vacuum(_db(db), progress=progress))
+    console.print(
+        f"{_size(report.bytes_before)} → {_size(report.bytes_after)}; "
+        f"pruned {report.pruned_log_rows} mutation-log rows"
+    )

@@ -1,0 +1,19 @@
+"""The embedded default store: SQLite with a schema fence, migrations and stable project identity.
+
+`SQLiteBackend` implements the whole storage protocol over one machine-wide `context.db`;
+`maintenance`, `backup` and `repair` hold the operations behind `contextchef db`.
+"""
+
+from contextchef.store.sqlite.backend import SQLiteBackend
+from contextchef.store.sqlite.identity import ProjectRef
+from contextchef.store.sqlite.memories import Memories, Memory, MemoryScope
+from contextchef.store.sqlite.migrations import LATEST_SCHEMA_VERSION
+
+__all__ = [
+    "LATEST_SCHEMA_VERSION",
+    "Memories",
+    "Memory",
+    "MemoryScope",
+    "ProjectRef",
+    "SQLiteBackend",
+]

@@ -1,0 +1,374 @@
+"""`SQLiteBackend`: the embedded default store, one shared database file per machine.
+
+Every entry of every namespace (memory/, notes/, vfs/, archive/) is a row of `entries`, scoped
+to the backend's project, so two projects never see each other's entries while a clone of the
+same repository shares them. The protocol's `memory/` namespace stays in `entries` too, with the
+exact overwrite/delete semantics every backend has; the keyed, versioned memories the Memory
+module needs live in their own table, reached through `backend.memories` (see memories.py).
+
+Meta: `created_at`, `updated_at`, `accessed_at` and `bytes` are columns (`bytes` is always the
+UTF-8 length of the content); every other key is kept as JSON and round-trips. A write that
+gives no `created_at` keeps the existing one; `accessed_at` only changes through `touch` or an
+explicit value. Search is FTS5 over path and content: each word of the query is quoted (so
+`- : * ( "` are plain text) and matched as a prefix, all words must match, ranked by bm25 (the
+hit's `score` is `-bm25`, higher is better). `get_physical_path` returns None: entries are not
+files. One connection per backend, guarded by a lock; `batch()` groups writes in one transaction.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from contextchef.errors import StoreError
+from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry
+from contextchef.store.datadir import default_database_path, refuse_real_user_data_under_pytest
+from contextchef.store.sqlite.connection import translate_errors, write_transaction
+from contextchef.store.sqlite.identity import (
+    ProjectRef,
+    project_for_identity,
+    resolve_project,
+    user_scope,
+)
+from contextchef.store.sqlite.memories import Memories, MemoryScope
+from contextchef.store.sqlite.migrations import open_database
+
+__all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
+
+log = logging.getLogger("contextchef.store.sqlite.backend")
+
+_TIME_KEYS = ("created_at", "updated_at", "accessed_at")
+_DERIVED_KEYS = (*_TIME_KEYS, "bytes")
+_IDENTITY = re.compile(r"^[A-Za-z@][A-Za-z0-9+._-]+:")
+_ENTRY = "content, meta, created_at, updated_at, accessed_at, bytes"
+_LISTED = "path, meta, created_at, updated_at, accessed_at, bytes"
+_SCOPE = "project_id = ? AND namespace = ?"
+
+
+def prefix_bounds(prefix: str) -> tuple[str, str | None]:
+    """`(low, high)` with `low <= s < high` exactly for strings `s` starting with `prefix`.
+
+    SQLite compares TEXT by UTF-8 bytes, which orders like code points, so incrementing the last
+    code point gives the exclusive upper bound and the primary-key index serves the range.
+    """
+    if not prefix:
+        return "", None
+    last = ord(prefix[-1]) + 1
+    if 0xD800 <= last <= 0xDFFF:
+        last = 0xE000
+    if last > 0x10FFFF:
+        return prefix, None
+    return prefix, prefix[:-1] + chr(last)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 query matching every word of `text` as a prefix; None when it has no words.
+
+    Each word is wrapped in double quotes (inner quotes doubled), so FTS5 operators and syntax
+    characters in user input are plain text and never raise.
+    """
+    words = [w for w in text.split() if any(ch.isalnum() for ch in w)]
+    if not words:
+        return None
+    return " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+
+
+def _dump_meta(meta: Mapping[str, Any], ns: str, path: str) -> tuple[str, dict[str, float]]:
+    free = {k: v for k, v in meta.items() if k not in _DERIVED_KEYS}
+    times = {
+        k: float(v)
+        for k in _TIME_KEYS
+        if isinstance(v := meta.get(k), int | float) and not isinstance(v, bool)
+    }
+    try:
+        return json.dumps(free, sort_keys=True, ensure_ascii=False), times
+    except (TypeError, ValueError) as exc:
+        raise StoreError(
+            f"meta of {ns}/{path} is not JSON-serialisable: {exc}", namespace=ns, path=path
+        ) from exc
+
+
+def _meta(row: tuple[Any, ...]) -> dict[str, Any]:
+    """Meta from the last five columns `meta, created_at, updated_at, accessed_at, bytes`."""
+    raw, created, updated, accessed, size = row[-5:]
+    meta: dict[str, Any] = json.loads(raw) if raw != "{}" else {}
+    meta["created_at"] = created
+    meta["updated_at"] = updated
+    if accessed is not None:
+        meta["accessed_at"] = accessed
+    meta["bytes"] = size
+    return meta
+
+
+class SQLiteBackend:
+    """The full `StorageBackend` protocol, with every capability, over one SQLite file.
+
+    Args:
+        path: the database file; default: `context.db` in the data directory
+            (`CONTEXTCHEF_HOME`, else the platform's user data directory).
+        project: a directory whose project identity is resolved (see identity.py), or an explicit
+            identity string such as `"git:abc123"` or `"team:docs"`; default: the project of
+            the working directory at construction, resolved on first use.
+        allow_home_project: let the home directory count as a project.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+        allow_home_project: bool = False,
+    ) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_database_path()
+        refuse_real_user_data_under_pytest(self.path)
+        self._project_spec: str | os.PathLike[str] = Path.cwd() if project is None else project
+        self._allow_home = allow_home_project
+        self._lock = threading.RLock()
+        self._project: ProjectRef | None = None
+        self._user: ProjectRef | None = None
+        self._abandoned: list[sqlite3.Connection] = []
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise StoreError(f"cannot create the directory {self.path.parent}: {exc}") from exc
+        self._conn = open_database(self.path)
+        self._pid = os.getpid()
+        self.memories = Memories(self.connection, self._scope_id)
+        """Keyed memories with history, project- or user-scoped."""
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection; the backend is unusable afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SQLiteBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteBackend({str(self.path)!r})"
+
+    @contextmanager
+    def connection(
+        self, doing: str = "using the store", *, ns: str | None = None, path: str | None = None
+    ) -> Iterator[sqlite3.Connection]:
+        """The connection, held under the backend's lock, with SQLite errors translated."""
+        with self._lock:
+            if os.getpid() != self._pid:
+                # A forked child must not use (nor close) the parent's connection.
+                self._abandoned.append(self._conn)
+                self._conn = open_database(self.path)
+                self._pid = os.getpid()
+            try:
+                with translate_errors(doing, namespace=ns, path=path):
+                    yield self._conn
+            except UnicodeEncodeError as exc:
+                raise StoreError(f"{doing}: {exc}", namespace=ns, path=path) from exc
+
+    @contextmanager
+    def _writing(
+        self, doing: str, *, ns: str | None = None, path: str | None = None
+    ) -> Iterator[sqlite3.Connection]:
+        with self.connection(doing, ns=ns, path=path) as conn, write_transaction(conn):
+            yield conn
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group writes into one transaction: all commit together or none does.
+
+        Other threads of this process wait for the batch; other processes can still read.
+        A batch inside a batch joins the outer one.
+        """
+        with self._writing("running a batch"):
+            yield
+
+    @property
+    def project(self) -> ProjectRef:
+        """The project this backend's entries belong to (resolved on first use)."""
+        if self._project is None:
+            with self.connection("resolving the project") as conn:
+                spec = self._project_spec
+                if isinstance(spec, str) and _IDENTITY.match(spec) and not Path(spec).is_dir():
+                    self._project = project_for_identity(conn, spec)
+                else:
+                    self._project = resolve_project(conn, spec, allow_home=self._allow_home)
+        return self._project
+
+    def _scope_id(self, scope: MemoryScope) -> int:
+        if scope == "user":
+            if self._user is None:
+                with self.connection("resolving the user scope") as conn:
+                    self._user = user_scope(conn)
+            return self._user.id
+        return self.project.id
+
+    # -- required protocol ------------------------------------------------------------------
+
+    def read(self, ns: str, path: str) -> StoredEntry | None:
+        pid = self.project.id
+        with self.connection(f"reading {ns}/{path}", ns=ns, path=path) as conn:
+            row = conn.execute(
+                f"SELECT {_ENTRY} FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
+            ).fetchone()
+        return None if row is None else StoredEntry(row[0], _meta(row))
+
+    def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        meta, times = _dump_meta(entry.meta, ns, path)
+        pid = self.project.id
+        with self._writing(f"writing {ns}/{path}", ns=ns, path=path) as conn:
+            self._upsert(conn, pid, ns, path, entry.content, meta, times)
+
+    @staticmethod
+    def _upsert(
+        conn: sqlite3.Connection,
+        pid: int,
+        ns: str,
+        path: str,
+        content: str,
+        meta: str,
+        times: dict[str, float],
+    ) -> None:
+        conn.execute(
+            "INSERT INTO entries(project_id, namespace, path, content, meta, created_at, "
+            "updated_at, accessed_at, bytes) VALUES (:pid, :ns, :path, :content, :meta, "
+            "coalesce(:created, :now), coalesce(:updated, :now), :accessed, :bytes) "
+            "ON CONFLICT(project_id, namespace, path) DO UPDATE SET content = excluded.content, "
+            "meta = excluded.meta, created_at = coalesce(:created, entries.created_at), "
+            "updated_at = excluded.updated_at, "
+            "accessed_at = coalesce(:accessed, entries.accessed_at), bytes = excluded.bytes",
+            {
+                "pid": pid,
+                "ns": ns,
+                "path": path,
+                "content": content,
+                "meta": meta,
+                "created": times.get("created_at"),
+                "updated": times.get("updated_at"),
+                "accessed": times.get("accessed_at"),
+                "now": time.time(),
+                "bytes": len(content.encode("utf-8")),
+            },
+        )
+
+    def delete(self, ns: str, path: str) -> bool:
+        pid = self.project.id
+        with self._writing(f"deleting {ns}/{path}", ns=ns, path=path) as conn:
+            cursor = conn.execute(
+                f"DELETE FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
+            )
+        return cursor.rowcount > 0
+
+    def _rows(self, ns: str, prefix: str, columns: str, doing: str) -> builtins.list[Any]:
+        pid = self.project.id
+        low, high = prefix_bounds(prefix)
+        bound = "" if high is None else " AND path < ?"
+        params = (pid, ns, low) if high is None else (pid, ns, low, high)
+        sql = f"SELECT {columns} FROM entries WHERE {_SCOPE} AND path >= ?{bound} ORDER BY path"
+        with self.connection(doing, ns=ns) as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def list(self, ns: str, prefix: str = "") -> builtins.list[ListedEntry]:
+        rows = self._rows(ns, prefix, _LISTED, f"listing {ns}/{prefix}")
+        return [ListedEntry(row[0], _meta(row)) for row in rows]
+
+    # -- capabilities -----------------------------------------------------------------------
+
+    def supports(self, capability: str, ns: str) -> bool:
+        """Every capability except `get_physical_path`: entries are rows, not files."""
+        del ns
+        return capability in CAPABILITIES and capability != "get_physical_path"
+
+    def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
+        rows = self._rows(ns, prefix, f"path, {_ENTRY}", f"reading {ns}/{prefix}*")
+        return {row[0]: StoredEntry(row[1], _meta(row)) for row in rows}
+
+    def exists(self, ns: str, path: str) -> bool:
+        pid = self.project.id
+        with self.connection(f"checking {ns}/{path}", ns=ns, path=path) as conn:
+            row = conn.execute(
+                f"SELECT 1 FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
+            ).fetchone()
+        return row is not None
+
+    def append(self, ns: str, path: str, content: str) -> None:
+        pid = self.project.id
+        now = time.time()
+        with self._writing(f"appending to {ns}/{path}", ns=ns, path=path) as conn:
+            conn.execute(
+                "INSERT INTO entries(project_id, namespace, path, content, created_at, "
+                "updated_at, bytes) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(project_id, namespace, path) DO UPDATE SET "
+                "content = entries.content || excluded.content, "
+                "updated_at = excluded.updated_at, bytes = entries.bytes + excluded.bytes",
+                (pid, ns, path, content, now, now, len(content.encode("utf-8"))),
+            )
+
+    def search(
+        self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
+    ) -> builtins.list[SearchHit]:
+        match = fts_query(query)
+        if match is None or (limit is not None and limit <= 0):
+            return []
+        pid = self.project.id
+        low, high = prefix_bounds(prefix)
+        bound = "" if high is None else " AND e.path < :high"
+        sql = (
+            "SELECT e.path, snippet(entries_fts, 1, '', '', '…', 16), bm25(entries_fts) AS rank, "
+            "e.meta, e.created_at, e.updated_at, e.accessed_at, e.bytes "
+            "FROM entries_fts JOIN entries AS e ON e.id = entries_fts.rowid "
+            "WHERE entries_fts MATCH :match AND e.project_id = :pid AND e.namespace = :ns "
+            f"AND e.path >= :low{bound} ORDER BY rank, e.updated_at DESC, e.path LIMIT :limit"
+        )
+        params = {"match": match, "pid": pid, "ns": ns, "low": low, "high": high}
+        params["limit"] = -1 if limit is None else limit
+        with self.connection(f"searching {ns} for {query!r}", ns=ns) as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [SearchHit(r[0], _meta(r), r[1] or None, -float(r[2])) for r in rows]
+
+    def snapshot(self, ns: str) -> dict[str, StoredEntry]:
+        return self.read_all(ns)
+
+    def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
+        """Make namespace `ns` hold exactly `snapshot`, atomically."""
+        pid = self.project.id
+        dumped = {path: _dump_meta(entry.meta, ns, path) for path, entry in snapshot.items()}
+        with self._writing(f"restoring {ns}", ns=ns) as conn:
+            existing = {
+                row[0]
+                for row in conn.execute(f"SELECT path FROM entries WHERE {_SCOPE}", (pid, ns))
+            }
+            conn.executemany(
+                f"DELETE FROM entries WHERE {_SCOPE} AND path = ?",
+                [(pid, ns, path) for path in existing - snapshot.keys()],
+            )
+            for path, entry in snapshot.items():
+                meta, times = dumped[path]
+                self._upsert(conn, pid, ns, path, entry.content, meta, times)
+
+    def get_physical_path(self, ns: str, path: str) -> str | None:
+        """None: an entry is a database row, not a file a tool could open."""
+        del ns, path
+        return None
+
+    def touch(self, ns: str, path: str, accessed_at: float) -> None:
+        """Record the last read time; a missing entry is ignored. Never touches the FTS index."""
+        pid = self.project.id
+        with self._writing(f"touching {ns}/{path}", ns=ns, path=path) as conn:
+            conn.execute(
+                f"UPDATE entries SET accessed_at = ? WHERE {_SCOPE} AND path = ?",
+                (float(accessed_at), pid, ns, path),
+            )

@@ -1,0 +1,184 @@
+"""Online backups and restores of a database file.
+
+`backup` copies a live database with the SQLite backup API while other processes keep writing:
+the source connection pins one read snapshot for the whole copy, so the copy is consistent,
+holds every transaction committed before it started, and never restarts. The copy is made a
+standalone rollback-journal file, integrity-checked, and described by a sidecar manifest
+(`<backup>.manifest.json`) carrying its schema version and sha256.
+
+`restore` refuses a backup newer than this build (the manifest is read first, then the file
+itself), checks its integrity and digest, moves the current database and its `-wal`/`-shm`
+aside into `<db>.before-restore-<time>/`, and puts the backup in place. Stop the processes using
+the database first: one that keeps it open keeps writing to the file moved aside.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError
+from contextchef.store.sqlite.connection import translate_errors
+from contextchef.store.sqlite.maintenance import new_timestamped_dir, read_only, side_files
+from contextchef.store.sqlite.migrations import LATEST_SCHEMA_VERSION, Progress, schema_version
+
+__all__ = [
+    "MANIFEST_FORMAT",
+    "BackupResult",
+    "RestoreResult",
+    "backup",
+    "manifest_path",
+    "restore",
+]
+
+log = logging.getLogger("contextchef.store.sqlite.backup")
+
+MANIFEST_FORMAT = "contextchef-sqlite-backup/1"
+_PAGES_PER_STEP = 256
+
+
+def manifest_path(backup_file: Path) -> Path:
+    """Where the sidecar manifest of `backup_file` lives."""
+    return backup_file.with_name(backup_file.name + ".manifest.json")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _copy_pages(source: sqlite3.Connection, target: Path, progress: Progress | None) -> None:
+    """Copy `source` page by page into a fresh standalone file at `target`."""
+    dest = sqlite3.connect(target, isolation_level=None)
+    try:
+
+        def step(status: int, remaining: int, total: int) -> None:
+            del status
+            if progress is not None:
+                progress(total - remaining, total)
+
+        source.backup(dest, pages=_PAGES_PER_STEP, progress=step)
+        dest.execute("PRAGMA journal_mode = DELETE")
+        result = [row[0] for row in dest.execute("PRAGMA integrity_check(20)")]
+    finally:
+        dest.close()
+    if result != ["ok"]:
+        raise StoreCorruptError(f"the copy at {target} failed integrity_check: {result}")
+
+
+@dataclass(frozen=True, slots=True)
+class BackupResult:
+    """A finished backup: the file, its manifest and the schema version it holds."""
+
+    path: Path
+    manifest: Path
+    schema_version: int
+    bytes: int
+
+
+def backup(source: Path, dest: Path, *, progress: Progress | None = None) -> BackupResult:
+    """Copy the database at `source` to `dest` (a new file, or a directory to put it in)."""
+    if dest.is_dir():
+        dest = dest / f"{source.stem}-{time.strftime('%Y%m%d-%H%M%S')}.db"
+    if dest.exists():
+        raise StoreError(f"{dest} already exists; refusing to overwrite it")
+    partial = dest.with_name(dest.name + ".partial")
+    partial.unlink(missing_ok=True)
+    with read_only(source) as conn, translate_errors(f"backing up {source}"):
+        conn.execute("BEGIN")  # one read snapshot for the whole copy: consistent, no restarts
+        version = schema_version(conn)
+        try:
+            _copy_pages(conn, partial, progress)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        finally:
+            conn.execute("ROLLBACK")
+    partial.replace(dest)
+    manifest: dict[str, Any] = {
+        "format": MANIFEST_FORMAT,
+        "schema_version": version,
+        "written_by_supported_version": LATEST_SCHEMA_VERSION,
+        "created_at": time.time(),
+        "source": str(source),
+        "bytes": dest.stat().st_size,
+        "sha256": _sha256(dest),
+        "integrity_check": "ok",
+    }
+    manifest_path(dest).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    log.info("backed up %s (schema %d) to %s", source, version, dest)
+    return BackupResult(dest, manifest_path(dest), version, int(manifest["bytes"]))
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreResult:
+    """A finished restore: where the previous files went, and the restored schema version."""
+
+    path: Path
+    moved_aside: Path | None
+    schema_version: int
+
+
+def _read_manifest(backup_file: Path) -> dict[str, Any] | None:
+    sidecar = manifest_path(backup_file)
+    if not sidecar.is_file():
+        return None
+    try:
+        data = json.loads(sidecar.read_text())
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"cannot read the backup manifest {sidecar}: {exc}") from exc
+    return data if isinstance(data, dict) else None
+
+
+def _verify_backup(backup_file: Path) -> int:
+    """The backup's schema version, after the fence, digest and integrity checks."""
+    manifest = _read_manifest(backup_file)
+    location = f"the backup {backup_file}"
+    if manifest is not None:
+        found = int(manifest.get("schema_version", 0))
+        if found > LATEST_SCHEMA_VERSION:
+            raise SchemaTooNewError(found, LATEST_SCHEMA_VERSION, location=location)
+        expected = manifest.get("sha256")
+        if expected and expected != _sha256(backup_file):
+            raise StoreCorruptError(f"{location} does not match the sha256 in its manifest")
+    with read_only(backup_file) as conn, translate_errors(f"reading {location}"):
+        version = schema_version(conn)
+        if version > LATEST_SCHEMA_VERSION:
+            raise SchemaTooNewError(version, LATEST_SCHEMA_VERSION, location=location)
+        result = [row[0] for row in conn.execute("PRAGMA integrity_check(20)")]
+    if result != ["ok"]:
+        raise StoreCorruptError(f"{location} failed integrity_check: {result}")
+    return version
+
+
+def restore(backup_file: Path, db_path: Path, *, progress: Progress | None = None) -> RestoreResult:
+    """Replace the database at `db_path` with `backup_file`, keeping the current files aside."""
+    version = _verify_backup(backup_file)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    partial = db_path.with_name(db_path.name + ".restoring")
+    partial.unlink(missing_ok=True)
+    with read_only(backup_file) as conn, translate_errors(f"copying {backup_file}"):
+        try:
+            _copy_pages(conn, partial, progress)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    current = side_files(db_path)
+    aside: Path | None = None
+    if current:
+        aside = new_timestamped_dir(db_path, "before-restore")
+        for file in current:
+            shutil.move(file, aside / file.name)
+    partial.replace(db_path)
+    log.info("restored %s from %s; previous files in %s", db_path, backup_file, aside)
+    return RestoreResult(db_path, aside, version)

@@ -1,0 +1,193 @@
+"""Opening SQLite connections with the pragmas contextchef relies on, and short write transactions.
+
+Pragma choices, set on every connection and read back before any write:
+
+- `busy_timeout = 10000` first of all, before the first schema read, so a connection opened
+  while another process writes waits instead of failing with `database is locked`.
+- `foreign_keys = ON`: SQLite ships with them off, which silently disables every cascade.
+- `synchronous = NORMAL`: in WAL mode a commit survives a crash of the process (SIGKILL, an
+  exception) and the file can never be corrupted; only a power loss or OS crash may roll back
+  the last transactions. FULL would add an fsync to every commit, a poor trade for a context
+  store whose writes are small and frequent.
+- `temp_store = MEMORY`: sorts and temporary indexes never touch the disk.
+- `journal_mode = WAL`, switched on by the caller only after the schema fence accepted the file
+  (`enable_wal`), so a database this build must refuse is never modified.
+
+Write transactions are `BEGIN IMMEDIATE`: the write lock is taken up front, so a transaction
+never fails half-way on a lock upgrade. Taking it is retried with bounded exponential backoff on
+`SQLITE_BUSY` (on top of the busy timeout) and gives up with `StoreBusyError`. Readers never take
+the write lock, and in WAL mode they never block a writer.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from contextchef.errors import StoreBusyError, StoreCorruptError, StoreError
+
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "WRITE_RETRY_BUDGET_S",
+    "begin_immediate",
+    "connect",
+    "enable_wal",
+    "is_busy",
+    "read_pragmas",
+    "require_fts5",
+    "translate_errors",
+    "write_transaction",
+]
+
+log = logging.getLogger("contextchef.store.sqlite.connection")
+
+BUSY_TIMEOUT_MS = 10_000
+"""How long one statement waits for a lock inside SQLite before reporting SQLITE_BUSY."""
+
+WRITE_RETRY_BUDGET_S = 30.0
+"""How long `write_transaction` keeps retrying `BEGIN IMMEDIATE` before `StoreBusyError`."""
+
+_EXPECTED = {"busy_timeout": BUSY_TIMEOUT_MS, "foreign_keys": 1, "synchronous": 1}
+_BUSY_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_CORRUPT_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open `path` in autocommit mode with contextchef's pragmas (WAL is `enable_wal`'s job).
+
+    `readonly` opens with `mode=ro`: nothing, not even a checkpoint, can change the file.
+    """
+    target = Path(path)
+    uri = f"{target.resolve().as_uri()}?mode={'ro' if readonly else 'rwc'}"
+    with translate_errors(f"opening {target}"):
+        conn = sqlite3.connect(
+            uri,
+            uri=True,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA temp_store = MEMORY")
+            _verify(conn, target)
+        except BaseException:
+            conn.close()
+            raise
+    return conn
+
+
+def enable_wal(conn: sqlite3.Connection, location: str) -> None:
+    """Switch the database to WAL (persistent in the file) and check that it took."""
+    with translate_errors(f"enabling WAL on {location}"):
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise StoreError(
+            f"{location} cannot use WAL journaling (got {mode!r}); contextchef needs WAL so "
+            "readers never block writers. Is the file on a network filesystem?"
+        )
+
+
+def read_pragmas(conn: sqlite3.Connection) -> dict[str, object]:
+    """The pragmas this module sets, read back from the connection."""
+    names = ("journal_mode", "busy_timeout", "foreign_keys", "synchronous")
+    return {name: conn.execute(f"PRAGMA {name}").fetchone()[0] for name in names}
+
+
+def _verify(conn: sqlite3.Connection, target: Path) -> None:
+    actual = read_pragmas(conn)
+    wrong = {k: actual[k] for k, v in _EXPECTED.items() if actual[k] != v}
+    if wrong:
+        raise StoreError(f"{target}: SQLite refused the connection pragmas {wrong}")
+
+
+def require_fts5(conn: sqlite3.Connection) -> None:
+    """Fail with a clear error when this Python's SQLite was built without FTS5."""
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp.fts5_probe")
+    except sqlite3.OperationalError as exc:
+        raise StoreError(
+            f"the SQLite library of this Python ({sqlite3.sqlite_version}) lacks the FTS5 "
+            "extension, which the SQLite store needs for search; use a Python built with FTS5"
+        ) from exc
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether `exc` is SQLITE_BUSY or SQLITE_LOCKED (by error code, never by message text)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and (code & 0xFF) in _BUSY_CODES
+
+
+def _is_corrupt(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and (code & 0xFF) in _CORRUPT_CODES
+
+
+@contextmanager
+def translate_errors(
+    doing: str, *, namespace: str | None = None, path: str | None = None
+) -> Iterator[None]:
+    """Turn `sqlite3` errors raised inside the block into the `StoreError` family."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        message = f"{doing}: {exc}"
+        if is_busy(exc):
+            raise StoreBusyError(message, namespace=namespace, path=path) from exc
+        if _is_corrupt(exc):
+            raise StoreCorruptError(
+                f"{message}; run `contextchef db check` and `contextchef db repair`",
+                namespace=namespace,
+                path=path,
+            ) from exc
+        raise StoreError(message, namespace=namespace, path=path) from exc
+
+
+def begin_immediate(conn: sqlite3.Connection, *, budget_s: float = WRITE_RETRY_BUDGET_S) -> None:
+    """Take the write lock, retrying SQLITE_BUSY with jittered backoff within `budget_s`."""
+    deadline = time.monotonic() + budget_s
+    delay = 0.005
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            if attempts > 1:
+                log.debug("write lock taken after %d attempts", attempts)
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() >= deadline:
+                if is_busy(exc):
+                    raise StoreBusyError(
+                        f"the database stayed locked by another writer for {budget_s:.0f} s"
+                    ) from exc
+                raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.5)
+
+
+@contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A `BEGIN IMMEDIATE` … `COMMIT` block, rolled back when the body raises.
+
+    When the connection is already inside a transaction (a batch), the block joins it.
+    """
+    if conn.in_transaction:
+        yield conn
+        return
+    begin_immediate(conn)
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.rollback()
+        raise

@@ -1,0 +1,86 @@
+"""`contextchef db …` on the default database (CONTEXTCHEF_HOME) and on an explicit file."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from contextchef.cli import app
+from contextchef.store.backend import StoredEntry
+from contextchef.store.datadir import default_database_path
+from contextchef.store.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
+from contextchef.store.sqlite.backup import manifest_path
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def default_db() -> Path:
+    path = default_database_path()
+    with SQLiteBackend(project="test:cli") as backend:
+        backend.write("notes", "n.md", StoredEntry("hello cli"))
+    return path
+
+
+def test_info(default_db: Path) -> None:
+    result = runner.invoke(app, ["db", "info"])
+    assert result.exit_code == 0, result.output
+    assert str(default_db) in result.output
+    assert f"schema version  {LATEST_SCHEMA_VERSION}" in result.output
+    assert "test:cli" in result.output
+
+
+def test_check_ok_and_problem(default_db: Path) -> None:
+    assert runner.invoke(app, ["db", "check"]).exit_code == 0
+    conn = sqlite3.connect(default_db)
+    conn.execute("DROP TRIGGER entries_fts_delete")
+    conn.execute("DELETE FROM entries")
+    conn.commit()
+    conn.close()
+    result = runner.invoke(app, ["db", "check"])
+    assert result.exit_code == 1
+    assert "index rows have no entry" in result.output
+
+
+def test_backup_restore_vacuum_repair(default_db: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "b.db"
+    result = runner.invoke(app, ["db", "backup", str(dest)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(manifest_path(dest).read_text())["schema_version"] == LATEST_SCHEMA_VERSION
+    result = runner.invoke(app, ["db", "restore", str(dest)])
+    assert result.exit_code == 0, result.output
+    assert "previous files in" in result.output
+    assert runner.invoke(app, ["db", "vacuum"]).exit_code == 0
+    result = runner.invoke(app, ["db", "repair"])
+    assert result.exit_code == 0, result.output
+    assert "nothing was lost" in result.output
+
+
+def test_migrate_and_dry_run(tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    result = runner.invoke(app, ["db", "migrate", "--dry-run", "--db", str(db)])
+    assert result.exit_code == 0 and "dry run" in result.output and not db.exists()
+    assert runner.invoke(app, ["db", "migrate", "--db", str(db)]).exit_code == 0
+    result = runner.invoke(app, ["db", "migrate", "--db", str(db)])
+    assert "up to date" in result.output
+
+
+def test_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["db", "info", "--db", str(tmp_path / "missing.db")])
+    assert result.exit_code == 1
+    assert "error:" in result.output and "no database" in result.output
+    assert "Traceback" not in result.output
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+
+
+def test_restore_of_a_too_new_backup_is_refused(default_db: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "b.db"
+    assert runner.invoke(app, ["db", "backup", str(dest)]).exit_code == 0
+    manifest = json.loads(manifest_path(dest).read_text())
+    manifest_path(dest).write_text(json.dumps({**manifest, "schema_version": 99}))
+    result = runner.invoke(app, ["db", "restore", str(dest)])
+    assert result.exit_code == 1 and "schema version 99" in result.output

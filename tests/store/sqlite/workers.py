@@ -1,0 +1,74 @@
+"""Worker processes for the reliability tests, run as `python workers.py MODE ARGS…`.
+
+Each mode prints JSON lines on stdout so the test can tell exactly which writes were
+acknowledged (committed) before anything happened to the process.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def _wait_for(go: Path) -> None:
+    while not go.exists():
+        time.sleep(0.005)
+
+
+def write_and_read(db: str, worker: str, seconds: str, go: str) -> None:
+    """Write entries and read others' for a bounded time; print every acknowledged path."""
+    from contextchef.store.backend import StoredEntry
+    from contextchef.store.sqlite import SQLiteBackend
+
+    backend = SQLiteBackend(db, project="test:reliability")
+    _wait_for(Path(go))
+    deadline = time.monotonic() + float(seconds)
+    count = reads = 0
+    while time.monotonic() < deadline:
+        path = f"w{worker}/{count:06d}"
+        if count % 10 == 9:
+            with backend.batch():
+                backend.write("notes", path, StoredEntry(f"worker {worker} entry {count}"))
+                backend.append("archive", f"w{worker}.log", f"{count}\n")
+        else:
+            backend.write("notes", path, StoredEntry(f"worker {worker} entry {count}"))
+        print(json.dumps({"ack": path}), flush=True)
+        count += 1
+        reads += len(backend.list("notes", "w"))
+        backend.search("notes", f"worker {worker}", limit=5)
+    print(json.dumps({"done": count, "reads": reads}), flush=True)
+
+
+def write_then_hang(db: str) -> None:
+    """Acknowledge committed writes, then stop inside an open batch and wait to be killed."""
+    from contextchef.store.backend import StoredEntry
+    from contextchef.store.sqlite import SQLiteBackend
+
+    backend = SQLiteBackend(db, project="test:reliability")
+    for i in range(200):
+        backend.write("notes", f"acked/{i:04d}", StoredEntry(f"committed {i}" * 20))
+        print(json.dumps({"ack": f"acked/{i:04d}"}), flush=True)
+    with backend.batch():
+        for i in range(500):
+            backend.write("notes", f"pending/{i:04d}", StoredEntry("never committed" * 50))
+        print(json.dumps({"in_transaction": True}), flush=True)
+        time.sleep(60)
+
+
+def migrate(db: str, go: str) -> None:
+    """Wait for the go file, then migrate; print the steps this process applied."""
+    from contextchef.store.sqlite.connection import connect
+    from contextchef.store.sqlite.migrations import apply_migrations
+
+    conn = connect(db)
+    _wait_for(Path(go))
+    applied = apply_migrations(conn, location=db)
+    print(json.dumps({"applied": applied}), flush=True)
+
+
+if __name__ == "__main__":
+    modes = {"write_and_read": write_and_read, "write_then_hang": write_then_hang}
+    modes["migrate"] = migrate
+    modes[sys.argv[1]](*sys.argv[2:])
