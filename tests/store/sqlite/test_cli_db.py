@@ -69,6 +69,12 @@ def test_migrate_and_dry_run(tmp_path: Path) -> None:
     assert "up to date" in result.output
 
 
+def test_migrate_creates_the_data_directory(tmp_path: Path) -> None:
+    db = tmp_path / "not" / "yet" / "there.db"
+    assert runner.invoke(app, ["db", "migrate", "--db", str(db)]).exit_code == 0
+    assert db.is_file()
+
+
 def test_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     result = runner.invoke(app, ["db", "info", "--db", str(tmp_path / "missing.db")])
     assert result.exit_code == 1

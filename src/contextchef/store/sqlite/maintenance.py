@@ -211,6 +211,7 @@ def migrate(
         before, steps = 0, [f"create {path} at schema version {LATEST_SCHEMA_VERSION}"]
     if dry_run:
         return MigrateReport(path, before, LATEST_SCHEMA_VERSION, steps, dry_run=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     conn = open_database(path, progress=progress)
     try:
         after = schema_version(conn)
