@@ -5,7 +5,8 @@ Builds realistic agent transcripts (user turns, assistant turns with tool calls,
 
 - cold: a fresh chef's first compile (nothing memoised), and its ratio to the floor;
 - floor: `orjson.dumps(payload)` of the very payload compiled, in the same run;
-- append-one: the next compile after one user message is appended, and its ratio to cold;
+- append-one: the next compile after one user message is appended (the steady state of an
+  agent loop), and its ratios to cold and to the floor;
 - the TypeScript reference @context-chef/core 4.2.1 on the same history file, when Node and a
   scratch install are available (set CONTEXTCHEF_TS_REF to the package folder, default
   /tmp/ctxref/node_modules/@context-chef/core).
@@ -30,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from contextchef import ContextChef
+from contextchef import ContextChef, summarize
 from contextchef.adapters import adapter_registry
 
 HERE = Path(__file__).parent
@@ -146,7 +147,28 @@ def measure(history: list[dict[str, Any]], target: str, repeats: int) -> dict[st
     }
     result["cold_over_floor"] = result["cold_ms"] / result["floor_ms"]
     result["append_over_cold"] = result["append_one_ms"] / result["cold_ms"]
+    result["append_over_floor"] = result["append_one_ms"] / result["floor_ms"]
     return result
+
+
+def fake_summarizer(messages: list[Any]) -> str:
+    return "<summary>The work so far, in brief.</summary>"
+
+
+def measure_overflow(history: list[dict[str, Any]], target: str, repeats: int) -> float:
+    """Median ms of a compile that has to compress (a fresh chef each time, fake summarizer)."""
+    samples: list[float] = []
+    for _ in range(repeats):
+        chef = ContextChef(
+            janitor={"context_window": 8000},
+            overflow={"strategy": summarize(fake_summarizer)},
+        )
+        chef.set_system_prompt(SYSTEM).set_history(history)
+        start = time.perf_counter()
+        payload = chef.compile(target=target)
+        samples.append(time.perf_counter() - start)
+        assert payload.meta.overflow is not None and payload.meta.overflow.changed
+    return median_ms(samples)
 
 
 def reference(history: list[dict[str, Any]], repeats: int) -> dict[str, Any] | None:
@@ -178,11 +200,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000,50000")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument("--overflow-sizes", default="1000,10000,50000")
     args = parser.parse_args()
     report: dict[str, Any] = {}
     header = (
         f"{'messages':>8} {'target':<17} {'cold ms':>9} {'floor ms':>9} {'cold/floor':>10} "
-        f"{'+1 ms':>8} {'+1/cold':>8} {'TS cold':>9} {'TS +1':>8}"
+        f"{'+1 ms':>8} {'+1/cold':>8} {'+1/floor':>8} {'TS cold':>9} {'TS +1':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -200,8 +223,20 @@ def main() -> None:
             print(
                 f"{len(history):>8} {target:<17} {row['cold_ms']:9.2f} {row['floor_ms']:9.2f} "
                 f"{row['cold_over_floor']:10.2f} {row['append_one_ms']:8.2f} "
-                f"{row['append_over_cold']:8.2f} {ts_cold} {ts_one}"
+                f"{row['append_over_cold']:8.2f} {row['append_over_floor']:8.2f} {ts_cold} {ts_one}"
             )
+    print()
+    print(f"{'messages':>8} {'target':<17} {'overflow ms':>12} {'no-overflow ms':>15} {'ratio':>7}")
+    for size in (int(s) for s in args.overflow_sizes.split(",") if s):
+        history = transcript(size)
+        for target in adapter_registry.names():
+            over = measure_overflow(history, target, max(3, args.repeats // 2))
+            plain = (
+                report.get(f"{size}:{target}", {}).get("cold_ms")
+                or measure(history, target, max(3, args.repeats // 2))["cold_ms"]
+            )
+            report[f"{size}:{target}:overflow"] = {"overflow_ms": over, "no_overflow_ms": plain}
+            print(f"{len(history):>8} {target:<17} {over:12.2f} {plain:15.2f} {over / plain:7.2f}")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "compile.json").write_text(json.dumps(report, indent=2))
 
