@@ -20,6 +20,11 @@ def test_quick_start_runs(capsys: object) -> None:
     exec(compile(code, str(README), "exec"), {})
 
 
+def test_long_conversation_example_runs() -> None:
+    (code,) = python_blocks("Keeping long conversations in the window")
+    exec(compile(code, str(README), "exec"), {})
+
+
 def test_readme_names_the_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert "make test" in text and "make demo" in text
