@@ -20,6 +20,7 @@ LAYERS = {
     "prompts": 0,
     "events": 0,
     "effects": 0,
+    "config": 0,
     "store": 1,
     "selection": 1,
     "placement": 1,

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from contextchef.config import options
 from contextchef.errors import ConfigError
 from contextchef.tokens import Tokenizer
 
@@ -43,19 +44,7 @@ class JanitorConfig:
 
     @classmethod
     def of(cls, value: JanitorConfig | Mapping[str, Any] | None) -> JanitorConfig:
-        if value is None:
-            return cls()
-        if isinstance(value, JanitorConfig):
-            return value
-        if not isinstance(value, Mapping):
-            raise ConfigError("janitor must be a dict or a JanitorConfig")
-        known = {"context_window", "trigger_ratio", "tokenizer", "usage_preference"}
-        unknown = set(value) - known
-        if unknown:
-            raise ConfigError(
-                f"unknown janitor option(s) {sorted(unknown)}; known: {sorted(known)}"
-            )
-        return cls(**value)
+        return options(cls, value, "janitor")
 
     @property
     def trigger(self) -> float:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from contextchef.config import options
 from contextchef.effects import Call, Emit, Flow
 from contextchef.errors import ConfigError
 from contextchef.messages import Message, copy_json
@@ -60,22 +61,10 @@ class OverflowConfig:
 
     @classmethod
     def of(cls, value: OverflowConfig | Mapping[str, Any] | None) -> OverflowConfig:
-        if value is None:
-            return cls()
-        if isinstance(value, OverflowConfig):
-            return value
-        if not isinstance(value, Mapping):
-            raise ConfigError("overflow must be a dict or an OverflowConfig")
-        known = {"strategy", "write_back", "on_compress", "on_before_compress", "window_ids"}
-        unknown = set(value) - known
-        if unknown:
-            raise ConfigError(
-                f"unknown overflow option(s) {sorted(unknown)}; known: {sorted(known)}"
-            )
-        strategy = value.get("strategy")
-        if strategy is not None and not callable(getattr(strategy, "apply", None)):
+        config = options(cls, value, "overflow")
+        if not callable(getattr(config.strategy, "apply", None)):
             raise ConfigError("overflow strategy needs a name and an apply(input) method")
-        return cls(**value)
+        return config
 
 
 @dataclass(frozen=True, slots=True)
