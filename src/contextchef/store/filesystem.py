@@ -1,0 +1,480 @@
+"""`FileSystemBackend`: one directory per namespace, crash-safe, confined to its root.
+
+Layout (see `fslayout`) matches the TypeScript reference 4.2.1: `<root>/<ns>/<path>`, JSON
+`{content, meta}` envelopes by default, raw files for `vfs/` and `archive/`. A directory written
+by either implementation opens in the other.
+
+Guarantees:
+
+- **Atomic writes.** An entry is written to a temporary file in its own directory
+  (`.tmp_<pid>_…`, invisible to listing), flushed with `fsync`, renamed over the target with
+  `os.replace`, and the directory is fsynced. A crash leaves the old entry or the new one, never
+  a torn one. `fsync=False` keeps the atomicity (a killed process cannot tear a file) but gives
+  up durability across power loss, for speed.
+- **Confinement.** Every operation walks from the namespace directory one segment at a time with
+  `O_NOFOLLOW` directory handles, so no symbolic link below the namespace directory is ever
+  followed (a planted link raises `InvalidPathError`) and no race can swap one in midway.
+  `get_physical_path` additionally resolves the path and refuses anything outside.
+- **Hygiene.** Directories are made on demand (0700) and again if something removed them; files
+  are 0600. Listing is recursive and skips temporary files, dotfiles, symlinks and names the path
+  rules reject. Access times for least-recently-read eviction are the files' `atime`, set
+  explicitly by `touch` and left alone by the backend's own reads (`O_NOATIME`), so they survive
+  a restart.
+
+A path is either an entry or a directory: writing `a` while `a/b` exists (or the reverse)
+raises `EntryExistsError`. Appends are serialised within one process only.
+"""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import io
+import itertools
+import logging
+import os
+import secrets
+import stat
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from contextchef.errors import (
+    EntryExistsError,
+    InvalidPathError,
+    StoreCorruptError,
+    StoreError,
+)
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
+from contextchef.store.fslayout import Format, Layout, decode_entry, encode_entry, stat_meta
+from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
+from contextchef.store.search import scan
+
+__all__ = ["FileSystemBackend"]
+
+logger = logging.getLogger("contextchef.store.filesystem")
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NOATIME = getattr(os, "O_NOATIME", 0)
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_RETRIES = 3
+_TOUCH_GRANULARITY = 1_000_000_000  # ns
+
+
+class FileSystemBackend:
+    """A `StorageBackend` that keeps each namespace in a directory under `root`."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        layouts: Mapping[str, Layout | Format] | None = None,
+        fsync: bool = True,
+    ) -> None:
+        self._root = Path(root).absolute()
+        self._layouts = {
+            validate_namespace(ns): Layout.coerce(layout) for ns, layout in (layouts or {}).items()
+        }
+        self._ns_dirs: dict[str, Path] = {}
+        self._fsync = fsync
+        self._token = secrets.token_hex(4)
+        self._counter = itertools.count()
+        self._append_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"FileSystemBackend({self._root!r})"
+
+    @property
+    def root(self) -> Path:
+        """The absolute root directory."""
+        return self._root
+
+    # -- required -------------------------------------------------------------------------
+
+    def read(self, ns: str, path: str) -> StoredEntry | None:
+        layout = self._layout(ns)
+        parents, name = self._split(layout, path)
+        with self._errors(ns, path, "read"), self._dirs(ns, parents, create=False) as fds:
+            if fds is None:
+                return None
+            return self._read_file(layout, fds[-1], name, ns, path)
+
+    def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        layout = self._layout(ns)
+        parents, name = self._split(layout, path)
+        body = encode_entry(layout, entry)
+        for attempt in range(_RETRIES):
+            try:
+                with self._errors(ns, path, "write"), self._dirs(ns, parents, create=True) as fds:
+                    assert fds is not None
+                    self._replace(fds[-1], name, body, ns, path)
+                return
+            except StoreError as exc:
+                # The directory was removed under us (another process, a temp cleaner): redo.
+                if not isinstance(exc.__cause__, FileNotFoundError) or attempt == _RETRIES - 1:
+                    raise
+
+    def delete(self, ns: str, path: str) -> bool:
+        parents, name = self._split(self._layout(ns), path)
+        with self._errors(ns, path, "delete"), self._dirs(ns, parents, create=False) as fds:
+            if fds is None:
+                return False
+            try:
+                os.unlink(name, dir_fd=fds[-1])
+            except (FileNotFoundError, IsADirectoryError):
+                return False
+            if self._fsync:
+                os.fsync(fds[-1])
+            return True
+
+    def list(self, ns: str, prefix: str = "") -> list[ListedEntry]:
+        return [ListedEntry(path, entry.meta) for path, entry in self._walk(ns, prefix, False)]
+
+    # -- optional capabilities ------------------------------------------------------------
+
+    def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
+        return dict(self._walk(ns, prefix, True))
+
+    def exists(self, ns: str, path: str) -> bool:
+        parents, name = self._split(self._layout(ns), path)
+        with self._errors(ns, path, "stat"), self._dirs(ns, parents, create=False) as fds:
+            if fds is None:
+                return False
+            try:
+                st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+            except FileNotFoundError:
+                return False
+            return stat.S_ISREG(st.st_mode)
+
+    def append(self, ns: str, path: str, content: str) -> None:
+        with self._append_lock:
+            existing = self.read(ns, path)
+            now = time.time()
+            meta: dict[str, Any] = {"created_at": now}
+            if existing is not None:
+                meta.update(existing.meta)
+            meta["updated_at"] = now
+            body = (existing.content if existing is not None else "") + content
+            self.write(ns, path, StoredEntry(body, meta))
+
+    def search(
+        self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
+    ) -> builtins.list[SearchHit]:
+        walk = self._walk(ns, prefix, True)
+        return scan(((path, entry.meta, entry.content) for path, entry in walk), query, limit)
+
+    def snapshot(self, ns: str) -> dict[str, StoredEntry]:
+        return self.read_all(ns)
+
+    def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
+        """Make the namespace hold exactly `snapshot` (entry by entry, not as one transaction)."""
+        for listed in self.list(ns):
+            if listed.path not in snapshot:
+                self.delete(ns, listed.path)
+        for path, entry in snapshot.items():
+            self.write(ns, path, entry)
+
+    def touch(self, ns: str, path: str, accessed_at: float) -> None:
+        parents, name = self._split(self._layout(ns), path)
+        with self._errors(ns, path, "touch"), self._dirs(ns, parents, create=False) as fds:
+            if fds is None:
+                return
+            try:
+                st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            target = int(accessed_at * 1_000_000_000)
+            # Like relatime: a file read less than a second ago keeps its time (no disk write).
+            if stat.S_ISREG(st.st_mode) and not 0 <= target - st.st_atime_ns < _TOUCH_GRANULARITY:
+                times = (target, st.st_mtime_ns)
+                os.utime(name, ns=times, dir_fd=fds[-1], follow_symlinks=False)
+
+    def get_physical_path(self, ns: str, path: str) -> str | None:
+        """The file's absolute path; refuses one that resolves outside the namespace directory."""
+        parents, name = self._split(self._layout(ns), path)
+        directory = self._ns_dir(ns)
+        candidate = directory.joinpath(*parents, name)
+        if directory.is_symlink():
+            raise InvalidPathError(
+                f"the namespace directory {directory} is a symbolic link", namespace=ns, path=path
+            )
+        base = directory.resolve()
+        resolved = candidate.resolve()
+        if resolved != base and base not in resolved.parents:
+            raise InvalidPathError(
+                f"{path!r} resolves to {resolved}, outside the namespace directory {base}",
+                namespace=ns,
+                path=path,
+            )
+        return str(candidate)
+
+    # -- layout and names -----------------------------------------------------------------
+
+    def _layout(self, ns: str) -> Layout:
+        layout = self._layouts.get(ns)
+        if layout is None:
+            validate_namespace(ns)
+            layout = self._layouts[ns] = Layout.default(ns)
+        return layout
+
+    def _ns_dir(self, ns: str) -> Path:
+        known = self._ns_dirs.get(ns)
+        if known is None:
+            directory = self._layout(ns).directory
+            known = Path(directory).absolute() if directory is not None else self._root / ns
+            self._ns_dirs[ns] = known
+        return known
+
+    @staticmethod
+    def _split(layout: Layout, path: str) -> tuple[builtins.list[str], str]:
+        segments = validate_entry_path(path).split("/")
+        name = segments.pop()
+        if layout.owns is not None and not name.startswith(layout.owns):
+            raise InvalidPathError(
+                f"{path!r}: this namespace only holds files named {layout.owns}…", path=path
+            )
+        return segments, name
+
+    # -- directory handles ----------------------------------------------------------------
+
+    @contextmanager
+    def _dirs(
+        self, ns: str, parents: builtins.list[str], *, create: bool
+    ) -> Iterator[builtins.list[int] | None]:
+        """Open the namespace directory and each parent below it, never following a link."""
+        fds: builtins.list[int] = []
+        try:
+            top = self._open_ns_dir(ns, create=create)
+            if top is None:
+                yield None
+                return
+            fds.append(top)
+            for depth, segment in enumerate(parents):
+                where = "/".join(parents[: depth + 1])
+                child = self._open_child(fds[-1], segment, create, ns, where)
+                if child is None:
+                    yield None
+                    return
+                fds.append(child)
+            yield fds
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _open_ns_dir(self, ns: str, *, create: bool) -> int | None:
+        directory = self._ns_dir(ns)
+        try:
+            return os.open(directory, _DIR_FLAGS)
+        except FileNotFoundError:
+            if not create:
+                return None
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise InvalidPathError(
+                    f"the namespace directory {directory} is a symbolic link or not a directory",
+                    namespace=ns,
+                ) from exc
+            raise
+        self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self._fsync:
+            self._fsync_path(directory.parent)
+        return os.open(directory, _DIR_FLAGS)
+
+    def _open_child(
+        self, parent: int, segment: str, create: bool, ns: str, where: str
+    ) -> int | None:
+        try:
+            return os.open(segment, _DIR_FLAGS, dir_fd=parent)
+        except FileNotFoundError:
+            if not create:
+                return None
+            with suppress(FileExistsError):
+                os.mkdir(segment, 0o700, dir_fd=parent)
+            if self._fsync:
+                os.fsync(parent)
+            return os.open(segment, _DIR_FLAGS, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            st = os.stat(segment, dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                raise InvalidPathError(
+                    f"{where!r} is a symbolic link; the backend never follows links",
+                    namespace=ns,
+                    path=where,
+                ) from exc
+            if not create:
+                return None
+            raise EntryExistsError(
+                f"{where!r} is an entry, so it cannot also be a directory",
+                namespace=ns,
+                path=where,
+            ) from exc
+
+    @staticmethod
+    def _fsync_path(directory: Path) -> None:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    # -- files ----------------------------------------------------------------------------
+
+    def _replace(self, dfd: int, name: str, body: bytes, ns: str, path: str) -> None:
+        temp = f".tmp_{os.getpid()}_{self._token}_{next(self._counter)}"
+        fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=dfd)
+        try:
+            try:
+                view = memoryview(body)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if self._fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            except (IsADirectoryError, OSError) as exc:
+                if exc.errno not in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+                self._replace_empty_dir(dfd, temp, name, ns, path, exc)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(temp, dir_fd=dfd)
+            raise
+        if self._fsync:
+            os.fsync(dfd)
+
+    @staticmethod
+    def _replace_empty_dir(
+        dfd: int, temp: str, name: str, ns: str, path: str, cause: OSError
+    ) -> None:
+        """`name` is a directory: an empty one (left by deleted entries) gives way, else refuse."""
+        try:
+            os.rmdir(name, dir_fd=dfd)
+        except OSError:
+            raise EntryExistsError(
+                f"{path!r} is a directory (it holds entries), so it cannot also be an entry",
+                namespace=ns,
+                path=path,
+            ) from cause
+        os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+
+    def _read_file(
+        self, layout: Layout, dfd: int, name: str, ns: str, path: str
+    ) -> StoredEntry | None:
+        fd = self._open_for_read(dfd, name, ns, path)
+        if fd is None:
+            return None
+        with io.FileIO(fd, "r", closefd=True) as handle:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            data = handle.readall()
+        try:
+            return decode_entry(layout, data, st)
+        except ValueError as exc:
+            raise StoreCorruptError(
+                f"{ns}/{path} is not a valid {layout.format} entry: {exc}", namespace=ns, path=path
+            ) from exc
+
+    @staticmethod
+    def _open_for_read(dfd: int, name: str, ns: str, path: str) -> int | None:
+        flags = _READ_FLAGS | _NOATIME
+        while True:
+            try:
+                return os.open(name, flags, dir_fd=dfd)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                if exc.errno == errno.EPERM and flags & _NOATIME:
+                    flags &= ~_NOATIME  # O_NOATIME needs ownership; fall back to a plain read
+                    continue
+                if exc.errno == errno.ELOOP:
+                    raise InvalidPathError(
+                        f"{path!r} is a symbolic link; the backend never follows links",
+                        namespace=ns,
+                        path=path,
+                    ) from exc
+                raise
+
+    # -- walking --------------------------------------------------------------------------
+
+    def _walk(self, ns: str, prefix: str, content: bool) -> Iterator[tuple[str, StoredEntry]]:
+        """Entries under `prefix`, depth-first in name order; reads files only when needed."""
+        layout = self._layout(ns)
+        validate_prefix(prefix)
+        start = prefix.split("/")[:-1]
+        stat_only = layout.format == "raw" and not content
+        with self._errors(ns, prefix, "list"), self._dirs(ns, start, create=False) as fds:
+            if fds is None:
+                return
+            base = "".join(f"{segment}/" for segment in start)
+            yield from self._walk_dir(ns, layout, fds[-1], base, prefix, stat_only)
+
+    def _walk_dir(
+        self, ns: str, layout: Layout, dfd: int, base: str, prefix: str, stat_only: bool
+    ) -> Iterator[tuple[str, StoredEntry]]:
+        with os.scandir(dfd) as scanner:
+            names = sorted(scanner, key=lambda item: item.name)
+        for item in names:
+            relative = base + item.name
+            if item.name.startswith(".") or item.is_symlink() or not _listable(relative):
+                continue
+            if item.is_dir(follow_symlinks=False):
+                directory = relative + "/"
+                if not (directory.startswith(prefix) or prefix.startswith(directory)):
+                    continue
+                try:
+                    child = os.open(item.name, _DIR_FLAGS, dir_fd=dfd)
+                except OSError:
+                    continue  # vanished or replaced by a link since the scan
+                try:
+                    yield from self._walk_dir(ns, layout, child, directory, prefix, stat_only)
+                finally:
+                    os.close(child)
+                continue
+            if not item.is_file(follow_symlinks=False) or not relative.startswith(prefix):
+                continue
+            if layout.owns is not None and not item.name.startswith(layout.owns):
+                continue
+            if stat_only:
+                st = item.stat(follow_symlinks=False)
+                yield relative, StoredEntry("", stat_meta(st))
+                continue
+            try:
+                entry = self._read_file(layout, dfd, item.name, ns, relative)
+            except StoreCorruptError as exc:
+                logger.warning("skipping %s while listing: %s", relative, exc)
+                continue
+            if entry is not None:
+                yield relative, entry
+
+    @contextmanager
+    def _errors(self, ns: str, path: str, action: str) -> Iterator[None]:
+        """Translate `OSError` into the store's errors, naming the entry."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                raise InvalidPathError(
+                    f"{path!r} is too long for this filesystem", namespace=ns, path=path
+                ) from exc
+            raise StoreError(
+                f"could not {action} {ns}/{path}: {exc.strerror or exc}", namespace=ns, path=path
+            ) from exc
+
+
+def _listable(path: str) -> bool:
+    """Whether a name found on disk obeys the path rules (foreign files may not)."""
+    try:
+        validate_entry_path(path)
+    except InvalidPathError:
+        return False
+    return True
