@@ -36,6 +36,8 @@ def test_policy_coercion_and_overrides() -> None:
     assert policy.override(max_files=None) is policy
     assert policy.override(max_files=5) == EvictionPolicy(max_files=5, max_age=60)
     store = Store(InMemoryBackend(), eviction={"vfs": policy})
+    with pytest.raises(ConfigError, match="max_filez"):
+        store.cleanup("vfs", max_filez=1)  # type: ignore[call-arg]
     assert store.eviction_policy("vfs") == policy
     assert store.eviction_policy("notes") == EvictionPolicy()
 

@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import time
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, overload
+from collections.abc import Mapping
+from typing import Any, TypeVar, Unpack, overload
 
 from contextchef.store.backend import (
-    AsyncStorageBackend,
     ListedEntry,
     SearchHit,
-    StorageBackend,
     StoredEntry,
 )
 from contextchef.store.core import PutResult, StoreCore
-from contextchef.store.eviction import CleanupReport, EvictionPolicy
+from contextchef.store.eviction import Caps, CleanupReport
 from contextchef.store.flow import Flow, run_async
 from contextchef.store.store import StoreBase, ViewBase
 
@@ -37,62 +34,29 @@ async def _drive(core: StoreCore, flow: Flow[T]) -> T:
     return await run_async(core.backend, flow, native=core.native_async)
 
 
-class AsyncStore(StoreBase):
-    """A `Store` for async code: sync backends run in worker threads, async ones are awaited."""
+class AsyncStore(StoreBase["AsyncNamespaceView"]):
+    """A `Store` for async code: sync backends run in worker threads, async ones are awaited.
 
-    def __init__(
-        self,
-        backend: StorageBackend | AsyncStorageBackend,
-        *,
-        eviction: Mapping[str, EvictionPolicy | Mapping[str, Any]] | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._core = StoreCore(backend, eviction=eviction, clock=clock)
-        self._views: dict[str, AsyncNamespaceView] = {}
-        self._sweeps: dict[str, asyncio.Future[CleanupReport]] = {}
+    Takes the same arguments as `Store`, and any `AsyncStorageBackend` as well.
+    """
 
-    @classmethod
-    def of(
-        cls, source: StorageBackend | AsyncStorageBackend | StoreBase, **options: Any
-    ) -> AsyncStore:
-        """`source` itself when it is an AsyncStore; one sharing a `Store`'s state; else a new
-        AsyncStore over the backend `source` (with `options`)."""
-        if isinstance(source, AsyncStore):
-            return source
-        if isinstance(source, StoreBase):
-            store = cls.__new__(cls)
-            store._core = source._core
-            store._views = {}
-            store._sweeps = {}
-            return store
-        return cls(source, **options)
+    def _attach(self, core: StoreCore) -> None:
+        super()._attach(core)
+        self._sweeps: dict[tuple[Any, ...], asyncio.Future[CleanupReport]] = {}
 
-    def __repr__(self) -> str:
-        return f"AsyncStore({self._core.backend!r})"
+    def _view(self, ns: str) -> AsyncNamespaceView:
+        return AsyncNamespaceView(self, ns)
 
-    def namespace(self, ns: str) -> AsyncNamespaceView:
-        """The async view of namespace `ns`."""
-        view = self._views.get(ns)
-        if view is None:
-            view = self._views[ns] = AsyncNamespaceView(self, ns)
-        return view
-
-    async def cleanup(
-        self,
-        ns: str,
-        *,
-        max_files: float | None = None,
-        max_bytes: float | None = None,
-        max_age: float | None = None,
-    ) -> CleanupReport:
-        """`Store.cleanup`, awaited; a sweep already running for `ns` is joined, not repeated."""
-        running = self._sweeps.get(ns)
+    async def cleanup(self, ns: str, **caps: Unpack[Caps]) -> CleanupReport:
+        """`Store.cleanup`, awaited. A call identical to a sweep already running joins it."""
+        key = (ns, *sorted(caps.items()))
+        running = self._sweeps.get(key)
         if running is not None:
             return await asyncio.shield(running)
-        flow = self._core.cleanup(ns, max_files=max_files, max_bytes=max_bytes, max_age=max_age)
+        flow = self._core.cleanup(ns, **caps)
         sweep = asyncio.ensure_future(_drive(self._core, flow))
-        self._sweeps[ns] = sweep
-        sweep.add_done_callback(lambda _: self._sweeps.pop(ns, None))
+        self._sweeps[key] = sweep
+        sweep.add_done_callback(lambda _: self._sweeps.pop(key, None))
         return await asyncio.shield(sweep)
 
 
@@ -162,14 +126,6 @@ class AsyncNamespaceView(ViewBase):
         """See `NamespaceView.restore`."""
         await _drive(self._core, self._core.restore(self._ns, data))
 
-    async def cleanup(
-        self,
-        *,
-        max_files: float | None = None,
-        max_bytes: float | None = None,
-        max_age: float | None = None,
-    ) -> CleanupReport:
+    async def cleanup(self, **caps: Unpack[Caps]) -> CleanupReport:
         """See `AsyncStore.cleanup`."""
-        return await self._store.cleanup(
-            self._ns, max_files=max_files, max_bytes=max_bytes, max_age=max_age
-        )
+        return await self._store.cleanup(self._ns, **caps)

@@ -19,7 +19,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Unpack
 
 from contextchef.errors import ConfigError, StoreCapabilityError, StoreError
 from contextchef.store import flow
@@ -31,7 +31,7 @@ from contextchef.store.backend import (
     StoredEntry,
     backend_supports,
 )
-from contextchef.store.eviction import CleanupReport, EvictionPolicy, cleanup_flow
+from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
 from contextchef.store.flow import Call, Flow
 from contextchef.store.paths import (
     URI_PREFIX,
@@ -60,7 +60,7 @@ def check_content(content: object, *, ns: str, path: str | None) -> str:
     """Return `content` when it is a `str` that can be stored as UTF-8."""
     if not isinstance(content, str):
         raise ConfigError(f"entry content must be a str, not {type(content).__name__}")
-    if not content.isascii():
+    if not content.isascii():  # an ASCII str always encodes
         try:
             content.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -291,17 +291,8 @@ class StoreCore:
         yield from flow.restore(ns, checked)
         self._seen.pop(ns, None)
 
-    def cleanup(
-        self,
-        ns: str,
-        *,
-        max_files: float | None = None,
-        max_bytes: float | None = None,
-        max_age: float | None = None,
-    ) -> Flow[CleanupReport]:
+    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Flow[CleanupReport]:
         validate_namespace(ns)
-        policy = self.eviction.get(ns, EvictionPolicy()).override(
-            max_files=max_files, max_bytes=max_bytes, max_age=max_age
-        )
+        policy = self.eviction.get(ns, EvictionPolicy()).override(**caps)
         report = yield from cleanup_flow(ns, policy, self.clock(), self._seen.setdefault(ns, {}))
         return report

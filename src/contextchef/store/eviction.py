@@ -20,8 +20,8 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Generator, Mapping, MutableMapping
-from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from dataclasses import dataclass, fields
+from typing import Any, Literal, TypedDict, Unpack
 
 from contextchef.errors import ConfigError
 from contextchef.store import flow
@@ -29,6 +29,7 @@ from contextchef.store.backend import ListedEntry
 from contextchef.store.paths import URI_PREFIX
 
 __all__ = [
+    "Caps",
     "CleanupReport",
     "Evicted",
     "EvictionFailure",
@@ -40,6 +41,14 @@ __all__ = [
 logger = logging.getLogger("contextchef.store.eviction")
 
 EvictionReason = Literal["max_age", "max_files", "max_bytes"]
+
+
+class Caps(TypedDict, total=False):
+    """Per-call overrides of an `EvictionPolicy` (`cleanup(ns, max_files=…)`); None = keep."""
+
+    max_files: float | None
+    max_bytes: float | None
+    max_age: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +86,13 @@ class EvictionPolicy:
             raise ConfigError(f"unknown eviction option(s) {', '.join(unknown)}; known: {listing}")
         return cls(**value)
 
-    def override(self, **caps: float | None) -> EvictionPolicy:
+    def override(self, **caps: Unpack[Caps]) -> EvictionPolicy:
         """This policy with the caps given (not `None`) replaced, field by field."""
         given = {name: value for name, value in caps.items() if value is not None}
-        return replace(self, **given) if given else self
+        if not given:
+            return self
+        current = {spec.name: getattr(self, spec.name) for spec in fields(self)}
+        return self.coerce({**current, **given})  # rejects unknown names as ConfigError
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,11 +36,9 @@ import os
 import secrets
 import stat
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
 
 from contextchef.errors import (
     EntryExistsError,
@@ -49,6 +47,7 @@ from contextchef.errors import (
     StoreError,
 )
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
+from contextchef.store.entries import appended
 from contextchef.store.fslayout import Format, Layout, decode_entry, encode_entry, stat_meta
 from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
 from contextchef.store.search import scan
@@ -96,22 +95,17 @@ class FileSystemBackend:
     # -- required -------------------------------------------------------------------------
 
     def read(self, ns: str, path: str) -> StoredEntry | None:
-        layout = self._layout(ns)
-        parents, name = self._split(layout, path)
-        with self._errors(ns, path, "read"), self._dirs(ns, parents, create=False) as fds:
-            if fds is None:
-                return None
-            return self._read_file(layout, fds[-1], name, ns, path)
+        with self._located(ns, path, "read") as spot:
+            return None if spot is None else self._read_file(*spot, ns, path)
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
-        layout = self._layout(ns)
-        parents, name = self._split(layout, path)
-        body = encode_entry(layout, entry)
+        body = encode_entry(self._layout(ns), entry)
         for attempt in range(_RETRIES):
             try:
-                with self._errors(ns, path, "write"), self._dirs(ns, parents, create=True) as fds:
-                    assert fds is not None
-                    self._replace(fds[-1], name, body, ns, path)
+                with self._located(ns, path, "write", create=True) as spot:
+                    assert spot is not None
+                    _, dfd, name = spot
+                    self._replace(dfd, name, body, ns, path)
                 return
             except StoreError as exc:
                 # The directory was removed under us (another process, a temp cleaner): redo.
@@ -119,16 +113,16 @@ class FileSystemBackend:
                     raise
 
     def delete(self, ns: str, path: str) -> bool:
-        parents, name = self._split(self._layout(ns), path)
-        with self._errors(ns, path, "delete"), self._dirs(ns, parents, create=False) as fds:
-            if fds is None:
+        with self._located(ns, path, "delete") as spot:
+            if spot is None:
                 return False
+            _, dfd, name = spot
             try:
-                os.unlink(name, dir_fd=fds[-1])
+                os.unlink(name, dir_fd=dfd)
             except (FileNotFoundError, IsADirectoryError):
                 return False
             if self._fsync:
-                os.fsync(fds[-1])
+                os.fsync(dfd)
             return True
 
     def list(self, ns: str, prefix: str = "") -> list[ListedEntry]:
@@ -140,32 +134,17 @@ class FileSystemBackend:
         return dict(self._walk(ns, prefix, True))
 
     def exists(self, ns: str, path: str) -> bool:
-        parents, name = self._split(self._layout(ns), path)
-        with self._errors(ns, path, "stat"), self._dirs(ns, parents, create=False) as fds:
-            if fds is None:
-                return False
-            try:
-                st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
-            except FileNotFoundError:
-                return False
-            return stat.S_ISREG(st.st_mode)
+        with self._located(ns, path, "stat") as spot:
+            return spot is not None and _regular_stat(spot[1], spot[2]) is not None
 
     def append(self, ns: str, path: str, content: str) -> None:
         with self._append_lock:
-            existing = self.read(ns, path)
-            now = time.time()
-            meta: dict[str, Any] = {"created_at": now}
-            if existing is not None:
-                meta.update(existing.meta)
-            meta["updated_at"] = now
-            body = (existing.content if existing is not None else "") + content
-            self.write(ns, path, StoredEntry(body, meta))
+            self.write(ns, path, appended(self.read(ns, path), content))
 
     def search(
         self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
     ) -> builtins.list[SearchHit]:
-        walk = self._walk(ns, prefix, True)
-        return scan(((path, entry.meta, entry.content) for path, entry in walk), query, limit)
+        return scan(self._walk(ns, prefix, True), query, limit)
 
     def snapshot(self, ns: str) -> dict[str, StoredEntry]:
         return self.read_all(ns)
@@ -179,19 +158,15 @@ class FileSystemBackend:
             self.write(ns, path, entry)
 
     def touch(self, ns: str, path: str, accessed_at: float) -> None:
-        parents, name = self._split(self._layout(ns), path)
-        with self._errors(ns, path, "touch"), self._dirs(ns, parents, create=False) as fds:
-            if fds is None:
-                return
-            try:
-                st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
-            except FileNotFoundError:
+        with self._located(ns, path, "touch") as spot:
+            st = None if spot is None else _regular_stat(spot[1], spot[2])
+            if spot is None or st is None:
                 return
             target = int(accessed_at * 1_000_000_000)
             # Like relatime: a file read less than a second ago keeps its time (no disk write).
-            if stat.S_ISREG(st.st_mode) and not 0 <= target - st.st_atime_ns < _TOUCH_GRANULARITY:
-                times = (target, st.st_mtime_ns)
-                os.utime(name, ns=times, dir_fd=fds[-1], follow_symlinks=False)
+            if not 0 <= target - st.st_atime_ns < _TOUCH_GRANULARITY:
+                _, dfd, name = spot
+                os.utime(name, ns=(target, st.st_mtime_ns), dir_fd=dfd, follow_symlinks=False)
 
     def get_physical_path(self, ns: str, path: str) -> str | None:
         """The file's absolute path; refuses one that resolves outside the namespace directory."""
@@ -238,6 +213,17 @@ class FileSystemBackend:
                 f"{path!r}: this namespace only holds files named {layout.owns}…", path=path
             )
         return segments, name
+
+    @contextmanager
+    def _located(
+        self, ns: str, path: str, action: str, *, create: bool = False
+    ) -> Iterator[tuple[Layout, int, str] | None]:
+        """`(layout, parent directory handle, file name)` of an entry, None when its directory
+        does not exist (and `create` is false); `OSError`s become store errors."""
+        layout = self._layout(ns)
+        parents, name = self._split(layout, path)
+        with self._errors(ns, path, action), self._dirs(ns, parents, create=create) as fds:
+            yield None if fds is None else (layout, fds[-1], name)
 
     # -- directory handles ----------------------------------------------------------------
 
@@ -478,3 +464,12 @@ def _listable(path: str) -> bool:
     except InvalidPathError:
         return False
     return True
+
+
+def _regular_stat(dfd: int, name: str) -> os.stat_result | None:
+    """`lstat` of `name` in `dfd` when it is a regular file, else None."""
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from contextchef.errors import ConfigError
 from contextchef.store.backend import StoredEntry
+from contextchef.store.entries import utf8_length
 
 __all__ = [
     "RAW_NAMESPACES",
@@ -145,5 +146,5 @@ def _meta_from_disk(raw: Mapping[str, Any], content: str, st: os.stat_result) ->
     meta.setdefault("created_at", fallback["created_at"])
     meta.setdefault("updated_at", fallback["updated_at"])
     meta["accessed_at"] = fallback["accessed_at"]
-    meta["bytes"] = len(content) if content.isascii() else len(content.encode("utf-8"))
+    meta["bytes"] = utf8_length(content)
     return meta

@@ -24,6 +24,7 @@ from typing import Any
 
 from contextchef.errors import EntryExistsError
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
+from contextchef.store.entries import appended, utf8_length
 from contextchef.store.search import scan
 
 __all__ = ["InMemoryBackend"]
@@ -86,20 +87,12 @@ class InMemoryBackend:
 
     def append(self, ns: str, path: str, content: str) -> None:
         with self._lock:
-            existing = self.read(ns, path)
-            now = time.time()
-            meta: dict[str, Any] = {"created_at": now}
-            if existing is not None:
-                meta.update(existing.meta)
-            meta["updated_at"] = now
-            body = (existing.content if existing is not None else "") + content
-            self.write(ns, path, StoredEntry(body, meta))
+            self.write(ns, path, appended(self.read(ns, path), content))
 
     def search(
         self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
     ) -> builtins.list[SearchHit]:
-        triples = ((path, entry.meta, entry.content) for path, entry in self._items(ns, prefix))
-        return scan(triples, query, limit)
+        return scan(self._items(ns, prefix), query, limit)
 
     def snapshot(self, ns: str) -> dict[str, StoredEntry]:
         with self._lock:
@@ -153,5 +146,5 @@ class InMemoryBackend:
         }
         stored.setdefault("created_at", now)
         stored.setdefault("updated_at", now)
-        stored["bytes"] = len(content) if content.isascii() else len(content.encode("utf-8"))
+        stored["bytes"] = utf8_length(content)
         return StoredEntry(content, MappingProxyType(stored))

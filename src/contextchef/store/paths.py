@@ -91,21 +91,6 @@ def _segment_problem(segment: str, *, namespace: bool) -> str | None:
     return None
 
 
-def validate_namespace(ns: str) -> str:
-    """Return `ns` when it is one plain segment; raise `InvalidPathError` naming the problem."""
-    if not isinstance(ns, str):
-        raise InvalidPathError(f"a namespace must be a str, not {type(ns).__name__}")
-    return _valid_namespace(ns)
-
-
-@lru_cache(maxsize=1024)
-def _valid_namespace(ns: str) -> str:
-    problem = _segment_problem(ns, namespace=True)
-    if problem is not None:
-        raise InvalidPathError(f"namespace {ns!r} {problem}", namespace=ns)
-    return ns
-
-
 def _check_path(path: str, *, directory_ok: bool, empty_ok: bool, what: str) -> None:
     if path == "":
         if empty_ok:
@@ -131,24 +116,42 @@ def _check_path(path: str, *, directory_ok: bool, empty_ok: bool, what: str) -> 
             )
 
 
+def _require_str(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidPathError(f"a {what} must be a str, not {type(value).__name__}")
+    return value
+
+
+def validate_namespace(ns: str) -> str:
+    """Return `ns` when it is one plain segment; raise `InvalidPathError` naming the problem."""
+    return _valid_namespace(_require_str(ns, "namespace"))
+
+
 def validate_entry_path(path: str) -> str:
     """Return `path` when it names an entry (not a directory); else raise `InvalidPathError`."""
-    if not isinstance(path, str):
-        raise InvalidPathError(f"a path must be a str, not {type(path).__name__}")
-    return _valid_entry_path(path)
+    return _valid_entry_path(_require_str(path, "path"))
+
+
+def validate_prefix(prefix: str) -> str:
+    """Return `prefix` when it is a valid listing prefix (`""`, `dir/`, `dir/na`…)."""
+    return _valid_prefix(_require_str(prefix, "prefix"))
+
+
+# Validation results are cached: the same few paths are checked on every call.
+
+
+@lru_cache(maxsize=1024)
+def _valid_namespace(ns: str) -> str:
+    problem = _segment_problem(ns, namespace=True)
+    if problem is not None:
+        raise InvalidPathError(f"namespace {ns!r} {problem}", namespace=ns)
+    return ns
 
 
 @lru_cache(maxsize=8192)
 def _valid_entry_path(path: str) -> str:
     _check_path(path, directory_ok=False, empty_ok=False, what="path")
     return path
-
-
-def validate_prefix(prefix: str) -> str:
-    """Return `prefix` when it is a valid listing prefix (`""`, `dir/`, `dir/na`…)."""
-    if not isinstance(prefix, str):
-        raise InvalidPathError(f"a prefix must be a str, not {type(prefix).__name__}")
-    return _valid_prefix(prefix)
 
 
 @lru_cache(maxsize=1024)
@@ -164,10 +167,7 @@ def is_directory(path: str) -> bool:
 
 def format_uri(ns: str, path: str) -> str:
     """`context://<ns>/<path>`; an empty or `/`-terminated path names a directory."""
-    validate_namespace(ns)
-    if not isinstance(path, str):
-        raise InvalidPathError(f"a path must be a str, not {type(path).__name__}")
-    return _valid_uri(ns, path)
+    return _valid_uri(validate_namespace(ns), _require_str(path, "path"))
 
 
 @lru_cache(maxsize=4096)

@@ -8,10 +8,9 @@ ordered by score, then path.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from contextchef.store.backend import SearchHit
+from contextchef.store.backend import SearchHit, StoredEntry
 
 __all__ = ["SNIPPET_RADIUS", "scan", "snippet"]
 
@@ -30,12 +29,13 @@ def snippet(content: str, start: int, end: int, radius: int = SNIPPET_RADIUS) ->
 
 
 def scan(
-    entries: Iterable[tuple[str, Mapping[str, Any], str]], query: str, limit: int | None = None
+    entries: Iterable[tuple[str, StoredEntry]], query: str, limit: int | None = None
 ) -> list[SearchHit]:
-    """Search `(path, meta, content)` triples for `query`, ignoring case."""
+    """Search `(path, entry)` pairs for `query`, ignoring case."""
     pattern = re.compile(re.escape(query), re.IGNORECASE)
     hits: list[SearchHit] = []
-    for path, meta, content in entries:
+    for path, entry in entries:
+        content = entry.content
         first = pattern.search(content)
         if first is None:
             continue
@@ -43,7 +43,7 @@ def scan(
         hits.append(
             SearchHit(
                 path=path,
-                meta=meta,
+                meta=entry.meta,
                 snippet=snippet(content, first.start(), first.end()),
                 score=float(count),
             )

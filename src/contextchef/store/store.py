@@ -18,10 +18,11 @@ from __future__ import annotations
 import builtins
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, Self, TypeVar, Unpack, overload
 
 from contextchef.errors import ConfigError
 from contextchef.store.backend import (
+    AsyncStorageBackend,
     Capability,
     ListedEntry,
     SearchHit,
@@ -29,7 +30,7 @@ from contextchef.store.backend import (
     StoredEntry,
 )
 from contextchef.store.core import PutResult, StoreCore
-from contextchef.store.eviction import CleanupReport, EvictionPolicy
+from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy
 from contextchef.store.flow import Flow, run_sync
 from contextchef.store.paths import (
     ContextAddress,
@@ -44,10 +45,56 @@ __all__ = ["NamespaceView", "Store", "StoreBase", "ViewBase"]
 T = TypeVar("T")
 
 
-class StoreBase:
-    """What `Store` and `AsyncStore` share: the core, URIs and capability queries."""
+V = TypeVar("V", bound="ViewBase")
+
+
+class StoreBase(Generic[V]):
+    """What `Store` and `AsyncStore` share: construction, views, URIs, capability queries."""
 
     _core: StoreCore
+    _views: dict[str, V]
+
+    def __init__(
+        self,
+        backend: StorageBackend | AsyncStorageBackend,
+        *,
+        eviction: Mapping[str, EvictionPolicy | Mapping[str, Any]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._attach(StoreCore(backend, eviction=eviction, clock=clock))
+
+    def _attach(self, core: StoreCore) -> None:
+        """Take `core` as this store's state (a new one, or one shared with a twin)."""
+        self._core = core
+        self._views = {}
+
+    def _view(self, ns: str) -> V:
+        raise NotImplementedError
+
+    @classmethod
+    def of(
+        cls, source: StorageBackend | AsyncStorageBackend | StoreBase[Any], **options: Any
+    ) -> Self:
+        """`source` itself when it is already this kind of store; a store sharing the state of
+        its sync or async twin; otherwise a new store over the backend `source` (`options` are
+        the constructor's)."""
+        if isinstance(source, cls):
+            return source
+        if isinstance(source, StoreBase):
+            store = cls.__new__(cls)
+            store._attach(source._core)
+            return store
+        return cls(source, **options)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._core.backend!r})"
+
+    def namespace(self, ns: str) -> V:
+        """The view of namespace `ns` (validated: one plain segment)."""
+        view = self._views.get(ns)
+        if view is None:
+            view = self._views[ns] = self._view(ns)
+        return view
 
     @staticmethod
     def uri(ns: str, path: str) -> str:
@@ -101,7 +148,7 @@ class ViewBase:
         return self._core.supports(capability, self._ns)
 
 
-class Store(StoreBase):
+class Store(StoreBase["NamespaceView"]):
     """One synchronous backend, many namespaces, one addressing scheme.
 
     Args:
@@ -110,56 +157,20 @@ class Store(StoreBase):
         clock: the time source for timestamps and eviction (seconds since the epoch).
     """
 
-    def __init__(
-        self,
-        backend: StorageBackend,
-        *,
-        eviction: Mapping[str, EvictionPolicy | Mapping[str, Any]] | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._core = StoreCore(backend, eviction=eviction, clock=clock)
-        if self._core.native_async:
+    def _attach(self, core: StoreCore) -> None:
+        if core.native_async:
             raise ConfigError(
-                f"{type(backend).__name__} is asynchronous; wrap it in AsyncStore, not Store"
+                f"{type(core.backend).__name__} is asynchronous; use AsyncStore, not Store"
             )
-        self._views: dict[str, NamespaceView] = {}
+        super()._attach(core)
 
-    @classmethod
-    def of(cls, source: StorageBackend | StoreBase, **options: Any) -> Store:
-        """`source` itself when it is a Store; a Store sharing its state for an AsyncStore;
-        otherwise a new Store over the backend `source` (with `options`)."""
-        if isinstance(source, Store):
-            return source
-        if isinstance(source, StoreBase):
-            if source._core.native_async:
-                raise ConfigError("this AsyncStore's backend is asynchronous; it has no Store")
-            store = cls.__new__(cls)
-            store._core = source._core
-            store._views = {}
-            return store
-        return cls(source, **options)
+    def _view(self, ns: str) -> NamespaceView:
+        return NamespaceView(self._core, ns)
 
-    def __repr__(self) -> str:
-        return f"Store({self._core.backend!r})"
-
-    def namespace(self, ns: str) -> NamespaceView:
-        """The view of namespace `ns` (validated: one plain segment)."""
-        view = self._views.get(ns)
-        if view is None:
-            view = self._views[ns] = NamespaceView(self._core, ns)
-        return view
-
-    def cleanup(
-        self,
-        ns: str,
-        *,
-        max_files: float | None = None,
-        max_bytes: float | None = None,
-        max_age: float | None = None,
-    ) -> CleanupReport:
-        """Run one eviction sweep of `ns`; arguments override the namespace policy per field."""
-        flow = self._core.cleanup(ns, max_files=max_files, max_bytes=max_bytes, max_age=max_age)
-        return run_sync(self._core.backend, flow)
+    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> CleanupReport:
+        """Run one eviction sweep of `ns`. `max_files`, `max_bytes` and `max_age` given here
+        override the namespace's policy, field by field."""
+        return run_sync(self._core.backend, self._core.cleanup(ns, **caps))
 
 
 class NamespaceView(ViewBase):
@@ -230,15 +241,6 @@ class NamespaceView(ViewBase):
         """Make the namespace hold exactly `data` (raises `StoreCapabilityError`)."""
         return self._run(self._core.restore(self._ns, data))
 
-    def cleanup(
-        self,
-        *,
-        max_files: float | None = None,
-        max_bytes: float | None = None,
-        max_age: float | None = None,
-    ) -> CleanupReport:
+    def cleanup(self, **caps: Unpack[Caps]) -> CleanupReport:
         """`Store.cleanup` for this namespace."""
-        flow = self._core.cleanup(
-            self._ns, max_files=max_files, max_bytes=max_bytes, max_age=max_age
-        )
-        return self._run(flow)
+        return self._run(self._core.cleanup(self._ns, **caps))
