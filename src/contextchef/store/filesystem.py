@@ -29,25 +29,31 @@ from __future__ import annotations
 
 import builtins
 import errno
-import io
 import itertools
 import logging
 import os
 import secrets
-import stat
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 from contextchef.errors import (
-    EntryExistsError,
     InvalidPathError,
     StoreCorruptError,
     StoreError,
 )
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
 from contextchef.store.entries import appended
+from contextchef.store.fsio import (
+    DIR_FLAGS,
+    atomic_replace,
+    fsync_dir,
+    open_child,
+    read_regular,
+    regular_stat,
+    translate_errors,
+)
 from contextchef.store.fslayout import Format, Layout, decode_entry, encode_entry, stat_meta
 from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
 from contextchef.store.search import scan
@@ -56,10 +62,6 @@ __all__ = ["FileSystemBackend"]
 
 logger = logging.getLogger("contextchef.store.filesystem")
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_NOATIME = getattr(os, "O_NOATIME", 0)
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _RETRIES = 3
 _TOUCH_GRANULARITY = 1_000_000_000  # ns
 
@@ -105,7 +107,8 @@ class FileSystemBackend:
                 with self._located(ns, path, "write", create=True) as spot:
                     assert spot is not None
                     _, dfd, name = spot
-                    self._replace(dfd, name, body, ns, path)
+                    temp = f".tmp_{os.getpid()}_{self._token}_{next(self._counter)}"
+                    atomic_replace(dfd, name, body, temp, fsync=self._fsync, where=path)
                 return
             except StoreError as exc:
                 # The directory was removed under us (another process, a temp cleaner): redo.
@@ -135,7 +138,7 @@ class FileSystemBackend:
 
     def exists(self, ns: str, path: str) -> bool:
         with self._located(ns, path, "stat") as spot:
-            return spot is not None and _regular_stat(spot[1], spot[2]) is not None
+            return spot is not None and regular_stat(spot[1], spot[2]) is not None
 
     def append(self, ns: str, path: str, content: str) -> None:
         with self._append_lock:
@@ -159,7 +162,7 @@ class FileSystemBackend:
 
     def touch(self, ns: str, path: str, accessed_at: float) -> None:
         with self._located(ns, path, "touch") as spot:
-            st = None if spot is None else _regular_stat(spot[1], spot[2])
+            st = None if spot is None else regular_stat(spot[1], spot[2])
             if spot is None or st is None:
                 return
             target = int(accessed_at * 1_000_000_000)
@@ -222,7 +225,7 @@ class FileSystemBackend:
         does not exist (and `create` is false); `OSError`s become store errors."""
         layout = self._layout(ns)
         parents, name = self._split(layout, path)
-        with self._errors(ns, path, action), self._dirs(ns, parents, create=create) as fds:
+        with translate_errors(ns, path, action), self._dirs(ns, parents, create=create) as fds:
             yield None if fds is None else (layout, fds[-1], name)
 
     # -- directory handles ----------------------------------------------------------------
@@ -241,7 +244,7 @@ class FileSystemBackend:
             fds.append(top)
             for depth, segment in enumerate(parents):
                 where = "/".join(parents[: depth + 1])
-                child = self._open_child(fds[-1], segment, create, ns, where)
+                child = open_child(fds[-1], segment, create=create, fsync=self._fsync, where=where)
                 if child is None:
                     yield None
                     return
@@ -254,7 +257,7 @@ class FileSystemBackend:
     def _open_ns_dir(self, ns: str, *, create: bool) -> int | None:
         directory = self._ns_dir(ns)
         try:
-            return os.open(directory, _DIR_FLAGS)
+            return os.open(directory, DIR_FLAGS)
         except FileNotFoundError:
             if not create:
                 return None
@@ -268,127 +271,23 @@ class FileSystemBackend:
         self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if self._fsync:
-            self._fsync_path(directory.parent)
-        return os.open(directory, _DIR_FLAGS)
-
-    def _open_child(
-        self, parent: int, segment: str, create: bool, ns: str, where: str
-    ) -> int | None:
-        try:
-            return os.open(segment, _DIR_FLAGS, dir_fd=parent)
-        except FileNotFoundError:
-            if not create:
-                return None
-            with suppress(FileExistsError):
-                os.mkdir(segment, 0o700, dir_fd=parent)
-            if self._fsync:
-                os.fsync(parent)
-            return os.open(segment, _DIR_FLAGS, dir_fd=parent)
-        except OSError as exc:
-            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-                raise
-            st = os.stat(segment, dir_fd=parent, follow_symlinks=False)
-            if stat.S_ISLNK(st.st_mode):
-                raise InvalidPathError(
-                    f"{where!r} is a symbolic link; the backend never follows links",
-                    namespace=ns,
-                    path=where,
-                ) from exc
-            if not create:
-                return None
-            raise EntryExistsError(
-                f"{where!r} is an entry, so it cannot also be a directory",
-                namespace=ns,
-                path=where,
-            ) from exc
-
-    @staticmethod
-    def _fsync_path(directory: Path) -> None:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fsync_dir(directory.parent)
+        return os.open(directory, DIR_FLAGS)
 
     # -- files ----------------------------------------------------------------------------
 
-    def _replace(self, dfd: int, name: str, body: bytes, ns: str, path: str) -> None:
-        temp = f".tmp_{os.getpid()}_{self._token}_{next(self._counter)}"
-        fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=dfd)
-        try:
-            try:
-                view = memoryview(body)
-                while view:
-                    view = view[os.write(fd, view) :]
-                if self._fsync:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
-            try:
-                os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-            except (IsADirectoryError, OSError) as exc:
-                if exc.errno not in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
-                    raise
-                self._replace_empty_dir(dfd, temp, name, ns, path, exc)
-        except BaseException:
-            with suppress(OSError):
-                os.unlink(temp, dir_fd=dfd)
-            raise
-        if self._fsync:
-            os.fsync(dfd)
-
     @staticmethod
-    def _replace_empty_dir(
-        dfd: int, temp: str, name: str, ns: str, path: str, cause: OSError
-    ) -> None:
-        """`name` is a directory: an empty one (left by deleted entries) gives way, else refuse."""
-        try:
-            os.rmdir(name, dir_fd=dfd)
-        except OSError:
-            raise EntryExistsError(
-                f"{path!r} is a directory (it holds entries), so it cannot also be an entry",
-                namespace=ns,
-                path=path,
-            ) from cause
-        os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-
-    def _read_file(
-        self, layout: Layout, dfd: int, name: str, ns: str, path: str
-    ) -> StoredEntry | None:
-        fd = self._open_for_read(dfd, name, ns, path)
-        if fd is None:
+    def _read_file(layout: Layout, dfd: int, name: str, ns: str, path: str) -> StoredEntry | None:
+        found = read_regular(dfd, name, path)
+        if found is None:
             return None
-        with io.FileIO(fd, "r", closefd=True) as handle:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            data = handle.readall()
+        data, st = found
         try:
             return decode_entry(layout, data, st)
         except ValueError as exc:
             raise StoreCorruptError(
                 f"{ns}/{path} is not a valid {layout.format} entry: {exc}", namespace=ns, path=path
             ) from exc
-
-    @staticmethod
-    def _open_for_read(dfd: int, name: str, ns: str, path: str) -> int | None:
-        flags = _READ_FLAGS | _NOATIME
-        while True:
-            try:
-                return os.open(name, flags, dir_fd=dfd)
-            except FileNotFoundError:
-                return None
-            except OSError as exc:
-                if exc.errno == errno.EPERM and flags & _NOATIME:
-                    flags &= ~_NOATIME  # O_NOATIME needs ownership; fall back to a plain read
-                    continue
-                if exc.errno == errno.ELOOP:
-                    raise InvalidPathError(
-                        f"{path!r} is a symbolic link; the backend never follows links",
-                        namespace=ns,
-                        path=path,
-                    ) from exc
-                raise
 
     # -- walking --------------------------------------------------------------------------
 
@@ -398,7 +297,7 @@ class FileSystemBackend:
         validate_prefix(prefix)
         start = prefix.split("/")[:-1]
         stat_only = layout.format == "raw" and not content
-        with self._errors(ns, prefix, "list"), self._dirs(ns, start, create=False) as fds:
+        with translate_errors(ns, prefix, "list"), self._dirs(ns, start, create=False) as fds:
             if fds is None:
                 return
             base = "".join(f"{segment}/" for segment in start)
@@ -418,7 +317,7 @@ class FileSystemBackend:
                 if not (directory.startswith(prefix) or prefix.startswith(directory)):
                     continue
                 try:
-                    child = os.open(item.name, _DIR_FLAGS, dir_fd=dfd)
+                    child = os.open(item.name, DIR_FLAGS, dir_fd=dfd)
                 except OSError:
                     continue  # vanished or replaced by a link since the scan
                 try:
@@ -442,20 +341,6 @@ class FileSystemBackend:
             if entry is not None:
                 yield relative, entry
 
-    @contextmanager
-    def _errors(self, ns: str, path: str, action: str) -> Iterator[None]:
-        """Translate `OSError` into the store's errors, naming the entry."""
-        try:
-            yield
-        except OSError as exc:
-            if exc.errno == errno.ENAMETOOLONG:
-                raise InvalidPathError(
-                    f"{path!r} is too long for this filesystem", namespace=ns, path=path
-                ) from exc
-            raise StoreError(
-                f"could not {action} {ns}/{path}: {exc.strerror or exc}", namespace=ns, path=path
-            ) from exc
-
 
 def _listable(path: str) -> bool:
     """Whether a name found on disk obeys the path rules (foreign files may not)."""
@@ -464,12 +349,3 @@ def _listable(path: str) -> bool:
     except InvalidPathError:
         return False
     return True
-
-
-def _regular_stat(dfd: int, name: str) -> os.stat_result | None:
-    """`lstat` of `name` in `dfd` when it is a regular file, else None."""
-    try:
-        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None

@@ -20,6 +20,7 @@ Nothing is decoded: `%2e%2e` is a literal name, never traversal.
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
@@ -52,6 +53,10 @@ _BIDI_CONTROLS = frozenset(
 )
 
 
+_ASCII_BAD = re.compile(r"[\x00-\x1f\x7f\\/]")
+_ASCII_BAD_NS = re.compile(r"[\x00-\x1f\x7f\\/:]")
+
+
 class ContextAddress(NamedTuple):
     """A parsed `context://<ns>/<path>` URI."""
 
@@ -67,6 +72,13 @@ def _segment_problem(segment: str, *, namespace: bool) -> str | None:
         return f"is {segment!r}, which would leave its directory"
     if segment.startswith("."):
         return "starts with a dot (hidden names are reserved for the backend's own files)"
+    limit = MAX_NAMESPACE_BYTES if namespace else MAX_SEGMENT_BYTES
+    if (
+        segment.isascii()
+        and len(segment) <= limit
+        and (_ASCII_BAD_NS if namespace else _ASCII_BAD).search(segment) is None
+    ):
+        return None  # the common case, checked fast; NFKC leaves ASCII unchanged
     for char in segment:
         if char == "\\":
             return "contains a backslash"
@@ -80,7 +92,6 @@ def _segment_problem(segment: str, *, namespace: bool) -> str | None:
         if char in _BIDI_CONTROLS:
             return f"contains the bidirectional control U+{ord(char):04X}"
     size = len(segment.encode("utf-8"))
-    limit = MAX_NAMESPACE_BYTES if namespace else MAX_SEGMENT_BYTES
     if size > limit:
         return f"is {size} UTF-8 bytes long; the limit is {limit}"
     folded = unicodedata.normalize("NFKC", segment)
@@ -148,7 +159,7 @@ def _valid_namespace(ns: str) -> str:
     return ns
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)
 def _valid_entry_path(path: str) -> str:
     _check_path(path, directory_ok=False, empty_ok=False, what="path")
     return path
