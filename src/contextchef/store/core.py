@@ -141,6 +141,10 @@ class StoreCore:
                 raise ConfigError(
                     f"{type(backend).__name__} is not a storage backend: it has no {method}()"
                 )
+        if not callable(clock):
+            raise ConfigError(f"clock must be a callable returning seconds, got {clock!r}")
+        if eviction is not None and not isinstance(eviction, Mapping):
+            raise ConfigError(f"eviction must map namespaces to policies, got {eviction!r}")
         self.backend = backend
         self.native_async = flow.is_async_backend(backend)
         self.clock = clock
@@ -281,6 +285,8 @@ class StoreCore:
 
     def restore(self, ns: str, data: Mapping[str, StoredEntry]) -> Flow[None]:
         self.require("restore", ns)
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"restore() takes a mapping of path to StoredEntry, got {data!r}")
         checked: dict[str, StoredEntry] = {}
         for path, entry in data.items():
             validate_entry_path(path)

@@ -22,7 +22,9 @@ Guarantees:
   a restart.
 
 A path is either an entry or a directory: writing `a` while `a/b` exists (or the reverse)
-raises `EntryExistsError`. Appends are serialised within one process only.
+raises `EntryExistsError`. Appends are serialised within one process only. On a case- or
+normalisation-insensitive filesystem (macOS, Windows) two keys that differ only in case share
+one file; nothing escapes, but the second write replaces the first.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from contextchef.errors import (
+    ConfigError,
     InvalidPathError,
     StoreCorruptError,
     StoreError,
@@ -76,6 +79,8 @@ class FileSystemBackend:
         layouts: Mapping[str, Layout | Format] | None = None,
         fsync: bool = True,
     ) -> None:
+        if not isinstance(root, str | os.PathLike):
+            raise ConfigError(f"root must be a path, got {root!r}")
         self._root = Path(root).absolute()
         self._layouts = {
             validate_namespace(ns): Layout.coerce(layout) for ns, layout in (layouts or {}).items()

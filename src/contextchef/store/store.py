@@ -78,6 +78,8 @@ class StoreBase(Generic[V]):
         """`source` itself when it is already this kind of store; a store sharing the state of
         its sync or async twin; otherwise a new store over the backend `source` (`options` are
         the constructor's)."""
+        if isinstance(source, StoreBase) and options:
+            raise ConfigError("options apply only when wrapping a backend, not an existing store")
         if isinstance(source, cls):
             return source
         if isinstance(source, StoreBase):
