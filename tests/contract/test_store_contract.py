@@ -178,6 +178,8 @@ def test_bad_namespaces_are_rejected(store: Any, bad: str) -> None:
     with pytest.raises(InvalidPathError) as info:
         store.namespace(bad)
     assert "namespace" in str(info.value)
+    with pytest.raises(InvalidPathError):
+        store.namespace(["not", "a", "str"])
 
 
 def test_bad_content_and_meta_have_typed_errors(store: Any) -> None:

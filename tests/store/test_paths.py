@@ -239,6 +239,27 @@ def test_hostile_paths_never_escape(tmp_path: Path) -> None:
     assert (outside / "secret").read_text() == "do not touch"
 
 
+def test_hostile_namespaces_never_escape(tmp_path: Path) -> None:
+    root = tmp_path / ".context"
+    store = Store(FileSystemBackend(root, fsync=False))
+
+    @settings(max_examples=150, deadline=None)
+    @given(segments)
+    def check(ns: str) -> None:
+        try:
+            view = store.namespace(ns)
+        except InvalidPathError:
+            return
+        view.put("probe.txt", ns)
+        physical = Path(view.get_physical_path("probe.txt")).resolve()
+        assert physical.parent == (root / ns).resolve()
+        assert physical.parent.parent == root.resolve()
+        assert view.get("probe.txt").content == ns
+
+    check()
+    assert {path.relative_to(tmp_path).parts[0] for path in tmp_path.rglob("*")} <= {".context"}
+
+
 @given(st.text(min_size=1, max_size=6))
 @settings(max_examples=100, deadline=None)
 def test_accepted_paths_round_trip_through_uris(segment: str) -> None:

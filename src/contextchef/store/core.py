@@ -197,6 +197,8 @@ class StoreCore:
     def put(
         self, ns: str, path: str | None, content: str, meta: Mapping[str, Any] | None
     ) -> Flow[PutResult]:
+        if path is not None:
+            validate_entry_path(path)
         check_content(content, ns=ns, path=path)
         prepared = prepare_meta(meta, self.clock())
         if path is None:
@@ -206,8 +208,6 @@ class StoreCore:
                 if touch is not None:
                     yield from _best_effort(touch)
                 return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
-        else:
-            validate_entry_path(path)
         yield from flow.write(ns, path, StoredEntry(content, prepared))
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 

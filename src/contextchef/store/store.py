@@ -43,8 +43,6 @@ from contextchef.store.paths import (
 __all__ = ["NamespaceView", "Store", "StoreBase", "ViewBase"]
 
 T = TypeVar("T")
-
-
 V = TypeVar("V", bound="ViewBase")
 
 
@@ -93,7 +91,7 @@ class StoreBase(Generic[V]):
 
     def namespace(self, ns: str) -> V:
         """The view of namespace `ns` (validated: one plain segment)."""
-        view = self._views.get(ns)
+        view = self._views.get(validate_namespace(ns))
         if view is None:
             view = self._views[ns] = self._view(ns)
         return view
