@@ -275,3 +275,30 @@ async def test_async_chef_awaits_coroutine_handlers_and_reenters() -> None:
     payload = await chef.compile()
     assert seen == ["openai", "openai"]
     assert dumps(inner[0]) == dumps(payload)
+
+
+def test_the_chef_has_one_store_an_in_memory_one_by_default(tmp_path: Any) -> None:
+    from contextchef import FileSystemBackend, InMemoryBackend, Store
+
+    chef = ContextChef()
+    assert isinstance(chef.get_store().backend, InMemoryBackend)
+    assert chef.get_store() is chef.get_store()
+    backend = FileSystemBackend(tmp_path / ".context")
+    assert ContextChef(store=backend).get_store().backend is backend
+    store = Store(InMemoryBackend())
+    assert ContextChef(store=store).get_store() is store
+    with pytest.raises(ConfigError, match="'memory' or 'sqlite'"):
+        ContextChef(store="postgres://nope")
+    with pytest.raises(ConfigError, match="not a storage backend"):
+        ContextChef(store=object())  # type: ignore[arg-type]
+
+
+def test_store_sqlite_opens_the_machine_database_under_contextchef_home() -> None:
+    import os
+    from pathlib import Path
+
+    chef = ContextChef(store="sqlite")
+    chef.get_store().namespace("notes").put("plan.md", "1. test")
+    assert (Path(os.environ["CONTEXTCHEF_HOME"]) / "context.db").is_file()
+    again = ContextChef(store="sqlite").get_store().namespace("notes").get("plan.md")
+    assert again is not None and again.content == "1. test"

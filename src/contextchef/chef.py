@@ -41,11 +41,15 @@ from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
+from contextchef.store.aio import AsyncStore
+from contextchef.store.backend import AsyncStorageBackend, StorageBackend
+from contextchef.store.memory import InMemoryBackend
+from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter, Tokenizer
 
 __all__ = ["AsyncContextChef", "ContextChef", "Snapshot"]
 
-_CONFIG_KEYS = ("adapters", "default_target", "janitor", "overflow", "tokenizer")
+_CONFIG_KEYS = ("adapters", "default_target", "janitor", "overflow", "store", "tokenizer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,7 @@ class _ChefBase:
         adapters: AdapterRegistry | None = None,
         janitor: JanitorConfig | Mapping[str, Any] | None = None,
         overflow: OverflowConfig | Mapping[str, Any] | None = None,
+        store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -112,7 +117,11 @@ class _ChefBase:
         runner = Janitor(janitor, overflow) if janitor is not None or overflow is not None else None
         if runner is not None and tokenizer is None:
             tokenizer = runner.config.tokenizer
-        self._runtime = CompileRuntime(self._registry, MessageCounter(tokenizer), runner)
+        self._store = open_store(store)
+        self._astore = AsyncStore.of(self._store)
+        self._runtime = CompileRuntime(
+            self._registry, MessageCounter(tokenizer), runner, (self._store, self._astore)
+        )
         self._force_next = False
         self._compactions: list[_Compaction] = []
         self._handlers = Handlers()
@@ -222,6 +231,10 @@ class _ChefBase:
 
     # -- reading state -----------------------------------------------------------------------
 
+    def get_store(self) -> Store:
+        """The one store behind memory/, notes/, vfs/ and archive/ (see `store=`)."""
+        return self._store
+
     @property
     def history(self) -> list[Message]:
         """A copy of the history the chef holds (after repairs)."""
@@ -295,6 +308,22 @@ class _ChefBase:
         return payload
 
 
+def open_store(
+    store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None,
+) -> Store:
+    """The chef's store from its `store=` option: a Store (or AsyncStore, shared), a backend,
+    `"memory"` (the default: nothing touches the disk) or `"sqlite"` (the machine's database)."""
+    if store is None or store == "memory":
+        return Store(InMemoryBackend())
+    if store == "sqlite":
+        from contextchef.store.sqlite import SQLiteBackend
+
+        return Store(SQLiteBackend())
+    if isinstance(store, str):
+        raise ConfigError(f"store must be a backend, a Store, 'memory' or 'sqlite', got {store!r}")
+    return Store.of(store)
+
+
 def _copy_state(state: CompileState) -> CompileState:
     return CompileState(
         system_prompt=tuple(copy_json(m) for m in state.system_prompt),
@@ -327,6 +356,10 @@ class ContextChef(_ChefBase):
 
 class AsyncContextChef(_ChefBase):
     """The same chef with `await compile(...)`; handlers may be coroutine functions."""
+
+    def get_async_store(self) -> AsyncStore:
+        """The chef's store with an async API (a sync backend runs in a worker thread)."""
+        return self._astore
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)

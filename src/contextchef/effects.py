@@ -9,6 +9,8 @@ so `ContextChef` and `AsyncContextChef` share every line of it.
   so the flow decides what a failure means. Under `drive_sync`, a coroutine result is refused
   with `ConfigError` (thrown into the flow the same way).
 - `Emit(handlers, event)`: call each event handler; a raising handler is logged and skipped.
+- `Dual(sync, async_, *args)`: the same operation in two implementations (e.g. a store write
+  through `Store` or `AsyncStore`); each driver calls its own, and errors come back as for `Call`.
 - `Spawn(flow)`: start another flow off the critical path and get a handle with `done()` and
   `result()`: a worker thread under `drive_sync`, a task on the running loop under
   `drive_async`.
@@ -27,7 +29,17 @@ from typing import Any, Protocol, TypeVar
 
 from contextchef.errors import ConfigError
 
-__all__ = ["Call", "Effect", "Emit", "Flow", "Handle", "Spawn", "drive_async", "drive_sync"]
+__all__ = [
+    "Call",
+    "Dual",
+    "Effect",
+    "Emit",
+    "Flow",
+    "Handle",
+    "Spawn",
+    "drive_async",
+    "drive_sync",
+]
 
 logger = logging.getLogger("contextchef.effects")
 
@@ -56,6 +68,15 @@ class Emit:
 
 
 @dataclass(frozen=True, slots=True)
+class Dual:
+    """Effect: `sync(*args)` under `drive_sync`, `await async_(*args)` under `drive_async`."""
+
+    sync: Callable[..., Any]
+    async_: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Spawn:
     """Effect: run `flow` in the background; the flow receives a handle (`done()`, `result()`)."""
 
@@ -70,7 +91,7 @@ class Handle(Protocol):
     def result(self) -> Any: ...
 
 
-Effect = Call | Emit | Spawn
+Effect = Call | Dual | Emit | Spawn
 Flow = Generator[Effect, Any, R]
 
 
@@ -111,6 +132,12 @@ def drive_sync(flow: Flow[R]) -> R:
         if isinstance(effect, Spawn):
             send = _spawn_thread(effect.flow)
             continue
+        if isinstance(effect, Dual):
+            try:
+                send = effect.sync(*effect.args)
+            except Exception as exc:
+                error = exc
+            continue
         if isinstance(effect, Call):
             try:
                 send = effect.fn(*effect.args)
@@ -141,6 +168,12 @@ async def drive_async(flow: Flow[R]) -> R:
         send, error = None, None
         if isinstance(effect, Spawn):
             send = asyncio.ensure_future(drive_async(effect.flow))
+            continue
+        if isinstance(effect, Dual):
+            try:
+                send = await effect.async_(*effect.args)
+            except Exception as exc:
+                error = exc
             continue
         if isinstance(effect, Call):
             try:

@@ -30,6 +30,8 @@ from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
 from contextchef.selection.janitor import Janitor, OverflowReport
+from contextchef.store.aio import AsyncStore
+from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter, count_tools
 
 __all__ = [
@@ -155,6 +157,7 @@ class CompileRuntime:
     registry: AdapterRegistry
     counter: MessageCounter = field(default_factory=MessageCounter)
     janitor: Janitor | None = None
+    stores: tuple[Store, AsyncStore] | None = None
     caches: dict[str, ConversionCache] = field(default_factory=dict)
 
     def cache_for(self, target: str) -> ConversionCache:
@@ -218,6 +221,7 @@ def compile_flow(
             counter=runtime.counter,
             target=target,
             forced=forced,
+            stores=runtime.stores,
             on_start=events.for_event("compress:start"),
             on_end=events.for_event("compress:end"),
         )

@@ -3,17 +3,24 @@
 To plug a backend in, add one entry to BACKENDS: a name and a factory taking a fresh temporary
 directory (persistent backends keep their files there) and returning the backend. Backends that
 survive a reopen also appear in PERSISTENT, so reopen-and-read tests run against them.
+
+Store-level tests also run once per API (`store_api`): through the synchronous `Store` and
+through `AsyncStore` (driven from a private event loop), so both drivers meet the same contract.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from contextchef.store import AsyncStore, FileSystemBackend, InMemoryBackend, Store
 from contextchef.store.sqlite import SQLiteBackend
+from tests.contract.helpers import Blocking, Clock
 
 BackendFactory = Callable[[Path], Any]
 
@@ -22,6 +29,9 @@ PERSISTENT: set[str] = set()
 
 BACKENDS["sqlite"] = lambda tmp: SQLiteBackend(tmp / "context.db", project="test:contract")
 PERSISTENT.add("sqlite")
+BACKENDS["memory"] = lambda tmp_path: InMemoryBackend()
+BACKENDS["filesystem"] = lambda tmp_path: FileSystemBackend(tmp_path / ".context")
+PERSISTENT.add("filesystem")
 
 
 @pytest.fixture(params=sorted(BACKENDS))
@@ -32,3 +42,42 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def backend(backend_name: str, tmp_path: Path) -> Any:
     return BACKENDS[backend_name](tmp_path)
+
+
+@pytest.fixture(params=sorted(PERSISTENT))
+def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Any]:
+    """For each PERSISTENT backend: a factory of fresh instances over the same storage."""
+    factory = BACKENDS[str(request.param)]
+    return lambda: factory(tmp_path)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """A controllable clock ahead of real time, so it also outranks files' own times."""
+    return Clock(time.time() + 1000.0)
+
+
+@pytest.fixture(params=["sync", "async"])
+def store_api(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def make_store(store_api: str, clock: Clock) -> Iterator[Callable[..., Any]]:
+    """Build a Store (or a blocking facade over an AsyncStore) over a backend."""
+    loop = asyncio.new_event_loop()
+
+    def make(backend: Any, **options: Any) -> Any:
+        options.setdefault("clock", clock)
+        if store_api == "sync":
+            return Store(backend, **options)
+        return Blocking(AsyncStore(backend, **options), loop)
+
+    yield make
+    loop.run_until_complete(loop.shutdown_default_executor())
+    loop.close()
+
+
+@pytest.fixture
+def store(make_store: Callable[..., Any], backend: Any) -> Any:
+    return make_store(backend)

@@ -78,9 +78,13 @@ def test_default_trigger_ratio_is_seven_tenths() -> None:
 
 def test_summary_heads_the_history_as_a_user_message_and_the_last_turn_stays() -> None:
     c = chef(Model()).set_history([*dialogue(6), {"role": "user", "content": "latest"}])
-    messages = c.compile()["messages"]
+    payload = c.compile()
+    messages = payload["messages"]
     assert messages[0]["role"] == "user"
-    assert messages[0]["content"] == prompts.summary_wrapper("S")
+    uri = payload.meta.overflow.summary.split(" archived in full at ")[1].split(";")[0]
+    assert messages[0]["content"] == prompts.summary_wrapper(
+        f"S\n\n{prompts.archive_citation(12, uri)}"
+    )
     assert messages[-1] == {"content": "latest", "role": "user"}
 
 
@@ -109,6 +113,45 @@ def test_pinned_turns_survive_verbatim_right_after_the_summary() -> None:
     c = chef(Model()).set_history([*history, {"role": "user", "content": "now"}])
     contents = [m["content"] for m in c.compile()["messages"]]
     assert contents[1:3] == ["question 1", "answer 3"]
+
+
+def test_every_evicted_span_is_archived_and_cited() -> None:
+    c = chef(Model())
+    history = [*dialogue(6), {"role": "user", "content": "q"}]
+    report = c.set_history(history).compile().meta.overflow
+    assert report.summary is not None and "context://archive/" in report.summary
+    uri = report.summary.split(" archived in full at ")[1].split(";")[0]
+    address = c.get_store().parse_uri(uri)
+    assert address is not None
+    stored = c.get_store().namespace(address.ns).get(address.path)
+    assert stored is not None
+    document = json.loads(stored.content)
+    assert document["version"] == 1
+    assert [m["content"] for m in document["messages"]] == [m["content"] for m in history[:12]]
+
+
+def test_archive_can_go_elsewhere_or_nowhere_and_a_failure_keeps_the_compression(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    history = [*dialogue(6), {"role": "user", "content": "q"}]
+    sent: list[Any] = []
+    custom = chef(Model(), archive=lambda doc, count: sent.append(count) or "my://span/1")
+    assert "my://span/1" in custom.set_history(history).compile().meta.overflow.summary
+    assert sent == [12]
+    vfs = chef(Model(), archive="vfs").set_history(history).compile().meta.overflow
+    assert "context://vfs/" in vfs.summary
+    off = chef(Model(), archive=None).set_history(history).compile().meta.overflow
+    assert off.summary == "S"
+
+    def broken(document: str, count: int) -> str:
+        raise OSError("disk full")
+
+    with caplog.at_level(logging.WARNING):
+        failed = chef(Model(), archive=broken).set_history(history).compile().meta.overflow
+    assert failed.changed and failed.summary == "S"
+    assert "disk full" in caplog.text
+    with pytest.raises(ConfigError):
+        chef(Model(), archive=42)
 
 
 def test_reported_usage_is_used_once() -> None:

@@ -10,17 +10,20 @@ lineage `{first, previous, current}` travels with snapshots.
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from contextchef import prompts
 from contextchef.config import options
-from contextchef.effects import Call, Emit, Flow
+from contextchef.effects import Call, Dual, Emit, Flow
 from contextchef.errors import ConfigError
 from contextchef.messages import Message, copy_json
 from contextchef.selection.budget import Budget, JanitorConfig, pick_usage
+from contextchef.selection.compaction import summary_message
 from contextchef.selection.strategies import (
     OverflowInput,
     OverflowResult,
@@ -28,6 +31,9 @@ from contextchef.selection.strategies import (
     run_strategy,
     summarize,
 )
+from contextchef.store.aio import AsyncStore
+from contextchef.store.paths import validate_namespace
+from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter
 
 __all__ = [
@@ -54,6 +60,7 @@ class OverflowConfig:
     """How overflow behaves: the strategy, write-back, hooks, and where window ids come from."""
 
     strategy: Strategy = field(default_factory=summarize)
+    archive: str | Callable[..., Any] | None = "archive"
     write_back: bool = True
     on_compress: Callable[..., Any] | None = None
     on_before_compress: Callable[..., Any] | None = None
@@ -64,6 +71,11 @@ class OverflowConfig:
         config = options(cls, value, "overflow")
         if not callable(getattr(config.strategy, "apply", None)):
             raise ConfigError("overflow strategy needs a name and an apply(input) method")
+        archive = config.archive
+        if archive is not None and not callable(archive):
+            if not isinstance(archive, str):
+                raise ConfigError("overflow archive must be a namespace name, a callable or None")
+            validate_namespace(archive)
         return config
 
 
@@ -114,6 +126,20 @@ class OverflowReport:
     forced: bool = False
     failures: int = 0
     server: Mapping[str, Any] | None = None
+
+
+ARCHIVE_VERSION = 1
+
+
+def archive_document(span: Sequence[Message]) -> str:
+    """The stored form of an evicted span: versioned JSON, keys sorted (so it is content-
+    addressed the same way every time)."""
+    return json.dumps(
+        {"messages": list(span), "version": ARCHIVE_VERSION},
+        ensure_ascii=False,
+        separators=(",", ":"),
+        sort_keys=True,
+    )
 
 
 class Janitor:
@@ -169,6 +195,7 @@ class Janitor:
         counter: MessageCounter,
         target: str = "",
         forced: bool = False,
+        stores: tuple[Store, AsyncStore] | None = None,
         on_start: tuple[Callable[[Any], Any], ...] = (),
         on_end: tuple[Callable[[Any], Any], ...] = (),
     ) -> Flow[OverflowReport]:
@@ -212,12 +239,22 @@ class Janitor:
             logger.warning("overflow strategy %r raised %r", strategy.name, exc)
             result = OverflowResult(history, False, strategy.name, f"raised {exc!r}", failed=True)
 
+        archived: str | None = None
         if result.changed:
             self.failures = 0
             self.lineage = self.lineage.advance(self.overflow.window_ids())
             commit = getattr(strategy, "commit", None)
             if callable(commit):
                 commit(result, self.lineage.current)
+            if result.span:
+                archived = yield from self._archive(result.span, stores)
+            if archived is not None and result.summary is not None and result.history:
+                cited = (
+                    f"{result.summary}\n\n{prompts.archive_citation(len(result.span), archived)}"
+                )
+                result = replace(
+                    result, history=(summary_message(cited), *result.history[1:]), summary=cited
+                )
         elif result.failed:
             self.failures += 1
             logger.warning(
@@ -246,6 +283,27 @@ class Janitor:
         if on_end:
             yield Emit(on_end, CompressEnd(report))
         return report
+
+    def _archive(
+        self, span: tuple[Message, ...], stores: tuple[Store, AsyncStore] | None
+    ) -> Flow[str | None]:
+        """Store the evicted span; its URI, or None (best-effort: a failure only logs)."""
+        target = self.overflow.archive
+        if target is None:
+            return None
+        document = archive_document(span)
+        try:
+            if callable(target):
+                uri = yield Call.of(target, document, len(span), what="overflow archive")
+                return str(uri) if uri else None
+            if stores is None:
+                return None
+            store, astore = stores
+            put = yield Dual(store.namespace(target).put, astore.namespace(target).put, (document,))
+            return str(put.uri)
+        except Exception as exc:
+            logger.warning("archiving %d evicted messages failed: %r", len(span), exc)
+            return None
 
     def snapshot(self) -> dict[str, Any]:
         """The runner's state for `ContextChef.snapshot` (a strategy's own state included)."""

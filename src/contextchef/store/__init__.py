@@ -1,5 +1,13 @@
-"""Persistence axis: one `Store` over one `StorageBackend` holds memory/, notes/, vfs/, archive/."""
+"""Persistence axis: one `Store` over one `StorageBackend` holds memory/, notes/, vfs/, archive/.
 
+- `backend`: the protocol every backend implements (`StorageBackend`, `AsyncStorageBackend`).
+- `paths`: namespace and path rules, `context://` URIs, content-addressed names.
+- `store` / `aio`: `Store` + `NamespaceView` and their async twins, over the flows in `core`.
+- `eviction`: per-namespace caps and the typed `CleanupReport`.
+- `memory` / `filesystem`: the built-in backends (`fslayout`: the on-disk format).
+"""
+
+from contextchef.store.aio import AsyncNamespaceView, AsyncStore
 from contextchef.store.backend import (
     CAPABILITIES,
     AsyncStorageBackend,
@@ -10,14 +18,42 @@ from contextchef.store.backend import (
     StoredEntry,
     backend_supports,
 )
+from contextchef.store.core import PutResult
+from contextchef.store.eviction import (
+    CleanupReport,
+    Evicted,
+    EvictionFailure,
+    EvictionPolicy,
+    EvictionReason,
+)
+from contextchef.store.filesystem import FileSystemBackend
+from contextchef.store.fslayout import Layout
+from contextchef.store.memory import InMemoryBackend
+from contextchef.store.paths import URI_PREFIX, ContextAddress
+from contextchef.store.store import NamespaceView, Store
 
 __all__ = [
     "CAPABILITIES",
+    "URI_PREFIX",
+    "AsyncNamespaceView",
     "AsyncStorageBackend",
+    "AsyncStore",
     "Capability",
+    "CleanupReport",
+    "ContextAddress",
+    "Evicted",
+    "EvictionFailure",
+    "EvictionPolicy",
+    "EvictionReason",
+    "FileSystemBackend",
+    "InMemoryBackend",
+    "Layout",
     "ListedEntry",
+    "NamespaceView",
+    "PutResult",
     "SearchHit",
     "StorageBackend",
+    "Store",
     "StoredEntry",
     "backend_supports",
 ]

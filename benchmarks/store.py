@@ -1,0 +1,226 @@
+"""Store benchmark: put / get / list / search at 1k and 10k entries, per backend, in µs per op.
+
+For the filesystem backend the floor is measured in the same run: the same bytes written with a
+plain `open().write()` + `os.replace` (and, as a second floor, the same plus the `fsync` of file
+and directory that a durable write needs). Targets from the issue: FileSystemBackend put within
+1.5x its floor; InMemoryBackend get within 2 µs.
+
+Run: python benchmarks/store.py [--sizes 1000 10000] [--out benchmarks/results/store.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from contextchef.store import FileSystemBackend, InMemoryBackend, Store, StoredEntry
+from contextchef.store.fslayout import Layout, encode_entry
+
+CONTENT_BYTES = 1024
+NEEDLE_EVERY = 100  # one entry in a hundred holds the search term
+
+
+def content_for(index: int) -> str:
+    rng = random.Random(index)
+    words = ["alpha", "beta", "gamma", "delta", "tool", "output", "line", "error", "ok"]
+    text = " ".join(rng.choice(words) for _ in range(CONTENT_BYTES // 5))
+    if index % NEEDLE_EVERY == 0:
+        text = "NeedleToken " + text
+    return text[:CONTENT_BYTES]
+
+
+def best_per_op(count: int, run: Callable[[], object], rounds: int) -> float:
+    """µs per operation of `run` (which performs `count` operations): the best of `rounds`."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best / count * 1e6
+
+
+class Floor:
+    """The same bytes, written the plain way: open().write() + os.replace (+ optional fsyncs)."""
+
+    def __init__(self, root: Path, paths: list[str], bodies: list[bytes], *, fsync: bool) -> None:
+        self.targets = [root / path for path in paths]
+        self.bodies = bodies
+        self.fsync = fsync
+        for directory in {target.parent for target in self.targets}:
+            directory.mkdir(parents=True, exist_ok=True)
+
+    def write(self, index: int) -> None:
+        target = self.targets[index]
+        temp = target.with_name(f".tmp_{target.name}")
+        with open(temp, "wb") as handle:
+            handle.write(self.bodies[index])
+            if self.fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(temp, target)
+        if self.fsync:
+            fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+            os.fsync(fd)
+            os.close(fd)
+
+
+CHUNK = 10  # puts and floor writes alternate in chunks, so both see the same disk weather
+
+
+def bench(backend: Any, n: int, now: float, floor: Floor | None) -> dict[str, float]:
+    store = Store(backend, clock=lambda: now)
+    notes = store.namespace("notes")
+    paths = [f"dir{i % 10}/entry{i:05d}.md" for i in range(n)]
+    contents = [content_for(i) for i in range(n)]
+    order = list(range(n))
+    random.Random(7).shuffle(order)
+
+    put_time = floor_time = 0.0
+    ratios: list[float] = []
+    for number, first in enumerate(range(0, n, CHUNK)):
+        chunk = range(first, min(first + CHUNK, n))
+
+        def put_chunk(chunk: range = chunk) -> float:
+            start = time.perf_counter()
+            for i in chunk:
+                notes.put(paths[i], contents[i])
+            return time.perf_counter() - start
+
+        def floor_chunk(chunk: range = chunk) -> float:
+            start = time.perf_counter()
+            for i in chunk:
+                floor.write(i)  # type: ignore[union-attr]
+            return time.perf_counter() - start
+
+        if floor is None:
+            put_time += put_chunk()
+            continue
+        # Alternate which goes first, so neither always meets the disk's flushes.
+        if number % 2:
+            ours, theirs = put_chunk(), floor_chunk()
+        else:
+            theirs, ours = floor_chunk(), put_chunk()
+        put_time += ours
+        floor_time += theirs
+        ratios.append(ours / theirs)
+    result = {"put": put_time / n * 1e6}
+    if floor is not None:
+        result["floor"] = floor_time / n * 1e6
+        result["put_vs_floor"] = statistics.median(ratios)
+
+    def get() -> None:
+        for i in order:
+            notes.get(paths[i])
+
+    def read() -> None:
+        for i in order:
+            backend.read("notes", paths[i])
+
+    fast = isinstance(backend, InMemoryBackend)
+    result["get"] = best_per_op(n, get, 15 if fast else 3)
+    result["backend_read"] = best_per_op(n, read, 15 if fast else 3)
+    result["list"] = best_per_op(1, notes.list, 10 if fast else 3)
+    result["search"] = best_per_op(1, lambda: notes.search("needletoken"), 10 if fast else 3)
+    hits = len(notes.search("needletoken"))
+    assert hits == (n + NEEDLE_EVERY - 1) // NEEDLE_EVERY, hits
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/store.json"))
+    args = parser.parse_args()
+    now = time.time()
+    rows: list[dict[str, Any]] = []
+    print_header()
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+        base = Path(tmp)
+        for n in args.sizes:
+            paths = [f"dir{i % 10}/entry{i:05d}.md" for i in range(n)]
+            meta = {"created_at": now, "updated_at": now}
+            layout = Layout("json")
+            bodies = [encode_entry(layout, StoredEntry(content_for(i), meta)) for i in range(n)]
+            runs: list[tuple[str, Callable[[Path], Any], bool | None]] = [
+                ("memory", lambda _: InMemoryBackend(), None),
+                ("filesystem", FileSystemBackend, True),
+                (
+                    "filesystem(fsync=False)",
+                    lambda root: FileSystemBackend(root, fsync=False),
+                    False,
+                ),
+            ]
+            for number, (name, make, fsync) in enumerate(runs):
+                # Each backend alone: the previous one's objects would slow this one's GC, and
+                # its write-back would land in this one's timings.
+                gc.collect()
+                os.sync()
+                floor = None
+                if fsync is not None:
+                    floor = Floor(base / f"floor-{name}-{n}", paths, bodies, fsync=fsync)
+                backend = make(base / f"backend-{number}-{n}")
+                row = {"backend": name, "n": n, **bench(backend, n, now, floor)}
+                del backend
+                if floor is not None:
+                    row["floor_kind"] = "write+replace" + ("+fsync" if fsync else "")
+                rows.append(row)
+                print_row(row)
+    summary = summarize(rows)
+    for key, value in summary.items():
+        print(f"{key}: {value:.2f}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "summary": summary,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "content_bytes": CONTENT_BYTES,
+        "unit": "µs/op (list and search: per call over the whole namespace)",
+        "rows": rows,
+    }
+    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {args.out}")
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The figures the issue sets targets for, at the largest size measured."""
+    n = max(row["n"] for row in rows)
+    by_name = {row["backend"]: row for row in rows if row["n"] == n}
+    durable, plain = by_name["filesystem"], by_name["filesystem(fsync=False)"]
+    return {
+        f"n={n} filesystem put / durable floor (x)": durable["put_vs_floor"],
+        f"n={n} filesystem put / plain floor, totals (x)": durable["put"] / plain["floor"],
+        f"n={n} filesystem(fsync=False) put / plain floor (x)": plain["put_vs_floor"],
+        f"n={n} memory Store.get (µs)": by_name["memory"]["get"],
+        f"n={n} memory backend read (µs)": by_name["memory"]["backend_read"],
+    }
+
+
+def print_header() -> None:
+    print(
+        f"{'backend':<24}{'n':>7}{'put':>9}{'floor':>9}{'put/floor':>10}{'get':>8}{'read':>8}"
+        f"{'list':>11}{'search':>11}"
+    )
+
+
+def print_row(row: dict[str, Any]) -> None:
+    floor = f"{row['floor']:.1f}" if "floor" in row else "-"
+    ratio = f"{row['put_vs_floor']:.2f}x" if "put_vs_floor" in row else "-"
+    print(
+        f"{row['backend']:<24}{row['n']:>7}{row['put']:>9.1f}{floor:>9}{ratio:>10}"
+        f"{row['get']:>8.2f}{row['backend_read']:>8.2f}{row['list']:>11.0f}{row['search']:>11.0f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""The store's policy, once: every namespace operation as a flow of backend calls.
+
+`StoreCore` holds what a `Store` knows beyond its backend (eviction policies, the clock, the
+read times of backends that cannot persist them) and turns each public operation into a flow
+(see `contextchef.store.flow`). `Store` runs the flows synchronously, `AsyncStore` awaits them;
+neither repeats any of the rules below.
+
+Rules every operation shares: names are validated before the backend is called; content must be
+a `str` that encodes as UTF-8; meta must be JSON-shaped (it has to survive every backend);
+`bytes` and `accessed_at` are derived by the backend and never taken from the caller; missing
+`created_at`/`updated_at` are filled in with the clock.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping
+from operator import attrgetter
+from typing import Any, NamedTuple, Unpack
+
+from contextchef.errors import ConfigError, StoreCapabilityError, StoreError
+from contextchef.store import flow
+from contextchef.store.backend import (
+    CAPABILITIES,
+    Capability,
+    ListedEntry,
+    SearchHit,
+    StoredEntry,
+    backend_supports,
+)
+from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
+from contextchef.store.flow import Call, Flow
+from contextchef.store.paths import (
+    URI_PREFIX,
+    content_path,
+    validate_entry_path,
+    validate_namespace,
+    validate_prefix,
+)
+
+__all__ = ["DERIVED_META_KEYS", "PutResult", "StoreCore", "check_content", "prepare_meta"]
+
+logger = logging.getLogger("contextchef.store.core")
+
+DERIVED_META_KEYS = frozenset({"bytes", "accessed_at"})
+"""Meta keys a backend derives itself; callers' values for them are dropped."""
+
+
+class PutResult(NamedTuple):
+    """Where a `put` or `append` landed: the entry's path and its `context://` URI."""
+
+    path: str
+    uri: str
+
+
+def check_content(content: object, *, ns: str, path: str | None) -> str:
+    """Return `content` when it is a `str` that can be stored as UTF-8."""
+    if not isinstance(content, str):
+        raise ConfigError(f"entry content must be a str, not {type(content).__name__}")
+    if not content.isascii():  # an ASCII str always encodes
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise StoreError(
+                f"content holds the lone surrogate U+{ord(content[exc.start]):04X} at index "
+                f"{exc.start}; only valid Unicode text can be stored",
+                namespace=ns,
+                path=path,
+            ) from exc
+    return content
+
+
+def _check_json(value: object, where: str) -> None:
+    if value is None or isinstance(value, str | bool | int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ConfigError(f"meta {where} is {value!r}; JSON has no such number")
+        return
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_json(item, f"{where}[{index}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ConfigError(f"meta {where} has the non-string key {key!r}")
+            _check_json(item, f"{where}.{key}")
+        return
+    raise ConfigError(
+        f"meta {where} is a {type(value).__name__}; meta values must be JSON "
+        "(None, bool, int, float, str, list, dict)"
+    )
+
+
+def prepare_meta(meta: Mapping[str, Any] | None, now: float) -> dict[str, Any]:
+    """Validate caller meta, drop derived keys and fill in missing timestamps."""
+    if meta is None:
+        return {"created_at": now, "updated_at": now}
+    if not isinstance(meta, Mapping):
+        raise ConfigError(f"meta must be a mapping, not {type(meta).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"meta keys must be str, got {key!r}")
+        if key in DERIVED_META_KEYS:
+            continue
+        _check_json(value, repr(key))
+        out[key] = value
+    for key in ("created_at", "updated_at"):
+        if key not in out:
+            out[key] = now
+        elif isinstance(out[key], bool) or not isinstance(out[key], int | float):
+            raise ConfigError(f"meta {key!r} must be seconds since the epoch, got {out[key]!r}")
+    return out
+
+
+def _best_effort(call: Call) -> Flow[None]:
+    """Issue `call`, logging instead of raising: a lost access time must never fail a read."""
+    try:
+        yield call
+    except Exception as exc:
+        logger.debug("%s%s failed: %s", call.method, call.args[:2], exc)
+
+
+class StoreCore:
+    """Backend, eviction policies, clock and the in-process read times, plus every flow."""
+
+    def __init__(
+        self,
+        backend: object,
+        *,
+        eviction: Mapping[str, EvictionPolicy | Mapping[str, Any]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        for method in ("read", "write", "delete", "list"):
+            if not callable(getattr(backend, method, None)):
+                raise ConfigError(
+                    f"{type(backend).__name__} is not a storage backend: it has no {method}()"
+                )
+        if not callable(clock):
+            raise ConfigError(f"clock must be a callable returning seconds, got {clock!r}")
+        if eviction is not None and not isinstance(eviction, Mapping):
+            raise ConfigError(f"eviction must map namespaces to policies, got {eviction!r}")
+        self.backend = backend
+        self.native_async = flow.is_async_backend(backend)
+        self.clock = clock
+        self.eviction: dict[str, EvictionPolicy] = {
+            validate_namespace(ns): EvictionPolicy.coerce(policy)
+            for ns, policy in (eviction or {}).items()
+        }
+        self._capabilities: dict[tuple[str, str], bool] = {}
+        # Read times for backends without `touch`; lost when the process ends.
+        self._seen: dict[str, dict[str, float]] = {}
+
+    # -- capabilities ---------------------------------------------------------------------
+
+    def supports(self, capability: Capability, ns: str) -> bool:
+        """Whether the backend offers `capability` for `ns` (answers are cached)."""
+        key = (capability, ns)
+        known = self._capabilities.get(key)
+        if known is None:
+            if capability not in CAPABILITIES:
+                raise ConfigError(
+                    f"unknown capability {capability!r}; known: {', '.join(CAPABILITIES)}"
+                )
+            known = self._capabilities[key] = backend_supports(self.backend, capability, ns)
+        return known
+
+    def require(self, capability: Capability, ns: str) -> None:
+        if not self.supports(capability, ns):
+            raise StoreCapabilityError(ns, [capability])
+
+    # -- flows ----------------------------------------------------------------------------
+
+    def _note_read(self, ns: str, path: str) -> Call | None:
+        """Record a read: the `touch` call for a backend that persists it, else remember it."""
+        now = self.clock()
+        if self.supports("touch", ns):
+            return Call("touch", (ns, path, now))
+        self._seen.setdefault(ns, {})[path] = now
+        return None
+
+    def get(self, ns: str, path: str) -> Flow[StoredEntry | None]:
+        # The hottest flow: its requests are yielded inline rather than through `flow.read`.
+        validate_entry_path(path)
+        entry: StoredEntry | None = yield Call("read", (ns, path))
+        if entry is not None:
+            touch = self._note_read(ns, path)
+            if touch is not None:
+                yield from _best_effort(touch)
+        return entry
+
+    def put(
+        self, ns: str, path: str | None, content: str, meta: Mapping[str, Any] | None
+    ) -> Flow[PutResult]:
+        if path is not None:
+            validate_entry_path(path)
+        check_content(content, ns=ns, path=path)
+        prepared = prepare_meta(meta, self.clock())
+        if path is None:
+            path = content_path(ns, content)
+            if (yield from self._exists(ns, path)):
+                touch = self._note_read(ns, path)
+                if touch is not None:
+                    yield from _best_effort(touch)
+                return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
+        yield from flow.write(ns, path, StoredEntry(content, prepared))
+        return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
+
+    def append(
+        self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
+    ) -> Flow[PutResult]:
+        validate_entry_path(path)
+        check_content(content, ns=ns, path=path)
+        if meta is None and self.supports("append", ns):
+            yield from flow.append(ns, path, content)
+        else:
+            existing = yield from flow.read(ns, path)
+            now = self.clock()
+            merged: dict[str, Any] = dict(existing.meta) if existing is not None else {}
+            merged.update(meta or {})
+            merged["updated_at"] = (meta or {}).get("updated_at", now)
+            combined = (existing.content if existing is not None else "") + content
+            yield from flow.write(ns, path, StoredEntry(combined, prepare_meta(merged, now)))
+        return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
+
+    def delete(self, ns: str, path: str) -> Flow[bool]:
+        validate_entry_path(path)
+        deleted = yield from flow.delete(ns, path)
+        self._seen.get(ns, {}).pop(path, None)
+        return deleted
+
+    def list(self, ns: str, prefix: str) -> Flow[list[ListedEntry]]:
+        validate_prefix(prefix)
+        listed = yield from flow.list_entries(ns, prefix)
+        return sorted(listed, key=attrgetter("path"))
+
+    def entries(self, ns: str, prefix: str) -> Flow[dict[str, StoredEntry]]:
+        validate_prefix(prefix)
+        if self.supports("read_all", ns):
+            found = yield from flow.read_all(ns, prefix)
+        else:
+            found = {}
+            for listed in (yield from flow.list_entries(ns, prefix)):
+                entry = yield from flow.read(ns, listed.path)
+                if entry is not None:
+                    found[listed.path] = entry
+        return {path: found[path] for path in sorted(found)}
+
+    def search(
+        self, ns: str, query: str, prefix: str, limit: int | None
+    ) -> Flow[builtins.list[SearchHit]]:
+        if not isinstance(query, str) or not query:
+            raise ConfigError("a search query must be a non-empty str")
+        validate_prefix(prefix)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ConfigError(f"a search limit must be an int or None, got {limit!r}")
+        self.require("search", ns)
+        hits = yield from flow.search(ns, query, prefix, limit)
+        return hits
+
+    def _exists(self, ns: str, path: str) -> Flow[bool]:
+        if self.supports("exists", ns):
+            return (yield from flow.exists(ns, path))
+        return (yield from flow.read(ns, path)) is not None
+
+    def exists(self, ns: str, path: str) -> Flow[bool]:
+        validate_entry_path(path)
+        return (yield from self._exists(ns, path))
+
+    def physical_path(self, ns: str, path: str) -> Flow[str | None]:
+        validate_entry_path(path)
+        if not self.supports("get_physical_path", ns):
+            return None
+        return (yield from flow.get_physical_path(ns, path))
+
+    def snapshot(self, ns: str) -> Flow[dict[str, StoredEntry]]:
+        self.require("snapshot", ns)
+        data = yield from flow.snapshot(ns)
+        return {path: data[path] for path in sorted(data)}
+
+    def restore(self, ns: str, data: Mapping[str, StoredEntry]) -> Flow[None]:
+        self.require("restore", ns)
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"restore() takes a mapping of path to StoredEntry, got {data!r}")
+        checked: dict[str, StoredEntry] = {}
+        for path, entry in data.items():
+            validate_entry_path(path)
+            if not isinstance(entry, StoredEntry):
+                raise ConfigError(f"snapshot value for {path!r} is not a StoredEntry")
+            check_content(entry.content, ns=ns, path=path)
+            checked[path] = StoredEntry(entry.content, prepare_meta(entry.meta, self.clock()))
+        yield from flow.restore(ns, checked)
+        self._seen.pop(ns, None)
+
+    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Flow[CleanupReport]:
+        validate_namespace(ns)
+        policy = self.eviction.get(ns, EvictionPolicy()).override(**caps)
+        report = yield from cleanup_flow(ns, policy, self.clock(), self._seen.setdefault(ns, {}))
+        return report

@@ -1,0 +1,356 @@
+"""`FileSystemBackend`: one directory per namespace, crash-safe, confined to its root.
+
+Layout (see `fslayout`) matches the TypeScript reference 4.2.1: `<root>/<ns>/<path>`, JSON
+`{content, meta}` envelopes by default, raw files for `vfs/` and `archive/`. A directory written
+by either implementation opens in the other.
+
+Guarantees:
+
+- **Atomic writes.** An entry is written to a temporary file in its own directory
+  (`.tmp_<pid>_…`, invisible to listing), flushed with `fsync`, renamed over the target with
+  `os.replace`, and the directory is fsynced. A crash leaves the old entry or the new one, never
+  a torn one. `fsync=False` keeps the atomicity (a killed process cannot tear a file) but gives
+  up durability across power loss, for speed.
+- **Confinement.** Every operation walks from the namespace directory one segment at a time with
+  `O_NOFOLLOW` directory handles, so no symbolic link below the namespace directory is ever
+  followed (a planted link raises `InvalidPathError`) and no race can swap one in midway.
+  `get_physical_path` additionally resolves the path and refuses anything outside.
+- **Hygiene.** Directories are made on demand (0700) and again if something removed them; files
+  are 0600. Listing is recursive and skips temporary files, dotfiles, symlinks and names the path
+  rules reject. Access times for least-recently-read eviction are the files' `atime`, set
+  explicitly by `touch` and left alone by the backend's own reads (`O_NOATIME`), so they survive
+  a restart.
+
+A path is either an entry or a directory: writing `a` while `a/b` exists (or the reverse)
+raises `EntryExistsError`. Appends are serialised within one process only. On a case- or
+normalisation-insensitive filesystem (macOS, Windows) two keys that differ only in case share
+one file; nothing escapes, but the second write replaces the first.
+"""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import itertools
+import logging
+import os
+import secrets
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from contextchef.errors import (
+    ConfigError,
+    InvalidPathError,
+    StoreCorruptError,
+    StoreError,
+)
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
+from contextchef.store.entries import appended
+from contextchef.store.fsio import (
+    DIR_FLAGS,
+    atomic_replace,
+    fsync_dir,
+    open_child,
+    read_regular,
+    regular_stat,
+    translate_errors,
+)
+from contextchef.store.fslayout import Format, Layout, decode_entry, encode_entry, stat_meta
+from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
+from contextchef.store.search import scan
+
+__all__ = ["FileSystemBackend"]
+
+logger = logging.getLogger("contextchef.store.filesystem")
+
+_RETRIES = 3
+_TOUCH_GRANULARITY = 1_000_000_000  # ns
+
+
+class FileSystemBackend:
+    """A `StorageBackend` that keeps each namespace in a directory under `root`."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        layouts: Mapping[str, Layout | Format] | None = None,
+        fsync: bool = True,
+    ) -> None:
+        if not isinstance(root, str | os.PathLike):
+            raise ConfigError(f"root must be a path, got {root!r}")
+        self._root = Path(root).absolute()
+        self._layouts = {
+            validate_namespace(ns): Layout.coerce(layout) for ns, layout in (layouts or {}).items()
+        }
+        self._ns_dirs: dict[str, Path] = {}
+        self._fsync = fsync
+        self._token = secrets.token_hex(4)
+        self._counter = itertools.count()
+        self._append_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"FileSystemBackend({self._root!r})"
+
+    @property
+    def root(self) -> Path:
+        """The absolute root directory."""
+        return self._root
+
+    # -- required -------------------------------------------------------------------------
+
+    def read(self, ns: str, path: str) -> StoredEntry | None:
+        with self._located(ns, path, "read") as spot:
+            return None if spot is None else self._read_file(*spot, ns, path)
+
+    def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        body = encode_entry(self._layout(ns), entry)
+        for attempt in range(_RETRIES):
+            try:
+                with self._located(ns, path, "write", create=True) as spot:
+                    assert spot is not None
+                    _, dfd, name = spot
+                    temp = f".tmp_{os.getpid()}_{self._token}_{next(self._counter)}"
+                    atomic_replace(dfd, name, body, temp, fsync=self._fsync, where=path)
+                return
+            except StoreError as exc:
+                # The directory was removed under us (another process, a temp cleaner): redo.
+                if not isinstance(exc.__cause__, FileNotFoundError) or attempt == _RETRIES - 1:
+                    raise
+
+    def delete(self, ns: str, path: str) -> bool:
+        with self._located(ns, path, "delete") as spot:
+            if spot is None:
+                return False
+            _, dfd, name = spot
+            try:
+                os.unlink(name, dir_fd=dfd)
+            except (FileNotFoundError, IsADirectoryError):
+                return False
+            if self._fsync:
+                os.fsync(dfd)
+            return True
+
+    def list(self, ns: str, prefix: str = "") -> list[ListedEntry]:
+        return [ListedEntry(path, entry.meta) for path, entry in self._walk(ns, prefix, False)]
+
+    # -- optional capabilities ------------------------------------------------------------
+
+    def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
+        return dict(self._walk(ns, prefix, True))
+
+    def exists(self, ns: str, path: str) -> bool:
+        with self._located(ns, path, "stat") as spot:
+            return spot is not None and regular_stat(spot[1], spot[2]) is not None
+
+    def append(self, ns: str, path: str, content: str) -> None:
+        with self._append_lock:
+            self.write(ns, path, appended(self.read(ns, path), content))
+
+    def search(
+        self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
+    ) -> builtins.list[SearchHit]:
+        return scan(self._walk(ns, prefix, True), query, limit)
+
+    def snapshot(self, ns: str) -> dict[str, StoredEntry]:
+        return self.read_all(ns)
+
+    def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
+        """Make the namespace hold exactly `snapshot` (entry by entry, not as one transaction)."""
+        for listed in self.list(ns):
+            if listed.path not in snapshot:
+                self.delete(ns, listed.path)
+        for path, entry in snapshot.items():
+            self.write(ns, path, entry)
+
+    def touch(self, ns: str, path: str, accessed_at: float) -> None:
+        with self._located(ns, path, "touch") as spot:
+            st = None if spot is None else regular_stat(spot[1], spot[2])
+            if spot is None or st is None:
+                return
+            target = int(accessed_at * 1_000_000_000)
+            # Like relatime: a file read less than a second ago keeps its time (no disk write).
+            if not 0 <= target - st.st_atime_ns < _TOUCH_GRANULARITY:
+                _, dfd, name = spot
+                os.utime(name, ns=(target, st.st_mtime_ns), dir_fd=dfd, follow_symlinks=False)
+
+    def get_physical_path(self, ns: str, path: str) -> str | None:
+        """The file's absolute path; refuses one that resolves outside the namespace directory."""
+        parents, name = self._split(self._layout(ns), path)
+        directory = self._ns_dir(ns)
+        candidate = directory.joinpath(*parents, name)
+        if directory.is_symlink():
+            raise InvalidPathError(
+                f"the namespace directory {directory} is a symbolic link", namespace=ns, path=path
+            )
+        base = directory.resolve()
+        resolved = candidate.resolve()
+        if resolved != base and base not in resolved.parents:
+            raise InvalidPathError(
+                f"{path!r} resolves to {resolved}, outside the namespace directory {base}",
+                namespace=ns,
+                path=path,
+            )
+        return str(candidate)
+
+    # -- layout and names -----------------------------------------------------------------
+
+    def _layout(self, ns: str) -> Layout:
+        layout = self._layouts.get(ns)
+        if layout is None:
+            validate_namespace(ns)
+            layout = self._layouts[ns] = Layout.default(ns)
+        return layout
+
+    def _ns_dir(self, ns: str) -> Path:
+        known = self._ns_dirs.get(ns)
+        if known is None:
+            directory = self._layout(ns).directory
+            known = Path(directory).absolute() if directory is not None else self._root / ns
+            self._ns_dirs[ns] = known
+        return known
+
+    @staticmethod
+    def _split(layout: Layout, path: str) -> tuple[builtins.list[str], str]:
+        segments = validate_entry_path(path).split("/")
+        name = segments.pop()
+        if layout.owns is not None and not name.startswith(layout.owns):
+            raise InvalidPathError(
+                f"{path!r}: this namespace only holds files named {layout.owns}…", path=path
+            )
+        return segments, name
+
+    @contextmanager
+    def _located(
+        self, ns: str, path: str, action: str, *, create: bool = False
+    ) -> Iterator[tuple[Layout, int, str] | None]:
+        """`(layout, parent directory handle, file name)` of an entry, None when its directory
+        does not exist (and `create` is false); `OSError`s become store errors."""
+        layout = self._layout(ns)
+        parents, name = self._split(layout, path)
+        with translate_errors(ns, path, action), self._dirs(ns, parents, create=create) as fds:
+            yield None if fds is None else (layout, fds[-1], name)
+
+    # -- directory handles ----------------------------------------------------------------
+
+    @contextmanager
+    def _dirs(
+        self, ns: str, parents: builtins.list[str], *, create: bool
+    ) -> Iterator[builtins.list[int] | None]:
+        """Open the namespace directory and each parent below it, never following a link."""
+        fds: builtins.list[int] = []
+        try:
+            top = self._open_ns_dir(ns, create=create)
+            if top is None:
+                yield None
+                return
+            fds.append(top)
+            for depth, segment in enumerate(parents):
+                where = "/".join(parents[: depth + 1])
+                child = open_child(fds[-1], segment, create=create, fsync=self._fsync, where=where)
+                if child is None:
+                    yield None
+                    return
+                fds.append(child)
+            yield fds
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _open_ns_dir(self, ns: str, *, create: bool) -> int | None:
+        directory = self._ns_dir(ns)
+        try:
+            return os.open(directory, DIR_FLAGS)
+        except FileNotFoundError:
+            if not create:
+                return None
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise InvalidPathError(
+                    f"the namespace directory {directory} is a symbolic link or not a directory",
+                    namespace=ns,
+                ) from exc
+            raise
+        self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self._fsync:
+            fsync_dir(directory.parent)
+        return os.open(directory, DIR_FLAGS)
+
+    # -- files ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _read_file(layout: Layout, dfd: int, name: str, ns: str, path: str) -> StoredEntry | None:
+        found = read_regular(dfd, name, path)
+        if found is None:
+            return None
+        data, st = found
+        try:
+            return decode_entry(layout, data, st)
+        except ValueError as exc:
+            raise StoreCorruptError(
+                f"{ns}/{path} is not a valid {layout.format} entry: {exc}", namespace=ns, path=path
+            ) from exc
+
+    # -- walking --------------------------------------------------------------------------
+
+    def _walk(self, ns: str, prefix: str, content: bool) -> Iterator[tuple[str, StoredEntry]]:
+        """Entries under `prefix`, depth-first in name order; reads files only when needed."""
+        layout = self._layout(ns)
+        validate_prefix(prefix)
+        start = prefix.split("/")[:-1]
+        stat_only = layout.format == "raw" and not content
+        with translate_errors(ns, prefix, "list"), self._dirs(ns, start, create=False) as fds:
+            if fds is None:
+                return
+            base = "".join(f"{segment}/" for segment in start)
+            yield from self._walk_dir(ns, layout, fds[-1], base, prefix, stat_only)
+
+    def _walk_dir(
+        self, ns: str, layout: Layout, dfd: int, base: str, prefix: str, stat_only: bool
+    ) -> Iterator[tuple[str, StoredEntry]]:
+        with os.scandir(dfd) as scanner:
+            names = sorted(scanner, key=lambda item: item.name)
+        for item in names:
+            relative = base + item.name
+            if item.name.startswith(".") or item.is_symlink() or not _listable(relative):
+                continue
+            if item.is_dir(follow_symlinks=False):
+                directory = relative + "/"
+                if not (directory.startswith(prefix) or prefix.startswith(directory)):
+                    continue
+                try:
+                    child = os.open(item.name, DIR_FLAGS, dir_fd=dfd)
+                except OSError:
+                    continue  # vanished or replaced by a link since the scan
+                try:
+                    yield from self._walk_dir(ns, layout, child, directory, prefix, stat_only)
+                finally:
+                    os.close(child)
+                continue
+            if not item.is_file(follow_symlinks=False) or not relative.startswith(prefix):
+                continue
+            if layout.owns is not None and not item.name.startswith(layout.owns):
+                continue
+            if stat_only:
+                st = item.stat(follow_symlinks=False)
+                yield relative, StoredEntry("", stat_meta(st))
+                continue
+            try:
+                entry = self._read_file(layout, dfd, item.name, ns, relative)
+            except StoreCorruptError as exc:
+                logger.warning("skipping %s while listing: %s", relative, exc)
+                continue
+            if entry is not None:
+                yield relative, entry
+
+
+def _listable(path: str) -> bool:
+    """Whether a name found on disk obeys the path rules (foreign files may not)."""
+    try:
+        validate_entry_path(path)
+    except InvalidPathError:
+        return False
+    return True

@@ -1,0 +1,171 @@
+"""File operations relative to directory handles, for `FileSystemBackend`.
+
+Everything here works on an open directory descriptor (`dir_fd`) and a single name inside it,
+with `O_NOFOLLOW`, so a symbolic link is never followed and no path can be swapped between a
+check and a use. Errors about links and entry/directory clashes are raised as store errors
+naming the entry; other `OSError`s are turned into `StoreError` by `translate_errors`.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from contextchef.errors import EntryExistsError, InvalidPathError, StoreError
+
+__all__ = [
+    "DIR_FLAGS",
+    "atomic_replace",
+    "fsync_dir",
+    "open_child",
+    "read_regular",
+    "regular_stat",
+    "translate_errors",
+]
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NOATIME = getattr(os, "O_NOATIME", 0)
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _link_refused(where: str, cause: OSError) -> InvalidPathError:
+    error = InvalidPathError(
+        f"{where!r} is a symbolic link; the filesystem backend never follows links", path=where
+    )
+    error.__cause__ = cause
+    return error
+
+
+def open_child(parent: int, segment: str, *, create: bool, fsync: bool, where: str) -> int | None:
+    """Open directory `segment` inside `parent` (making it, 0700, when `create`).
+
+    None when it is missing (or is an entry) and `create` is false.
+    """
+    try:
+        return os.open(segment, DIR_FLAGS, dir_fd=parent)
+    except FileNotFoundError:
+        if not create:
+            return None
+        with suppress(FileExistsError):
+            os.mkdir(segment, 0o700, dir_fd=parent)
+        if fsync:
+            os.fsync(parent)
+        return os.open(segment, DIR_FLAGS, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        if stat.S_ISLNK(os.stat(segment, dir_fd=parent, follow_symlinks=False).st_mode):
+            raise _link_refused(where, exc) from exc
+        if not create:
+            return None
+        raise EntryExistsError(
+            f"{where!r} is an entry, so it cannot also be a directory", path=where
+        ) from exc
+
+
+def fsync_dir(directory: Path) -> None:
+    """Flush a directory's entries (a rename or a new name in it) to disk."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_replace(dfd: int, name: str, body: bytes, temp: str, *, fsync: bool, where: str) -> None:
+    """Write `body` to `temp` (0600), flush it, rename it over `name`, flush the directory.
+
+    An empty directory standing at `name` (left behind by deleted entries) gives way; a
+    non-empty one raises `EntryExistsError`. The temporary file never outlives a failure.
+    """
+    fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=dfd)
+    try:
+        try:
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view) :]
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno not in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            try:
+                os.rmdir(name, dir_fd=dfd)
+            except OSError:
+                raise EntryExistsError(
+                    f"{where!r} is a directory (it holds entries), so it cannot also be an entry",
+                    path=where,
+                ) from exc
+            os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temp, dir_fd=dfd)
+        raise
+    if fsync:
+        os.fsync(dfd)
+
+
+def read_regular(dfd: int, name: str, where: str) -> tuple[bytes, os.stat_result] | None:
+    """The bytes and `fstat` of regular file `name`; None when missing or not a regular file.
+
+    Opens with `O_NOATIME` where the platform allows it, so the backend's own reads (listing,
+    search) leave the access times that eviction relies on alone, and `O_NONBLOCK`, so a FIFO
+    planted under an entry's name cannot hang the read.
+    """
+    flags = _READ_FLAGS | _NOATIME
+    while True:
+        try:
+            fd = os.open(name, flags, dir_fd=dfd)
+            break
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.EPERM and flags & _NOATIME:
+                flags &= ~_NOATIME  # O_NOATIME needs ownership; fall back to a plain read
+                continue
+            if exc.errno == errno.ELOOP:
+                raise _link_refused(where, exc) from exc
+            raise
+    with io.FileIO(fd, "r", closefd=True) as handle:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return handle.readall(), st
+
+
+def regular_stat(dfd: int, name: str) -> os.stat_result | None:
+    """`lstat` of `name` in `dfd` when it is a regular file, else None."""
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+@contextmanager
+def translate_errors(ns: str, path: str, action: str) -> Iterator[None]:
+    """Turn `OSError` into the store's errors and name the namespace on the store's own."""
+    try:
+        yield
+    except StoreError as exc:
+        if exc.namespace is None:
+            exc.namespace = ns
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InvalidPathError(
+                f"{path!r} is too long for this filesystem", namespace=ns, path=path
+            ) from exc
+        raise StoreError(
+            f"could not {action} {ns}/{path}: {exc.strerror or exc}", namespace=ns, path=path
+        ) from exc

@@ -1,0 +1,150 @@
+"""`InMemoryBackend`: a dict per namespace, for tests and short-lived agents.
+
+Everything lives in this process and is gone when it ends. It cannot persist access times, so
+it does not offer `touch`: the `Store` remembers read times itself, for the life of the process,
+which is exactly as long as the entries live.
+Entries are copied on the way in (meta deeply, then frozen behind a read-only mapping), so a
+caller mutating what it wrote, or what it read, never changes the store. Reads take no lock;
+writes, appends and restores take one, so the backend is safe to share between threads (and
+therefore under `AsyncStore`, which runs it in worker threads).
+
+Like the filesystem, it refuses to use one path both as an entry and as a directory
+(`a` and `a/b`): a test double that accepted what the disk backend refuses would hide the bug.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from contextchef.errors import EntryExistsError
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
+from contextchef.store.entries import appended, utf8_length
+from contextchef.store.search import scan
+
+__all__ = ["InMemoryBackend"]
+
+
+def _parents(path: str) -> Iterator[str]:
+    """`a/b/c` → `a`, `a/b`."""
+    index = path.find("/")
+    while index != -1:
+        yield path[:index]
+        index = path.find("/", index + 1)
+
+
+class InMemoryBackend:
+    """A process-lifetime `StorageBackend`: every optional capability but `touch` and files."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, dict[str, StoredEntry]] = {}
+        self._dirs: dict[str, dict[str, int]] = {}
+        self._lock = threading.RLock()
+
+    # -- required -------------------------------------------------------------------------
+
+    def read(self, ns: str, path: str) -> StoredEntry | None:
+        bucket = self._data.get(ns)
+        return bucket.get(path) if bucket is not None else None
+
+    def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        frozen = self._freeze(entry.content, entry.meta)
+        with self._lock:
+            bucket = self._data.setdefault(ns, {})
+            if path not in bucket:
+                self._claim(ns, bucket, path)
+            bucket[path] = frozen
+
+    def delete(self, ns: str, path: str) -> bool:
+        with self._lock:
+            bucket = self._data.get(ns)
+            if bucket is None or bucket.pop(path, None) is None:
+                return False
+            dirs = self._dirs.setdefault(ns, {})
+            for parent in _parents(path):
+                left = dirs[parent] - 1
+                if left:
+                    dirs[parent] = left
+                else:
+                    del dirs[parent]
+            return True
+
+    def list(self, ns: str, prefix: str = "") -> list[ListedEntry]:
+        return [ListedEntry(path, entry.meta) for path, entry in self._items(ns, prefix)]
+
+    # -- optional capabilities ------------------------------------------------------------
+
+    def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
+        return dict(self._items(ns, prefix))
+
+    def exists(self, ns: str, path: str) -> bool:
+        return path in self._data.get(ns, {})
+
+    def append(self, ns: str, path: str, content: str) -> None:
+        with self._lock:
+            self.write(ns, path, appended(self.read(ns, path), content))
+
+    def search(
+        self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
+    ) -> builtins.list[SearchHit]:
+        return scan(self._items(ns, prefix), query, limit)
+
+    def snapshot(self, ns: str) -> dict[str, StoredEntry]:
+        with self._lock:
+            return {
+                path: StoredEntry(entry.content, copy.deepcopy(dict(entry.meta)))
+                for path, entry in self._items(ns, "")
+            }
+
+    def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
+        with self._lock:
+            self._data.pop(ns, None)
+            self._dirs.pop(ns, None)
+            for path, entry in snapshot.items():
+                self.write(ns, path, entry)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _items(self, ns: str, prefix: str) -> builtins.list[tuple[str, StoredEntry]]:
+        bucket = self._data.get(ns, {})
+        items = list(bucket.items())
+        if prefix:
+            items = [(path, entry) for path, entry in items if path.startswith(prefix)]
+        items.sort(key=lambda item: item[0])
+        return items
+
+    def _claim(self, ns: str, bucket: dict[str, StoredEntry], path: str) -> None:
+        """Register a new path's parent directories, refusing entry/directory clashes."""
+        dirs = self._dirs.setdefault(ns, {})
+        if path in dirs:
+            raise EntryExistsError(
+                f"{path!r} is a directory (it holds entries), so it cannot also be an entry",
+                namespace=ns,
+                path=path,
+            )
+        parents = list(_parents(path))
+        for parent in parents:
+            if parent in bucket:
+                raise EntryExistsError(
+                    f"{parent!r} is an entry, so it cannot also be a directory for {path!r}",
+                    namespace=ns,
+                    path=path,
+                )
+        for parent in parents:
+            dirs[parent] = dirs.get(parent, 0) + 1
+
+    @staticmethod
+    def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
+        now = time.time()
+        stored: dict[str, Any] = {
+            key: copy.deepcopy(value) for key, value in meta.items() if key != "accessed_at"
+        }
+        stored.setdefault("created_at", now)
+        stored.setdefault("updated_at", now)
+        stored["bytes"] = utf8_length(content)
+        return StoredEntry(content, MappingProxyType(stored))

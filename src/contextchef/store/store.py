@@ -1,0 +1,246 @@
+"""`Store` and `NamespaceView`: namespaces, `context://` URIs and eviction over one backend.
+
+A `Store` wraps one synchronous `StorageBackend` and serves every namespace from it
+(`memory/`, `notes/`, `vfs/`, `archive/`, or your own). `store.namespace("notes")` returns a
+`NamespaceView` whose methods validate every path (see `contextchef.store.paths`) before the
+backend sees it. The logic lives in `StoreCore` as flows; this module only runs them with plain
+calls. `AsyncStore` (in `contextchef.store.aio`) runs the same flows for async code.
+
+    store = Store(FileSystemBackend(".context"), eviction={"vfs": {"max_files": 500}})
+    notes = store.namespace("notes")
+    notes.put("plan.md", "# Plan\\n")          # PutResult(path='plan.md', uri='context://notes/plan.md')
+    notes.put(long_tool_output)               # content-addressed: notes_<sha256[:16]>.txt
+    store.cleanup("vfs")                      # CleanupReport(...)
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, Self, TypeVar, Unpack, overload
+
+from contextchef.errors import ConfigError
+from contextchef.store.backend import (
+    AsyncStorageBackend,
+    Capability,
+    ListedEntry,
+    SearchHit,
+    StorageBackend,
+    StoredEntry,
+)
+from contextchef.store.core import PutResult, StoreCore
+from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy
+from contextchef.store.flow import Flow, run_sync
+from contextchef.store.paths import (
+    ContextAddress,
+    content_path,
+    format_uri,
+    parse_uri,
+    validate_namespace,
+)
+
+__all__ = ["NamespaceView", "Store", "StoreBase", "ViewBase"]
+
+T = TypeVar("T")
+V = TypeVar("V", bound="ViewBase")
+
+
+class StoreBase(Generic[V]):
+    """What `Store` and `AsyncStore` share: construction, views, URIs, capability queries."""
+
+    _core: StoreCore
+    _views: dict[str, V]
+
+    def __init__(
+        self,
+        backend: StorageBackend | AsyncStorageBackend,
+        *,
+        eviction: Mapping[str, EvictionPolicy | Mapping[str, Any]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._attach(StoreCore(backend, eviction=eviction, clock=clock))
+
+    def _attach(self, core: StoreCore) -> None:
+        """Take `core` as this store's state (a new one, or one shared with a twin)."""
+        self._core = core
+        self._views = {}
+
+    def _view(self, ns: str) -> V:
+        raise NotImplementedError
+
+    @classmethod
+    def of(
+        cls, source: StorageBackend | AsyncStorageBackend | StoreBase[Any], **options: Any
+    ) -> Self:
+        """`source` itself when it is already this kind of store; a store sharing the state of
+        its sync or async twin; otherwise a new store over the backend `source` (`options` are
+        the constructor's)."""
+        if isinstance(source, StoreBase) and options:
+            raise ConfigError("options apply only when wrapping a backend, not an existing store")
+        if isinstance(source, cls):
+            return source
+        if isinstance(source, StoreBase):
+            store = cls.__new__(cls)
+            store._attach(source._core)
+            return store
+        return cls(source, **options)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._core.backend!r})"
+
+    def namespace(self, ns: str) -> V:
+        """The view of namespace `ns` (validated: one plain segment)."""
+        view = self._views.get(validate_namespace(ns))
+        if view is None:
+            view = self._views[ns] = self._view(ns)
+        return view
+
+    @staticmethod
+    def uri(ns: str, path: str) -> str:
+        """`context://<ns>/<path>`; raises `InvalidPathError` for a name the rules reject."""
+        return format_uri(ns, path)
+
+    @staticmethod
+    def parse_uri(uri: str) -> ContextAddress | None:
+        """`(ns, path)` for a well-formed `context://` URI, else None."""
+        return parse_uri(uri)
+
+    @property
+    def backend(self) -> object:
+        """The backend this store runs on."""
+        return self._core.backend
+
+    def supports(self, capability: Capability, ns: str) -> bool:
+        """Whether the backend offers `capability` for namespace `ns`."""
+        return self._core.supports(capability, validate_namespace(ns))
+
+    def eviction_policy(self, ns: str) -> EvictionPolicy:
+        """The caps `cleanup(ns)` applies when called without overrides."""
+        return self._core.eviction.get(validate_namespace(ns), EvictionPolicy())
+
+
+class ViewBase:
+    """What both namespace views share: the namespace, URIs, content paths, capabilities."""
+
+    def __init__(self, core: StoreCore, ns: str) -> None:
+        self._core = core
+        self._ns = validate_namespace(ns)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._ns!r}>"
+
+    @property
+    def ns(self) -> str:
+        """The namespace this view serves."""
+        return self._ns
+
+    def uri(self, path: str) -> str:
+        """The `context://` URI of `path` in this namespace."""
+        return format_uri(self._ns, path)
+
+    def content_path(self, content: str) -> str:
+        """The path `put(content)` stores `content` under: `<ns>_<sha256[:16]>.txt`."""
+        return content_path(self._ns, content)
+
+    def supports(self, capability: Capability) -> bool:
+        """Whether the backend offers `capability` here."""
+        return self._core.supports(capability, self._ns)
+
+
+class Store(StoreBase["NamespaceView"]):
+    """One synchronous backend, many namespaces, one addressing scheme.
+
+    Args:
+        backend: any `StorageBackend` (an async one needs `AsyncStore`).
+        eviction: per-namespace caps for `cleanup()`, as `EvictionPolicy` or plain dicts.
+        clock: the time source for timestamps and eviction (seconds since the epoch).
+    """
+
+    def _attach(self, core: StoreCore) -> None:
+        if core.native_async:
+            raise ConfigError(
+                f"{type(core.backend).__name__} is asynchronous; use AsyncStore, not Store"
+            )
+        super()._attach(core)
+
+    def _view(self, ns: str) -> NamespaceView:
+        return NamespaceView(self._core, ns)
+
+    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> CleanupReport:
+        """Run one eviction sweep of `ns`. `max_files`, `max_bytes` and `max_age` given here
+        override the namespace's policy, field by field."""
+        return run_sync(self._core.backend, self._core.cleanup(ns, **caps))
+
+
+class NamespaceView(ViewBase):
+    """One namespace of a `Store`. Every path is checked before the backend sees it."""
+
+    def _run(self, flow: Flow[T]) -> T:
+        return run_sync(self._core.backend, flow)
+
+    def get(self, path: str) -> StoredEntry | None:
+        """The entry at `path`, or None; a hit refreshes its last-read time."""
+        return run_sync(self._core.backend, self._core.get(self._ns, path))
+
+    @overload
+    def put(self, content: str, /, *, meta: Mapping[str, Any] | None = None) -> PutResult: ...
+
+    @overload
+    def put(
+        self, path: str, content: str, /, meta: Mapping[str, Any] | None = None
+    ) -> PutResult: ...
+
+    def put(
+        self, first: str, content: str | None = None, /, meta: Mapping[str, Any] | None = None
+    ) -> PutResult:
+        """`put(path, content, meta=None)` writes `path`; `put(content)` derives the path.
+
+        The derived path is `<ns>_<sha256[:16]>.txt`: putting the same content again is a no-op
+        (the first write and its meta win) and returns the same URI, in any process.
+        """
+        if content is None:
+            return self._run(self._core.put(self._ns, None, first, meta))
+        return self._run(self._core.put(self._ns, first, content, meta))
+
+    def append(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
+        """Add `content` to the end of `path`, creating it when missing."""
+        return self._run(self._core.append(self._ns, path, content, meta))
+
+    def delete(self, path: str) -> bool:
+        """Remove `path`; False when there was nothing to remove."""
+        return self._run(self._core.delete(self._ns, path))
+
+    def list(self, prefix: str = "") -> list[ListedEntry]:
+        """Entries under `prefix` (recursively), with meta but no content, sorted by path."""
+        return self._run(self._core.list(self._ns, prefix))
+
+    def entries(self, prefix: str = "") -> dict[str, StoredEntry]:
+        """Entries under `prefix` with their content, ordered by path (the render order)."""
+        return self._run(self._core.entries(self._ns, prefix))
+
+    def search(
+        self, query: str, *, prefix: str = "", limit: int | None = None
+    ) -> builtins.list[SearchHit]:
+        """Entries whose content holds `query` (case-insensitive, for the built-in backends)."""
+        return self._run(self._core.search(self._ns, query, prefix, limit))
+
+    def exists(self, path: str) -> bool:
+        """Whether `path` holds an entry (reads it when the backend has no `exists`)."""
+        return self._run(self._core.exists(self._ns, path))
+
+    def get_physical_path(self, path: str) -> str | None:
+        """Where the entry lives on disk, or None when the backend has no files."""
+        return self._run(self._core.physical_path(self._ns, path))
+
+    def snapshot(self) -> dict[str, StoredEntry]:
+        """Every entry of the namespace, for `restore` (raises `StoreCapabilityError`)."""
+        return self._run(self._core.snapshot(self._ns))
+
+    def restore(self, data: Mapping[str, StoredEntry]) -> None:
+        """Make the namespace hold exactly `data` (raises `StoreCapabilityError`)."""
+        return self._run(self._core.restore(self._ns, data))
+
+    def cleanup(self, **caps: Unpack[Caps]) -> CleanupReport:
+        """`Store.cleanup` for this namespace."""
+        return self._run(self._core.cleanup(self._ns, **caps))
