@@ -39,17 +39,30 @@ from contextchef.pipeline import (
 )
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
+from contextchef.prompts import ToolsMode
+from contextchef.retrieval.tool_results import TransformHook
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.memory import InMemoryBackend
+from contextchef.store.offloader import OffloadConfig
 from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter, Tokenizer
 
 __all__ = ["AsyncContextChef", "ContextChef", "Snapshot"]
 
-_CONFIG_KEYS = ("adapters", "default_target", "janitor", "overflow", "store", "tokenizer")
+_CONFIG_KEYS = (
+    "adapters",
+    "default_target",
+    "janitor",
+    "overflow",
+    "store",
+    "tokenizer",
+    "tools",
+    "transform_tool_result",
+    "vfs",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +117,9 @@ class _ChefBase:
         janitor: JanitorConfig | Mapping[str, Any] | None = None,
         overflow: OverflowConfig | Mapping[str, Any] | None = None,
         store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None = None,
+        vfs: OffloadConfig | Mapping[str, Any] | None = None,
+        tools: str = "legacy",
+        transform_tool_result: TransformHook | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -119,8 +135,19 @@ class _ChefBase:
             tokenizer = runner.config.tokenizer
         self._store = open_store(store)
         self._astore = AsyncStore.of(self._store)
+        if tools not in ("legacy", "unified"):
+            raise ConfigError(f"tools must be 'legacy' or 'unified', got {tools!r}")
+        if transform_tool_result is not None and not callable(transform_tool_result):
+            raise ConfigError("transform_tool_result must be callable(content, info) -> str")
+        self.tools_mode: ToolsMode = "unified" if tools == "unified" else "legacy"
         self._runtime = CompileRuntime(
-            self._registry, MessageCounter(tokenizer), runner, (self._store, self._astore)
+            self._registry,
+            MessageCounter(tokenizer),
+            runner,
+            (self._store, self._astore),
+            self.tools_mode,
+            OffloadConfig.of(vfs),
+            transform_tool_result,
         )
         self._force_next = False
         self._compactions: list[_Compaction] = []

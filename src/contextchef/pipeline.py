@@ -29,8 +29,11 @@ from contextchef.messages import ConversionCache, HistoryFix, Message
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
+from contextchef.prompts import ToolsMode
+from contextchef.retrieval.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.store.aio import AsyncStore
+from contextchef.store.offloader import OffloadConfig
 from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter, count_tools
 
@@ -158,6 +161,10 @@ class CompileRuntime:
     counter: MessageCounter = field(default_factory=MessageCounter)
     janitor: Janitor | None = None
     stores: tuple[Store, AsyncStore] | None = None
+    mode: ToolsMode = "legacy"
+    offload: OffloadConfig = field(default_factory=OffloadConfig)
+    transform: TransformHook | None = None
+    tool_results: ToolResultMemo = field(default_factory=ToolResultMemo)
     caches: dict[str, ConversionCache] = field(default_factory=dict)
 
     def cache_for(self, target: str) -> ConversionCache:
@@ -212,6 +219,15 @@ def compile_flow(
     _check(signal)
 
     history = state.history
+    if runtime.stores is not None:
+        history = yield from prepare_tool_results(
+            history,
+            runtime.tool_results,
+            transform=runtime.transform,
+            config=runtime.offload,
+            stores=runtime.stores,
+            mode=runtime.mode,
+        )
     report: OverflowReport | None = None
     if runtime.janitor is not None:
         report = yield from runtime.janitor.flow(
@@ -222,14 +238,20 @@ def compile_flow(
             target=target,
             forced=forced,
             stores=runtime.stores,
+            mode=runtime.mode,
             on_start=events.for_event("compress:start"),
             on_end=events.for_event("compress:end"),
         )
         history = report.history
         _check(signal)
 
+    notices = [report.notice] if report is not None and report.notice else []
     sandwich = assemble(
-        state.system_prompt, history, state=state.state, guardrails=state.guardrails
+        state.system_prompt,
+        history,
+        state=state.state,
+        guardrails=state.guardrails,
+        notices=notices,
     )
     _check(signal)
 

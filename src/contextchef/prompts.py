@@ -7,20 +7,28 @@ Nothing here is computed from the clock or from randomness.
 
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = [
     "ANCHORED_INSTRUCTION",
     "CLEARED_TOOL_RESULT",
     "COMPACTION_INSTRUCTION",
     "CONVERSATION_CONTINUES",
     "CONVERSATION_STARTS",
+    "ERROR_LINES_HEADER",
     "EXTRA_INSTRUCTIONS_HEADER",
     "GUIDELINES_HEADER",
+    "HANDOFF_REMAINING",
     "NO_TOOL_RESULT",
+    "OFFLOAD_SHOWN",
     "STATE_ANCHOR",
     "SYSTEM_STATE_HEADER",
+    "ToolsMode",
     "archive_citation",
     "attachment_placeholder",
     "dropped_without_summary",
+    "handoff_notice",
+    "offload_notice",
     "prefill_instruction",
     "reset_notice",
     "summary_wrapper",
@@ -133,4 +141,56 @@ def archive_citation(count: int, uri: str) -> str:
     return (
         f"[The {count} messages this summary replaces are archived in full at {uri}; read them "
         "there when you need exact details the summary leaves out.]"
+    )
+
+
+# -- tools modes: which tool names the model-facing text may mention ------------------------
+
+ToolsMode = Literal["legacy", "unified"]
+
+
+def offload_notice(
+    mode: ToolsMode, *, uri: str, lines: int, chars: int, shown: str, error_lines: int
+) -> str:
+    """The block that stands in for the middle of an offloaded tool result."""
+    kept = f"; {error_lines} lines that look like errors are kept below" if error_lines else ""
+    how = (
+        f"Read it with the context tool: view {uri} (use view_range for a part)."
+        if mode == "unified"
+        else f"The full output is stored at {uri}."
+    )
+    return (
+        "<offloaded_output>\n"
+        f"This tool output was too long to keep in full ({lines} lines, {chars} characters); "
+        f"{shown}{kept}.\n{how}\n"
+        "</offloaded_output>"
+    )
+
+
+OFFLOAD_SHOWN = {
+    (True, True): "its start is shown above and its end below",
+    (True, False): "its start is shown above",
+    (False, True): "its end is shown below",
+    (False, False): "no preview is shown",
+}
+
+ERROR_LINES_HEADER = "Lines from the omitted part that look like errors:"
+
+
+HANDOFF_REMAINING = "{n_remaining}"
+
+
+def handoff_notice(mode: ToolsMode) -> str:
+    """The default one-per-window warning that the window is nearly full."""
+    save = (
+        "Save what you must not lose with the context tool (notes/ for working notes, memory/ "
+        "for lasting facts), then carry on, or call new_context to start a fresh window."
+        if mode == "unified"
+        else "Write down anything you must not lose before then, then carry on."
+    )
+    return (
+        "<context_notice>\n"
+        f"About {HANDOFF_REMAINING} tokens of this context window remain before older turns are "
+        f"summarised and leave it. {save}\n"
+        "</context_notice>"
     )

@@ -383,3 +383,61 @@ def test_overflow_results_are_identical_through_the_async_chef() -> None:
         return json.dumps(payload)
 
     assert run(ContextChef) == run(AsyncContextChef)
+
+
+def test_the_handoff_notice_comes_once_per_window_with_the_tokens_left() -> None:
+    c = ContextChef(
+        janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+        overflow={
+            "strategy": summarize(Model(), preserve_recent_messages=1),
+            "handoff": {"budget_tokens": 30, "prompt": "Only {n_remaining} tokens left."},
+            "window_ids": ids(),
+        },
+    )
+    c.set_history(dialogue(3))  # 60 tokens: 40 left, no notice yet
+    assert "tokens left" not in json.dumps(c.compile())
+    c.set_history(dialogue(4))  # 80 tokens: 20 left
+    tail = c.compile()["messages"][-2]["content"]
+    assert "Only 20 tokens left." in tail and prompts.STATE_ANCHOR in tail
+    assert "tokens left" not in json.dumps(c.compile())  # once per window
+    c.set_history([*dialogue(6), {"role": "user", "content": "q"}])  # overflow: a new window
+    c.compile()
+    c.set_history([*c.history, *dialogue(2)[:1]])
+    assert c.compile().meta.window_id == "w2"
+
+
+def test_the_default_handoff_notice_follows_the_tools_mode() -> None:
+    def notice(mode: str) -> str:
+        c = ContextChef(
+            tools=mode,
+            janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+            overflow={"handoff": {"budget_tokens": 50}},
+        ).set_history(dialogue(3))
+        return str(c.compile()["messages"][-2]["content"])
+
+    assert "new_context" in notice("unified") and "40 tokens" in notice("unified")
+    assert "new_context" not in notice("legacy") and "context tool" not in notice("legacy")
+
+
+@pytest.mark.parametrize(
+    "handoff",
+    [
+        {"budget_tokens": 0},
+        {"budget_tokens": 1.5},
+        {"budget_tokens": 5, "prompt": "  "},
+        {"budget_tokens": 5, "prompt": "x" * 2001},
+    ],
+)
+def test_bad_handoff_configuration_is_refused_at_construction(handoff: Any) -> None:
+    with pytest.raises(ConfigError, match="handoff"):
+        ContextChef(janitor={}, overflow={"handoff": handoff})
+
+
+def test_unified_summaries_name_their_window() -> None:
+    c = ContextChef(
+        tools="unified",
+        janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+        overflow={"strategy": summarize(Model(), preserve_recent_messages=1), "window_ids": ids()},
+    )
+    head = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()["messages"][0]
+    assert "Context window: w2." in head["content"]

@@ -106,8 +106,13 @@ def assemble(
     state: DynamicState | None = None,
     guardrails: Guardrails | None = None,
     context_blocks: Sequence[str] = (),
+    notices: Sequence[str] = (),
 ) -> Sandwich:
-    """Build the sandwich from the chef's layers."""
+    """Build the sandwich from the chef's layers.
+
+    `context_blocks` (memory, skills) open the tail; `notices` (one-off announcements such as
+    the handoff warning) follow the dynamic state.
+    """
     state_blocks: list[str] = []
     trailing_system: list[Message] = []
     if state is not None and state.xml:
@@ -116,6 +121,7 @@ def assemble(
             trailing_system.append({"content": content, "role": "system"})
         else:
             state_blocks.append(state.xml)
+    state_blocks.extend(notices)
     instruction = guardrails.instruction() if guardrails else None
     tail = compose_tail(
         context_blocks=context_blocks,

@@ -20,7 +20,7 @@ from typing import Any
 from contextchef import prompts
 from contextchef.config import options
 from contextchef.effects import Call, Dual, Emit, Flow
-from contextchef.errors import ConfigError
+from contextchef.errors import ConfigError, InvalidPathError
 from contextchef.messages import Message, copy_json
 from contextchef.selection.budget import Budget, JanitorConfig, pick_usage
 from contextchef.selection.compaction import summary_message
@@ -40,6 +40,7 @@ __all__ = [
     "BREAKER_LIMIT",
     "CompressEnd",
     "CompressStart",
+    "HandoffConfig",
     "Janitor",
     "Lineage",
     "OverflowConfig",
@@ -56,11 +57,46 @@ def _new_window_id() -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class HandoffConfig:
+    """One notice per window when the headroom to the trigger drops to `budget_tokens`.
+
+    `prompt` replaces the default notice; `{n_remaining}` in it becomes the tokens left.
+    """
+
+    budget_tokens: int = 0
+    prompt: str | None = None
+
+    def __post_init__(self) -> None:
+        budget = self.budget_tokens
+        if not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0:
+            raise ConfigError(f"handoff budget_tokens must be a positive int, got {budget!r}")
+        if self.prompt is not None:
+            if not isinstance(self.prompt, str) or not self.prompt.strip():
+                raise ConfigError("handoff prompt must be a non-empty string")
+            if len(self.prompt.encode("utf-8")) > MAX_HANDOFF_PROMPT_BYTES:
+                raise ConfigError(
+                    f"handoff prompt must be at most {MAX_HANDOFF_PROMPT_BYTES} bytes of UTF-8"
+                )
+
+    @classmethod
+    def of(cls, value: HandoffConfig | Mapping[str, Any] | None) -> HandoffConfig | None:
+        return None if value is None else options(cls, value, "handoff")
+
+    def notice(self, mode: prompts.ToolsMode, remaining: float) -> str:
+        text = self.prompt.strip() if self.prompt else prompts.handoff_notice(mode)
+        return text.replace(prompts.HANDOFF_REMAINING, str(max(0, round(remaining))))
+
+
+MAX_HANDOFF_PROMPT_BYTES = 2000
+
+
+@dataclass(frozen=True, slots=True)
 class OverflowConfig:
     """How overflow behaves: the strategy, write-back, hooks, and where window ids come from."""
 
     strategy: Strategy = field(default_factory=summarize)
     archive: str | Callable[..., Any] | None = "archive"
+    handoff: HandoffConfig | Mapping[str, Any] | None = None
     write_back: bool = True
     on_compress: Callable[..., Any] | None = None
     on_before_compress: Callable[..., Any] | None = None
@@ -71,11 +107,16 @@ class OverflowConfig:
         config = options(cls, value, "overflow")
         if not callable(getattr(config.strategy, "apply", None)):
             raise ConfigError("overflow strategy needs a name and an apply(input) method")
+        if config.handoff is not None and not isinstance(config.handoff, HandoffConfig):
+            config = replace(config, handoff=HandoffConfig.of(config.handoff))
         archive = config.archive
         if archive is not None and not callable(archive):
             if not isinstance(archive, str):
                 raise ConfigError("overflow archive must be a namespace name, a callable or None")
-            validate_namespace(archive)
+            try:
+                validate_namespace(archive)
+            except InvalidPathError as exc:
+                raise ConfigError(f"overflow archive: {exc}") from exc
         return config
 
 
@@ -126,6 +167,7 @@ class OverflowReport:
     forced: bool = False
     failures: int = 0
     server: Mapping[str, Any] | None = None
+    notice: str | None = None
 
 
 ARCHIVE_VERSION = 1
@@ -154,6 +196,7 @@ class Janitor:
         self.overflow = OverflowConfig.of(overflow)
         self.reported: int | None = None
         self.failures = 0
+        self.noticed_window: str | None = None
         first = self.overflow.window_ids()
         self.lineage = Lineage(first, None, first)
 
@@ -170,8 +213,19 @@ class Janitor:
         """Forget reported usage and failures, and start a new lineage."""
         self.reported = None
         self.failures = 0
+        self.noticed_window = None
         first = self.overflow.window_ids()
         self.lineage = Lineage(first, None, first)
+
+    def _notice(self, budget: Budget, mode: prompts.ToolsMode) -> str | None:
+        """The handoff notice, once per window, when the headroom is down to its budget."""
+        handoff = self.overflow.handoff
+        if not isinstance(handoff, HandoffConfig) or budget.remaining > handoff.budget_tokens:
+            return None
+        if self.noticed_window == self.lineage.current:
+            return None
+        self.noticed_window = self.lineage.current
+        return handoff.notice(mode, budget.remaining)
 
     def measure(
         self,
@@ -196,6 +250,7 @@ class Janitor:
         target: str = "",
         forced: bool = False,
         stores: tuple[Store, AsyncStore] | None = None,
+        mode: prompts.ToolsMode = "legacy",
         on_start: tuple[Callable[[Any], Any], ...] = (),
         on_end: tuple[Callable[[Any], Any], ...] = (),
     ) -> Flow[OverflowReport]:
@@ -213,7 +268,10 @@ class Janitor:
         if not history:
             return OverflowReport(history, False, budget, window, reason="the history is empty")
         if not (forced or budget.over or pending):
-            return OverflowReport(history, False, budget, window, reason="within budget")
+            notice = self._notice(budget, mode)
+            return OverflowReport(
+                history, False, budget, window, reason="within budget", notice=notice
+            )
         if self.failures >= BREAKER_LIMIT and not pending:
             reason = f"circuit breaker open after {self.failures} failed compressions"
             return OverflowReport(history, False, budget, window, reason=reason, forced=forced)
@@ -248,13 +306,13 @@ class Janitor:
                 commit(result, self.lineage.current)
             if result.span:
                 archived = yield from self._archive(result.span, stores)
-            if archived is not None and result.summary is not None and result.history:
-                cited = (
-                    f"{result.summary}\n\n{prompts.archive_citation(len(result.span), archived)}"
-                )
-                result = replace(
-                    result, history=(summary_message(cited), *result.history[1:]), summary=cited
-                )
+            if result.summary is not None and result.history:
+                summary = result.summary
+                if archived is not None:
+                    summary += "\n\n" + prompts.archive_citation(len(result.span), archived)
+                named = self.lineage.current if mode == "unified" else None
+                head = summary_message(summary, window=named)
+                result = replace(result, history=(head, *result.history[1:]), summary=summary)
         elif result.failed:
             self.failures += 1
             logger.warning(
@@ -311,6 +369,7 @@ class Janitor:
         return {
             "failures": self.failures,
             "lineage": self.lineage,
+            "noticed_window": self.noticed_window,
             "reported": self.reported,
             "strategy": copy_json(snapshot()) if callable(snapshot) else None,
         }
@@ -324,6 +383,7 @@ class Janitor:
             return
         self.failures = int(state.get("failures", 0))
         self.reported = state.get("reported")
+        self.noticed_window = state.get("noticed_window")
         lineage = state.get("lineage")
         self.lineage = lineage if isinstance(lineage, Lineage) else replace(self.lineage)
         if callable(restore):

@@ -56,7 +56,9 @@ class OverflowResult:
     """What a strategy did. Unchanged results carry the input history and an empty span.
 
     `span` is every message that left the window (pinned ones included); `summary` is the text
-    that stands in for them, if any; `failed` counts toward the circuit breaker.
+    that stands in for them, if any — and then `history[0]` is the message carrying it, which
+    the runner may re-render (archive citation, window lineage); `failed` counts toward the
+    circuit breaker.
     """
 
     history: tuple[Message, ...]

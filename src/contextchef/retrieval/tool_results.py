@@ -1,0 +1,128 @@
+"""Tool results on their way into the payload: the user's rewrite hook, then the Offloader.
+
+Both run once per tool-result message (memoised by the identity of the chef's private copy), so
+the hook is not called again and nothing is re-written to the store on later compiles. The
+chef's history keeps the full results; only the payload carries the previews.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from contextchef import prompts
+from contextchef.effects import Call, Dual, Flow
+from contextchef.messages import Message
+from contextchef.store.aio import AsyncStore
+from contextchef.store.offloader import OffloadConfig, offload_uri, preview
+from contextchef.store.store import Store
+
+__all__ = ["ToolResultMemo", "TransformHook", "prepare_tool_results"]
+
+logger = logging.getLogger("contextchef.retrieval.tool_results")
+
+TransformHook = Callable[[str, dict[str, Any]], Any]
+
+
+class ToolResultMemo:
+    """Original tool message → the message sent in its place, for one chef."""
+
+    __slots__ = ("_current", "_previous")
+
+    def __init__(self) -> None:
+        self._previous: dict[int, tuple[Message, Message]] = {}
+        self._current: dict[int, tuple[Message, Message]] = {}
+
+    def get(self, message: Message) -> Message | None:
+        entry = self._current.get(id(message)) or self._previous.get(id(message))
+        if entry is None or entry[0] is not message:
+            return None
+        self._current[id(message)] = entry
+        return entry[1]
+
+    def put(self, message: Message, replacement: Message) -> None:
+        self._current[id(message)] = (message, replacement)
+
+    def sweep(self) -> None:
+        self._previous, self._current = self._current, {}
+
+
+def _tool_names(history: Sequence[Message]) -> dict[str, str]:
+    return {
+        call["id"]: call["function"]["name"]
+        for message in history
+        if message["role"] == "assistant"
+        for call in message.get("tool_calls") or ()
+    }
+
+
+def _prepare_one(
+    message: Message,
+    name: str,
+    *,
+    transform: TransformHook | None,
+    config: OffloadConfig,
+    stores: tuple[Store, AsyncStore],
+    mode: prompts.ToolsMode,
+) -> Flow[Message]:
+    content = message.get("content")
+    if not isinstance(content, str):
+        return message
+    text = content
+    if transform is not None:
+        info = {"tool_call_id": message.get("tool_call_id", ""), "tool_name": name}
+        try:
+            rewritten = yield Call.of(transform, text, info, what="transform_tool_result")
+            if isinstance(rewritten, str):
+                text = rewritten
+            else:
+                logger.warning("transform_tool_result returned %r, not a str; ignored", rewritten)
+        except Exception as exc:
+            logger.warning("transform_tool_result raised %r; the result is kept as it was", exc)
+    if config.wants(text):
+        store, astore = stores
+        try:
+            ns = config.namespace
+            yield Dual(store.namespace(ns).put, astore.namespace(ns).put, (text,))
+            text = preview(text, offload_uri(ns, text), config, mode)
+        except Exception as exc:
+            logger.warning("offloading a %d-character tool result failed: %r", len(text), exc)
+    if text == content:
+        return message
+    replacement: Message = {**message, "content": text}
+    return replacement
+
+
+def prepare_tool_results(
+    history: tuple[Message, ...],
+    memo: ToolResultMemo,
+    *,
+    transform: TransformHook | None,
+    config: OffloadConfig,
+    stores: tuple[Store, AsyncStore],
+    mode: prompts.ToolsMode,
+) -> Flow[tuple[Message, ...]]:
+    """`history` with every tool result rewritten and, when long, offloaded."""
+    if transform is None and config.threshold is None:
+        return history
+    names: dict[str, str] | None = None
+    out: list[Message] | None = None
+    for index, message in enumerate(history):
+        if message["role"] != "tool":
+            continue
+        replacement = memo.get(message)
+        if replacement is None:
+            if names is None:
+                names = _tool_names(history)
+            name = names.get(message.get("tool_call_id", ""), "")
+            replacement = yield from _prepare_one(
+                message, name, transform=transform, config=config, stores=stores, mode=mode
+            )
+            memo.put(message, replacement)
+        if replacement is not message:
+            if out is None:
+                out = list(history)
+            out[index] = replacement
+    memo.sweep()
+    return tuple(out) if out is not None else history

@@ -1,0 +1,136 @@
+"""The Offloader: tool results too long to keep inline go to `vfs/`, a preview stays.
+
+A tool result longer than `threshold` characters is stored whole under a content-addressed name
+(`vfs_<sha256[:16]>.txt`, so offloading the same output again is a no-op and the marker is
+byte-stable across turns and processes) and replaced in the payload by a preview: the head and
+the tail, snapped to line boundaries, around a notice that gives the `context://vfs/…` URI.
+
+Beyond a plain head/tail cut, lines of the omitted middle that look like errors (tracebacks,
+`error:`, `FAILED`, non-zero exit codes, …) are kept in the preview, within a bounded budget:
+the line a test run failed on is rarely in its last 2000 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from contextchef import prompts
+from contextchef.config import options
+from contextchef.errors import ConfigError, InvalidPathError
+from contextchef.store.paths import URI_PREFIX, content_path, validate_namespace
+
+__all__ = ["OffloadConfig", "offload_uri", "preview"]
+
+_ERROR_LINE = re.compile(
+    r"(traceback \(most recent call last\)|\berror\b|\bfailed\b|\bfailure\b|exception|panic|"
+    r"fatal|segmentation fault|assert(ion)?error|exit (code|status) [1-9]|non-zero exit|"
+    r"returned [1-9]\d*\b|^\s*E\s{2,})",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OffloadConfig:
+    """When and how tool results are offloaded (`ContextChef(vfs={...})`).
+
+    `threshold`: results longer than this many characters are offloaded (None disables it);
+    `head_chars` / `tail_chars`: how much of the start and the end the preview keeps;
+    `error_chars`: the budget for error-looking lines from the omitted middle (0 disables);
+    `namespace`: where the full outputs go.
+    """
+
+    threshold: int | None = 5000
+    head_chars: int = 500
+    tail_chars: int = 2000
+    error_chars: int = 1500
+    namespace: str = "vfs"
+
+    def __post_init__(self) -> None:
+        for name in ("head_chars", "tail_chars", "error_chars"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ConfigError(f"vfs {name} must be a non-negative int, got {value!r}")
+        if self.threshold is not None and (
+            not isinstance(self.threshold, int) or self.threshold < 0
+        ):
+            threshold = self.threshold
+            raise ConfigError(
+                f"vfs threshold must be a non-negative int or None, got {threshold!r}"
+            )
+        try:
+            validate_namespace(self.namespace)
+        except InvalidPathError as exc:
+            raise ConfigError(f"vfs namespace: {exc}") from exc
+
+    @classmethod
+    def of(cls, value: OffloadConfig | Mapping[str, Any] | None) -> OffloadConfig:
+        return options(cls, value, "vfs")
+
+    def wants(self, content: str) -> bool:
+        """Whether `content` is long enough to offload (and a preview would be shorter)."""
+        return (
+            self.threshold is not None
+            and len(content) > self.threshold
+            and self.head_chars + self.tail_chars < len(content)
+        )
+
+
+def offload_uri(namespace: str, content: str) -> str:
+    """The URI `content` is (or will be) stored under."""
+    return f"{URI_PREFIX}{namespace}/{content_path(namespace, content)}"
+
+
+def _head_end(content: str, limit: int) -> int:
+    if limit <= 0:
+        return 0
+    cut = content.rfind("\n", 0, limit)
+    return cut + 1 if cut >= 0 else limit
+
+
+def _tail_start(content: str, limit: int) -> int:
+    if limit <= 0:
+        return len(content)
+    start = len(content) - limit
+    newline = content.find("\n", start)
+    return newline + 1 if 0 <= newline < len(content) - 1 else start
+
+
+def _error_lines(middle: str, first_line: int, budget: int) -> list[str]:
+    kept: list[str] = []
+    used = 0
+    for offset, line in enumerate(middle.split("\n")):
+        if not _ERROR_LINE.search(line):
+            continue
+        entry = f"{first_line + offset}: {line.strip()[:300]}"
+        if used + len(entry) > budget:
+            break
+        kept.append(entry)
+        used += len(entry) + 1
+    return kept
+
+
+def preview(content: str, uri: str, config: OffloadConfig, mode: prompts.ToolsMode) -> str:
+    """The text that replaces an offloaded `content` in the payload (pure and deterministic)."""
+    head_end = _head_end(content, config.head_chars)
+    tail_start = max(head_end, _tail_start(content, config.tail_chars))
+    head, middle, tail = content[:head_end], content[head_end:tail_start], content[tail_start:]
+    first_middle_line = content.count("\n", 0, head_end) + 1
+    budget = config.error_chars
+    errors = _error_lines(middle, first_middle_line, budget) if budget else []
+    shown = prompts.OFFLOAD_SHOWN[(bool(head), bool(tail))]
+    notice = prompts.offload_notice(
+        mode,
+        uri=uri,
+        lines=content.count("\n") + 1,
+        chars=len(content),
+        shown=shown,
+        error_lines=len(errors),
+    )
+    parts = [head.rstrip("\n"), notice]
+    if errors:
+        parts.append(prompts.ERROR_LINES_HEADER + "\n" + "\n".join(errors))
+    parts.append(tail.strip("\n"))
+    return "\n".join(part for part in parts if part)
