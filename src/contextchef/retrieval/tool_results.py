@@ -26,13 +26,15 @@ TransformHook = Callable[[str, dict[str, Any]], Any]
 
 
 class ToolResultMemo:
-    """Original tool message → the message sent in its place, for one chef."""
+    """Original tool message → the message sent in its place, for one chef; plus the last
+    history seen and its result, so a new turn only looks at what follows the shared prefix."""
 
-    __slots__ = ("_current", "_previous")
+    __slots__ = ("_current", "_previous", "last")
 
     def __init__(self) -> None:
         self._previous: dict[int, tuple[Message, Message]] = {}
         self._current: dict[int, tuple[Message, Message]] = {}
+        self.last: tuple[tuple[Message, ...], tuple[Message, ...]] = ((), ())
 
     def get(self, message: Message) -> Message | None:
         entry = self._current.get(id(message)) or self._previous.get(id(message))
@@ -44,8 +46,11 @@ class ToolResultMemo:
     def put(self, message: Message, replacement: Message) -> None:
         self._current[id(message)] = (message, replacement)
 
-    def sweep(self) -> None:
-        self._previous, self._current = self._current, {}
+    def keep(self, history: tuple[Message, ...], result: tuple[Message, ...]) -> None:
+        """Remember this history and exactly the replacements it still uses."""
+        self.last = (history, result)
+        self._previous = {}
+        self._current = {id(a): (a, b) for a, b in zip(history, result, strict=True) if a is not b}
 
 
 def _tool_names(history: Sequence[Message]) -> dict[str, str]:
@@ -106,10 +111,19 @@ def prepare_tool_results(
     """`history` with every tool result rewritten and, when long, offloaded."""
     if transform is None and config.threshold is None:
         return history
+    previous, previous_out = memo.last
+    shared, limit = 0, min(len(previous), len(history))
+    while shared < limit and previous[shared] is history[shared]:
+        shared += 1
+    out = list(previous_out[:shared])
     names: dict[str, str] | None = None
-    out: list[Message] | None = None
-    for index, message in enumerate(history):
+    for message in history[shared:]:
         if message["role"] != "tool":
+            out.append(message)
+            continue
+        content = message.get("content")
+        if transform is None and not (isinstance(content, str) and config.wants(content)):
+            out.append(message)
             continue
         replacement = memo.get(message)
         if replacement is None:
@@ -120,9 +134,7 @@ def prepare_tool_results(
                 message, name, transform=transform, config=config, stores=stores, mode=mode
             )
             memo.put(message, replacement)
-        if replacement is not message:
-            if out is None:
-                out = list(history)
-            out[index] = replacement
-    memo.sweep()
-    return tuple(out) if out is not None else history
+        out.append(replacement)
+    result = tuple(out)
+    memo.keep(history, result)
+    return result
