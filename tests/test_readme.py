@@ -25,6 +25,11 @@ def test_long_conversation_example_runs() -> None:
     exec(compile(code, str(README), "exec"), {})
 
 
+def test_context_store_example_runs() -> None:
+    (code,) = python_blocks("The context store")
+    exec(compile(code, str(README), "exec"), {})
+
+
 def test_readme_names_the_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert "make test" in text and "make demo" in text
