@@ -9,6 +9,7 @@ and XML-escaped.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from contextchef import prompts
 from contextchef.errors import ConfigError
 from contextchef.placement.xml import escape_xml
 from contextchef.store.backend import StoredEntry
+from contextchef.store.paths import validate_entry_path
 
 __all__ = [
     "MEMORY_NAMESPACE",
@@ -33,9 +35,11 @@ __all__ = [
     "MemoryPlacement",
     "Unset",
     "entry_meta",
+    "parse_snapshot",
     "parse_ttl",
     "read_entry",
     "render_memory_block",
+    "snapshot_data",
 ]
 
 MEMORY_NAMESPACE: Final = "memory"
@@ -193,3 +197,31 @@ def render_memory_block(
     header = prompts.UNIFIED_MEMORY_BLOCK_HEADER if unified else prompts.MEMORY_BLOCK_HEADER
     body = "\n".join(render_entry(entry) for entry in entries)
     return f"{header}\n<memory>\n{body}\n</memory>\n\n{keys_line}"
+
+
+def snapshot_data(stored: Mapping[str, StoredEntry], turn: int) -> dict[str, Any]:
+    """`Memory.snapshot()`'s JSON form of the stored entries and the turn counter."""
+    return {
+        "entries": {
+            key: {"content": entry.content, "meta": json.loads(json.dumps(dict(entry.meta)))}
+            for key, entry in stored.items()
+        },
+        "turn": turn,
+        "version": 1,
+    }
+
+
+def parse_snapshot(data: Mapping[str, Any] | None) -> tuple[dict[str, StoredEntry], int]:
+    """The entries and turn counter of `snapshot_data`'s output (None: empty, turn 0)."""
+    if data is None:
+        return {}, 0
+    raw = data.get("entries") if isinstance(data, Mapping) else None
+    turn = data.get("turn", 0) if isinstance(data, Mapping) else None
+    if not isinstance(raw, Mapping) or not isinstance(turn, int) or isinstance(turn, bool):
+        raise ConfigError("Memory.restore() takes what Memory.snapshot() returned")
+    entries: dict[str, StoredEntry] = {}
+    for key, item in raw.items():
+        if not isinstance(item, Mapping) or not isinstance(item.get("content"), str):
+            raise ConfigError(f"memory snapshot entry {key!r} has no string 'content'")
+        entries[validate_entry_path(key)] = StoredEntry(item["content"], item.get("meta", {}))
+    return entries, turn

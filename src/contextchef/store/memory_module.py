@@ -27,7 +27,6 @@ the operation.
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -40,7 +39,7 @@ from contextchef.errors import (
     MemoryKeyNotAllowedError,
     MemoryVetoedError,
 )
-from contextchef.store.backend import StorageBackend, StoredEntry
+from contextchef.store.backend import StorageBackend
 from contextchef.store.memory_entry import (
     MEMORY_NAMESPACE,
     TTL,
@@ -53,9 +52,11 @@ from contextchef.store.memory_entry import (
     MemoryPlacement,
     Unset,
     entry_meta,
+    parse_snapshot,
     parse_ttl,
     read_entry,
     render_memory_block,
+    snapshot_data,
 )
 from contextchef.store.paths import validate_entry_path
 from contextchef.store.store import NamespaceView, Store
@@ -280,33 +281,12 @@ class Memory:
 
     def snapshot(self) -> dict[str, Any]:
         """The turn counter and every stored entry (expired ones included), as JSON data."""
-        stored = self._view.entries()
-        return {
-            "entries": {
-                key: {
-                    "content": entry.content,
-                    "meta": json.loads(json.dumps(dict(entry.meta), default=str)),
-                }
-                for key, entry in stored.items()
-            },
-            "turn": self._turn,
-            "version": 1,
-        }
+        return snapshot_data(self._view.entries(), self._turn)
 
     def restore(self, data: Mapping[str, Any] | None) -> None:
         """Make memory hold exactly what `snapshot()` returned (None: empty, turn 0). No events
         fire: this is a restore, not a change."""
-        if data is None:
-            data = {"entries": {}, "turn": 0}
-        raw = data.get("entries") if isinstance(data, Mapping) else None
-        turn = data.get("turn", 0) if isinstance(data, Mapping) else None
-        if not isinstance(raw, Mapping) or not isinstance(turn, int) or isinstance(turn, bool):
-            raise ConfigError("Memory.restore() takes what Memory.snapshot() returned")
-        entries: dict[str, StoredEntry] = {}
-        for key, item in raw.items():
-            if not isinstance(item, Mapping) or not isinstance(item.get("content"), str):
-                raise ConfigError(f"memory snapshot entry {key!r} has no string 'content'")
-            entries[validate_entry_path(key)] = StoredEntry(item["content"], item.get("meta", {}))
+        entries, turn = parse_snapshot(data)
         if self._view.supports("restore"):
             self._view.restore(entries)
         else:
