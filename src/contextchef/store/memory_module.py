@@ -61,18 +61,7 @@ from contextchef.store.memory_entry import (
 from contextchef.store.paths import validate_entry_path
 from contextchef.store.store import NamespaceView, Store
 
-__all__ = [
-    "MEMORY_NAMESPACE",
-    "TTL",
-    "UNSET",
-    "Memory",
-    "MemoryArtifacts",
-    "MemoryChange",
-    "MemoryEntry",
-    "MemoryMode",
-    "MemoryPlacement",
-    "Unset",
-]
+__all__ = ["Memory"]  # its value types live in `memory_entry` (and `contextchef.store`)
 
 logger = logging.getLogger("contextchef.store.memory_module")
 
