@@ -3,7 +3,8 @@
 ```
 ContextChefError                      catch-all: `except contextchef.ContextChefError`
 ├── ConfigError                       developer misuse: a bad option, an unknown target, a bad call
-│   └── UnknownTargetError            no adapter registered under that target name
+│   ├── UnknownTargetError            no adapter registered under that target name
+│   └── UnknownToolError              handle_tool got a tool name the library does not own
 ├── MessageError                      a history message is malformed (carries .index and .field)
 ├── DynamicStateError                 dynamic state failed its schema; the previous state is kept
 ├── ToolDefinitionError               a registered tool's name or JSON schema is invalid
@@ -18,6 +19,9 @@ ContextChefError                      catch-all: `except contextchef.ContextChef
 │   ├── StoreCorruptError             the store's files are damaged; run `contextchef db check`
 │   └── MigrationError                a schema migration failed or cannot run
 │       └── SchemaTooNewError         the store was written by a newer contextchef
+├── MemoryRefusedError                a model-path memory write was refused (carries .key)
+│   ├── MemoryKeyNotAllowedError      the key is outside `allowed_keys` (carries .allowed)
+│   └── MemoryVetoedError             the host's `on_memory_update` hook vetoed the write
 └── MissingDependencyError            an optional extra is not installed (also an ImportError)
 ```
 
@@ -36,6 +40,9 @@ __all__ = [
     "EntryExistsError",
     "EntryNotFoundError",
     "InvalidPathError",
+    "MemoryKeyNotAllowedError",
+    "MemoryRefusedError",
+    "MemoryVetoedError",
     "MessageError",
     "MigrationError",
     "MissingDependencyError",
@@ -46,6 +53,7 @@ __all__ = [
     "StoreError",
     "ToolDefinitionError",
     "UnknownTargetError",
+    "UnknownToolError",
 ]
 
 
@@ -68,6 +76,19 @@ class UnknownTargetError(ConfigError):
         )
         self.target = target
         self.registered = registered
+
+
+class UnknownToolError(ConfigError):
+    """`handle_tool` was asked to run a tool the library does not own: a routing bug in the host
+    (check `owns_tool(name)` first), never something the model can fix."""
+
+    def __init__(self, name: object, owned: tuple[str, ...]) -> None:
+        super().__init__(
+            f"unknown tool {name!r}: this dispatcher owns only {', '.join(owned)}. "
+            "Route other tools to your own code (check owns_tool(name) first)."
+        )
+        self.name = name
+        self.owned = owned
 
 
 class MessageError(ContextChefError):
@@ -163,6 +184,30 @@ class SchemaTooNewError(MigrationError):
         )
         self.found = found
         self.supported = supported
+
+
+class MemoryRefusedError(ContextChefError):
+    """A memory write on the model's path (create, update, remove, rename) was refused."""
+
+    def __init__(self, message: str, *, key: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class MemoryKeyNotAllowedError(MemoryRefusedError):
+    """The key is not one of the memory's `allowed_keys`."""
+
+    def __init__(self, key: str, allowed: tuple[str, ...]) -> None:
+        listing = ", ".join(allowed) if allowed else "(none)"
+        super().__init__(f"memory key {key!r} is not allowed; allowed keys: {listing}", key=key)
+        self.allowed = allowed
+
+
+class MemoryVetoedError(MemoryRefusedError):
+    """The host's `on_memory_update` hook returned False (or raised) for this write."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the host vetoed the write to memory key {key!r}", key=key)
 
 
 class MissingDependencyError(ContextChefError, ImportError):

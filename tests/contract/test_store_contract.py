@@ -102,6 +102,9 @@ def test_directory_paths_are_not_entries(store: Any) -> None:
         with pytest.raises(InvalidPathError):
             notes.put(directory, "x")
     assert notes.exists("dir/a.md")
+    # A directory's name without the slash is not an entry either: reading it finds nothing.
+    assert notes.get("dir") is None
+    assert notes.exists("dir") is False
 
 
 def test_search(store: Any) -> None:

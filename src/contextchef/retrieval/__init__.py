@@ -1,1 +1,59 @@
-"""Retrieval axis: how the model reaches back (the `context` tool and tool dispatch)."""
+"""Retrieval axis: how the model reaches back into the context store.
+
+- `context_tool`: `ContextTool` runs the `context` tool's seven commands over every namespace,
+  with the access policy; `definitions` holds the static, frozen tool definitions.
+- `dispatch`: `Dispatcher.owns` / `Dispatcher.handle` for every library-owned tool (`context`,
+  `new_context`, the legacy `create_memory`, `modify_memory`, `recall_context`).
+- `recall`: archived conversation spans rendered as readable transcripts.
+- `anthropic_memory`: Anthropic's native memory tool served from the same store.
+- `arguments`, `paging`, `spaces`, `frozen`: argument and path parsing, pages of long output,
+  per-namespace behaviour, immutable JSON.
+"""
+
+from contextchef.retrieval.anthropic_memory import (
+    ANTHROPIC_MEMORY_ROOT,
+    anthropic_memory_path,
+    handle_anthropic_memory,
+)
+from contextchef.retrieval.context_tool import (
+    DEFAULT_WRITABLE,
+    MAX_SEARCH_HITS,
+    RECALL_NAMESPACES,
+    ContextTool,
+)
+from contextchef.retrieval.definitions import (
+    COMMANDS,
+    OWNED_TOOL_NAMES,
+    get_context_tool_definition,
+    get_legacy_memory_tool_definitions,
+    get_new_context_tool_definition,
+    get_recall_tool_definition,
+)
+from contextchef.retrieval.dispatch import Dispatcher
+from contextchef.retrieval.frozen import FrozenDict, FrozenList, deep_freeze
+from contextchef.retrieval.paging import MAX_VIEW_CHARS, MAX_VIEW_LINES
+from contextchef.retrieval.recall import render_recalled, render_transcript
+
+__all__ = [
+    "ANTHROPIC_MEMORY_ROOT",
+    "COMMANDS",
+    "DEFAULT_WRITABLE",
+    "MAX_SEARCH_HITS",
+    "MAX_VIEW_CHARS",
+    "MAX_VIEW_LINES",
+    "OWNED_TOOL_NAMES",
+    "RECALL_NAMESPACES",
+    "ContextTool",
+    "Dispatcher",
+    "FrozenDict",
+    "FrozenList",
+    "anthropic_memory_path",
+    "deep_freeze",
+    "get_context_tool_definition",
+    "get_legacy_memory_tool_definitions",
+    "get_new_context_tool_definition",
+    "get_recall_tool_definition",
+    "handle_anthropic_memory",
+    "render_recalled",
+    "render_transcript",
+]

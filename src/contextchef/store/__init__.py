@@ -5,6 +5,7 @@
 - `store` / `aio`: `Store` + `NamespaceView` and their async twins, over the flows in `core`.
 - `eviction`: per-namespace caps and the typed `CleanupReport`.
 - `memory` / `filesystem`: the built-in backends (`fslayout`: the on-disk format).
+- `memory_module` / `memory_entry`: `Memory`, durable facts in `memory/` (TTL, keys, hooks).
 """
 
 from contextchef.store.aio import AsyncNamespaceView, AsyncStore
@@ -29,11 +30,14 @@ from contextchef.store.eviction import (
 from contextchef.store.filesystem import FileSystemBackend
 from contextchef.store.fslayout import Layout
 from contextchef.store.memory import InMemoryBackend
+from contextchef.store.memory_entry import UNSET, MemoryArtifacts, MemoryChange, MemoryEntry
+from contextchef.store.memory_module import Memory
 from contextchef.store.paths import URI_PREFIX, ContextAddress
 from contextchef.store.store import NamespaceView, Store
 
 __all__ = [
     "CAPABILITIES",
+    "UNSET",
     "URI_PREFIX",
     "AsyncNamespaceView",
     "AsyncStorageBackend",
@@ -49,6 +53,10 @@ __all__ = [
     "InMemoryBackend",
     "Layout",
     "ListedEntry",
+    "Memory",
+    "MemoryArtifacts",
+    "MemoryChange",
+    "MemoryEntry",
     "NamespaceView",
     "PutResult",
     "SearchHit",

@@ -136,11 +136,14 @@ def read_regular(dfd: int, name: str, where: str) -> tuple[bytes, os.stat_result
             if exc.errno == errno.ELOOP:
                 raise _link_refused(where, exc) from exc
             raise
-    with io.FileIO(fd, "r", closefd=True) as handle:
+    try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode):  # a directory, FIFO or device is not an entry
             return None
-        return handle.readall(), st
+        with io.FileIO(fd, "r", closefd=False) as handle:
+            return handle.readall(), st
+    finally:
+        os.close(fd)
 
 
 def regular_stat(dfd: int, name: str) -> os.stat_result | None:

@@ -32,6 +32,8 @@ from contextchef.store.sqlite.backend import fts_query
         "",
         "   ",
         "'; DROP TABLE entries; --",
+        "0\x00",
+        "a\x00b",
     ],
 )
 def test_syntax_characters_never_raise(backend: SQLiteBackend, query: str) -> None:
@@ -43,6 +45,7 @@ def test_syntax_characters_never_raise(backend: SQLiteBackend, query: str) -> No
 def test_fts_query_quotes_every_word() -> None:
     assert fts_query('say "hi" -now') == '"say"* """hi"""* "-now"*'
     assert fts_query("-:*(") is None
+    assert fts_query("a\x00b") == '"a"* "b"*'
 
 
 def test_operators_are_plain_words(backend: SQLiteBackend) -> None:

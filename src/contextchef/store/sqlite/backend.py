@@ -75,9 +75,10 @@ def fts_query(text: str) -> str | None:
     """An FTS5 query matching every word of `text` as a prefix; None when it has no words.
 
     Each word is wrapped in double quotes (inner quotes doubled), so FTS5 operators and syntax
-    characters in user input are plain text and never raise.
+    characters in user input are plain text and never raise. A NUL would end the query string
+    inside SQLite's parser, so it separates words like whitespace.
     """
-    words = [w for w in text.split() if any(ch.isalnum() for ch in w)]
+    words = [w for w in text.replace("\x00", " ").split() if any(ch.isalnum() for ch in w)]
     if not words:
         return None
     return " ".join('"' + w.replace('"', '""') + '"*' for w in words)

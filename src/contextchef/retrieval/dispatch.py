@@ -1,0 +1,183 @@
+"""One entry point for every tool the library owns: `owns(name)` and `handle(name, arguments)`.
+
+The dispatcher owns `context`, `new_context` and the legacy `create_memory`, `modify_memory`
+and `recall_context`, whatever tools mode the chef compiles with: the mode decides which
+definitions the payload carries, not which calls are understood, so a model that still calls a
+tool of the other vocabulary during a migration is served. `arguments` is the JSON string the
+OpenAI and Anthropic SDKs hand over or an already parsed dict (Anthropic `input`, Gemini
+`args`). Every model mistake comes back as `Error: …` text; only a tool name the dispatcher does
+not own raises `UnknownToolError`, because that is a routing bug in the host's loop.
+
+The legacy memory tools speak in keys, never `context://` URIs, and never mention the `context`
+tool. `create_memory` on a key that already exists is refused (like `context` `create`) and the
+error points at `modify_memory`: a create never silently overwrites a fact. Both respect the
+context tool's access policy: without `memory` in `writable`, memory is read-only to the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from contextchef import prompts
+from contextchef.errors import (
+    ConfigError,
+    EntryExistsError,
+    EntryNotFoundError,
+    InvalidPathError,
+    MemoryKeyNotAllowedError,
+    MemoryVetoedError,
+    StoreError,
+    UnknownToolError,
+)
+from contextchef.retrieval.arguments import (
+    ToolInputError,
+    optional_text,
+    parse_arguments,
+    required_text,
+    text_argument,
+)
+from contextchef.retrieval.context_tool import ContextTool, store_refusal
+from contextchef.retrieval.definitions import (
+    CONTEXT_TOOL,
+    CREATE_MEMORY_TOOL,
+    MODIFY_MEMORY_TOOL,
+    NEW_CONTEXT_TOOL,
+    OWNED_TOOL_NAMES,
+    RECALL_TOOL,
+    get_legacy_memory_tool_definitions,
+    get_new_context_tool_definition,
+    get_recall_tool_definition,
+)
+from contextchef.store.memory_entry import MEMORY_NAMESPACE, UNSET
+from contextchef.store.memory_module import Memory
+from contextchef.store.paths import validate_entry_path
+
+__all__ = [
+    "OWNED_TOOL_NAMES",
+    "Dispatcher",
+    "get_legacy_memory_tool_definitions",
+    "get_new_context_tool_definition",
+    "get_recall_tool_definition",
+]
+
+
+class Dispatcher:
+    """Routes library-owned tool calls.
+
+    Args:
+        context_tool: runs `context` and `recall_context` calls, and holds the access policy.
+        memory: serves the legacy memory tools (default: the context tool's memory).
+        on_new_context: called with no arguments when the model calls `new_context` (the chef
+            forces a new window on its next compile); without it, `new_context` is refused.
+    """
+
+    def __init__(
+        self,
+        context_tool: ContextTool,
+        *,
+        memory: Memory | None = None,
+        on_new_context: Callable[[], object] | None = None,
+    ) -> None:
+        if not isinstance(context_tool, ContextTool):
+            raise ConfigError(f"context_tool must be a ContextTool, got {context_tool!r}")
+        if on_new_context is not None and not callable(on_new_context):
+            raise ConfigError("on_new_context must be callable")
+        self._context = context_tool
+        self._memory = memory if memory is not None else context_tool.memory
+        self._on_new_context = on_new_context
+        self._handlers: dict[str, Callable[[dict[str, Any]], str]] = {
+            CREATE_MEMORY_TOOL: self._create_memory,
+            MODIFY_MEMORY_TOOL: self._modify_memory,
+            RECALL_TOOL: self._recall,
+        }
+
+    @property
+    def owned(self) -> tuple[str, ...]:
+        """Every tool name this dispatcher handles."""
+        return OWNED_TOOL_NAMES
+
+    def owns(self, name: object) -> bool:
+        """Whether `name` is a library-owned tool (in either tools mode)."""
+        return isinstance(name, str) and name in OWNED_TOOL_NAMES
+
+    def handle(self, name: str, arguments: object = None) -> str:
+        """Run the call and return the tool result text; raises only `UnknownToolError`."""
+        if not self.owns(name):
+            raise UnknownToolError(name, OWNED_TOOL_NAMES)
+        if name == CONTEXT_TOOL:
+            return self._context.run(arguments)
+        if name == NEW_CONTEXT_TOOL:
+            if self._on_new_context is None:
+                return prompts.NEW_CONTEXT_UNAVAILABLE
+            self._on_new_context()
+            return prompts.NEW_CONTEXT_STARTED
+        try:
+            return self._handlers[name](parse_arguments(arguments))
+        except ToolInputError as exc:
+            return exc.text
+        except StoreError as exc:
+            return store_refusal(exc)
+
+    # -- legacy tools -----------------------------------------------------------------------
+
+    def _recall(self, args: dict[str, Any]) -> str:
+        uri = required_text(args, "uri")
+        return self._context.run({"command": "view", "path": uri, **_range(args)})
+
+    def _writable_memory(self) -> Memory:
+        if self._memory is None:
+            raise ToolInputError(prompts.MEMORY_NOT_CONFIGURED)
+        if not self._context.can_write(MEMORY_NAMESPACE):
+            raise ToolInputError(prompts.MEMORY_READ_ONLY)
+        return self._memory
+
+    def _create_memory(self, args: dict[str, Any]) -> str:
+        memory = self._writable_memory()
+        key = _key(args)
+        value = text_argument(args, "value")
+        description = optional_text(args, "description")
+        try:
+            memory.create(key, value, description=description)
+        except EntryExistsError:
+            return prompts.memory_exists(key)
+        except (MemoryKeyNotAllowedError, MemoryVetoedError) as exc:
+            return _refused(exc)
+        return prompts.memory_saved(key)
+
+    def _modify_memory(self, args: dict[str, Any]) -> str:
+        memory = self._writable_memory()
+        action = required_text(args, "action")
+        if action not in ("update", "delete"):
+            return prompts.memory_action_invalid(action)
+        key = _key(args)
+        try:
+            if action == "delete":
+                memory.remove(key)
+                return prompts.memory_deleted(key)
+            value = text_argument(args, "value")
+            description = optional_text(args, "description")
+            memory.update(key, value, description=UNSET if description is None else description)
+            return prompts.memory_updated(key)
+        except EntryNotFoundError:
+            return prompts.memory_missing(key)
+        except (MemoryKeyNotAllowedError, MemoryVetoedError) as exc:
+            return _refused(exc)
+
+
+def _range(args: dict[str, Any]) -> dict[str, Any]:
+    return {"view_range": args["view_range"]} if args.get("view_range") is not None else {}
+
+
+def _key(args: dict[str, Any]) -> str:
+    key = required_text(args, "key")
+    try:
+        return validate_entry_path(key)
+    except InvalidPathError as exc:
+        raise ToolInputError(prompts.memory_key_invalid(key, str(exc))) from None
+
+
+def _refused(exc: MemoryKeyNotAllowedError | MemoryVetoedError) -> str:
+    if isinstance(exc, MemoryKeyNotAllowedError):
+        return prompts.memory_key_refused(exc.key, exc.allowed)
+    return prompts.memory_vetoed(exc.key)
