@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Self
 
 from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
-from contextchef.errors import ConfigError
+from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers
 from contextchef.messages import (
     Message,
@@ -40,12 +40,20 @@ from contextchef.pipeline import (
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
 from contextchef.prompts import ToolsMode
+from contextchef.retrieval.context_tool import ContextTool
+from contextchef.retrieval.definitions import (
+    get_context_tool_definition,
+    get_legacy_memory_tool_definitions,
+    get_new_context_tool_definition,
+)
+from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.retrieval.tool_results import TransformHook
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.memory import InMemoryBackend
+from contextchef.store.memory_module import Memory
 from contextchef.store.offloader import OffloadConfig
 from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter, Tokenizer
@@ -54,8 +62,10 @@ __all__ = ["AsyncContextChef", "ContextChef", "Snapshot"]
 
 _CONFIG_KEYS = (
     "adapters",
+    "context_tool",
     "default_target",
     "janitor",
+    "memory",
     "overflow",
     "store",
     "tokenizer",
@@ -72,6 +82,7 @@ class Snapshot:
     state: CompileState
     label: str | None = None
     runner: Mapping[str, Any] | None = None
+    memory: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +131,8 @@ class _ChefBase:
         vfs: OffloadConfig | Mapping[str, Any] | None = None,
         tools: str = "legacy",
         transform_tool_result: TransformHook | None = None,
+        memory: Memory | Mapping[str, Any] | None = None,
+        context_tool: Mapping[str, Any] | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -140,6 +153,11 @@ class _ChefBase:
         if transform_tool_result is not None and not callable(transform_tool_result):
             raise ConfigError("transform_tool_result must be callable(content, info) -> str")
         self.tools_mode: ToolsMode = "unified" if tools == "unified" else "legacy"
+        self._memory = _open_memory(memory, self._store)
+        self._dispatcher = Dispatcher(
+            ContextTool(self._store, memory=self._memory, **_context_tool_options(context_tool)),
+            on_new_context=self._new_context if runner is not None else None,
+        )
         self._runtime = CompileRuntime(
             self._registry,
             MessageCounter(tokenizer),
@@ -148,6 +166,8 @@ class _ChefBase:
             self.tools_mode,
             OffloadConfig.of(vfs),
             transform_tool_result,
+            self._memory,
+            _library_tools(self.tools_mode, self._memory, runner),
         )
         self._force_next = False
         self._compactions: list[_Compaction] = []
@@ -228,6 +248,12 @@ class _ChefBase:
     def register_tools(self, tools: Iterable[Mapping[str, Any]]) -> Self:
         """Replace the tool set; each tool is converted to every provider's own schema."""
         normalized = normalize_tools(list(tools))
+        emitted = {tool["name"] for tool in self._runtime.library_tools}
+        clash = sorted(tool["name"] for tool in normalized if tool["name"] in emitted)
+        if clash:
+            raise ToolDefinitionError(
+                f"tool name(s) {clash} belong to contextchef's own tools in this configuration"
+            )
         self._state = replace(self._state, tools=tuple(normalized))
         return self
 
@@ -250,6 +276,22 @@ class _ChefBase:
         self._require_janitor("request_new_context")
         self._force_next = True
         return self
+
+    def _new_context(self) -> None:
+        self._force_next = True
+
+    # -- library-owned tools -----------------------------------------------------------------
+
+    def owns_tool(self, name: str) -> bool:
+        """Whether `name` is one of contextchef's own tools (`context`, `new_context`, and the
+        legacy `create_memory`, `modify_memory`, `recall_context`), whatever the tools mode."""
+        return self._dispatcher.owns(name)
+
+    def get_memory(self) -> Memory:
+        """The memory module (`memory=` in the configuration)."""
+        if self._memory is None:
+            raise ConfigError("this chef has no memory: pass memory={...} to ContextChef")
+        return self._memory
 
     def _require_janitor(self, what: str) -> Janitor:
         if self._runtime.janitor is None:
@@ -284,7 +326,8 @@ class _ChefBase:
     def snapshot(self, label: str | None = None) -> Snapshot:
         """A deep copy of the state; mutating anything afterwards never reaches it."""
         runner = self._runtime.janitor.snapshot() if self._runtime.janitor else None
-        return Snapshot(_copy_state(self._state), label, runner)
+        memory = self._memory.snapshot() if self._memory is not None else None
+        return Snapshot(_copy_state(self._state), label, runner, memory)
 
     def restore(self, snapshot: Snapshot) -> Self:
         """Return to a snapshot (which stays reusable: it is copied, not adopted)."""
@@ -296,6 +339,8 @@ class _ChefBase:
         self._compactions.clear()
         if self._runtime.janitor is not None:
             self._runtime.janitor.restore(snapshot.runner)
+        if self._memory is not None and snapshot.memory is not None:
+            self._memory.restore(snapshot.memory)
         return self
 
     # -- events ------------------------------------------------------------------------------
@@ -333,6 +378,41 @@ class _ChefBase:
         self._compactions.append(_landed(started.history, report.history))
         self._state = replace(self._state, history=report.history, repairs=())
         return payload
+
+
+def _open_memory(memory: Memory | Mapping[str, Any] | None, store: Store) -> Memory | None:
+    if memory is None or isinstance(memory, Memory):
+        return memory
+    if not isinstance(memory, Mapping):
+        raise ConfigError("memory must be a dict of Memory options or a Memory")
+    return Memory(store, **memory)
+
+
+def _context_tool_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    if options is None:
+        return {}
+    unknown = set(options) - {"writable"}
+    if unknown:
+        raise ConfigError(f"unknown context_tool option(s) {sorted(unknown)}; known: ['writable']")
+    writable = options.get("writable", ("memory", "notes"))
+    if isinstance(writable, str) or not all(isinstance(ns, str) for ns in writable):
+        raise ConfigError("context_tool writable must be a list of namespace names")
+    return {"writable": tuple(writable)}
+
+
+def _library_tools(
+    mode: ToolsMode, memory: Memory | None, runner: Janitor | None
+) -> tuple[ToolDefinition, ...]:
+    """The tools contextchef adds to the payload: the mode's vocabulary, and nothing else."""
+    if mode == "unified":
+        tools = [get_context_tool_definition()]
+        if runner is not None and runner.overflow.handoff is not None:
+            tools.append(get_new_context_tool_definition())
+    elif memory is not None:
+        tools = list(get_legacy_memory_tool_definitions(memory.allowed_keys))
+    else:
+        tools = []
+    return tuple(normalize_tools(tools))
 
 
 def open_store(
@@ -374,6 +454,14 @@ class ContextChef(_ChefBase):
         super().__init__(**config)
         self._lock = threading.RLock()
 
+    def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
+        """Run a call of an owned tool and return its result text for the model.
+
+        Model mistakes come back as `Error: …` text; only a name the chef does not own raises
+        `UnknownToolError` (a routing bug in the host's loop).
+        """
+        return self._dispatcher.handle(name, arguments)
+
     def compile(self, *, target: str | None = None, signal: Signal | None = None) -> Payload:
         """Compile for `target` (default: `default_target`, else "openai")."""
         with self._lock:
@@ -383,6 +471,12 @@ class ContextChef(_ChefBase):
 
 class AsyncContextChef(_ChefBase):
     """The same chef with `await compile(...)`; handlers may be coroutine functions."""
+
+    async def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
+        """`ContextChef.handle_tool`, with the store work done in a worker thread."""
+        if not self._dispatcher.owns(name):
+            return self._dispatcher.handle(name, arguments)  # raises UnknownToolError
+        return await asyncio.to_thread(self._dispatcher.handle, name, arguments)
 
     def get_async_store(self) -> AsyncStore:
         """The chef's store with an async API (a sync backend runs in a worker thread)."""

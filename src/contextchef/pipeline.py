@@ -13,15 +13,17 @@ whose figures nobody reads does not pay for counting.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from contextchef import prompts
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
-from contextchef.effects import Emit, drive_async, drive_sync
+from contextchef.effects import Dual, Emit, drive_async, drive_sync
 from contextchef.effects import Flow as EffectFlow
 from contextchef.errors import CompileAbortedError
 from contextchef.events import CompileDone, CompileStart, Handlers
@@ -33,6 +35,8 @@ from contextchef.prompts import ToolsMode
 from contextchef.retrieval.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.store.aio import AsyncStore
+from contextchef.store.memory_entry import MemoryArtifacts
+from contextchef.store.memory_module import Memory
 from contextchef.store.offloader import OffloadConfig
 from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter, count_tools
@@ -51,6 +55,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("contextchef.pipeline")
+
+T = TypeVar("T")
 
 
 class Signal(Protocol):
@@ -77,12 +83,22 @@ class CompileMeta:
     """What a compile did, beside the payload: target, token figures, repairs made.
 
     `repairs` lists what `ensure_valid_history` changed in the history the chef holds;
-    `tail_index` is where the tail landed among the sandwich's messages; `overflow` reports the
-    budget and what overflow did (with a janitor configured); `tokens` is counted with the
-    chef's tokenizer the first time it is read.
+    `tail_index` is where the tail landed among the sandwich's messages; `memory_keys` and
+    `expired_memory_keys` name the memory entries shown and those that expired; `overflow`
+    reports the budget and what overflow did (with a janitor configured); `tokens` is counted
+    with the chef's tokenizer the first time it is read.
     """
 
-    __slots__ = ("_count", "_tokens", "overflow", "repairs", "tail_index", "target")
+    __slots__ = (
+        "_count",
+        "_tokens",
+        "expired_memory_keys",
+        "memory_keys",
+        "overflow",
+        "repairs",
+        "tail_index",
+        "target",
+    )
 
     def __init__(
         self,
@@ -91,11 +107,14 @@ class CompileMeta:
         repairs: tuple[HistoryFix, ...] = (),
         tail_index: int | None = None,
         overflow: OverflowReport | None = None,
+        memory: MemoryArtifacts | None = None,
     ) -> None:
         self.target = target
         self.repairs = repairs
         self.tail_index = tail_index
         self.overflow = overflow
+        self.memory_keys = memory.keys if memory is not None else ()
+        self.expired_memory_keys = memory.expired if memory is not None else ()
         self._count: Callable[[], LayerTokens] | None = count
         self._tokens: LayerTokens | None = None
 
@@ -114,9 +133,9 @@ class CompileMeta:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CompileMeta):
             return NotImplemented
-        mine = (self.target, self.repairs, self.tail_index, self.overflow, self.tokens)
-        theirs = (other.target, other.repairs, other.tail_index, other.overflow, other.tokens)
-        return mine == theirs
+        mine = (self.target, self.repairs, self.tail_index, self.overflow, self.memory_keys)
+        theirs = (other.target, other.repairs, other.tail_index, other.overflow, other.memory_keys)
+        return mine == theirs and self.tokens == other.tokens
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -164,6 +183,8 @@ class CompileRuntime:
     mode: ToolsMode = "legacy"
     offload: OffloadConfig = field(default_factory=OffloadConfig)
     transform: TransformHook | None = None
+    memory: Memory | None = None
+    library_tools: tuple[ToolDefinition, ...] = ()
     tool_results: ToolResultMemo = field(default_factory=ToolResultMemo)
     caches: dict[str, ConversionCache] = field(default_factory=dict)
 
@@ -245,12 +266,23 @@ def compile_flow(
         history = report.history
         _check(signal)
 
+    memory = runtime.memory
+    artifacts: MemoryArtifacts | None = None
+    if memory is not None:
+        artifacts = yield Dual(
+            memory.compile_artifacts, _in_thread(memory.compile_artifacts), (runtime.mode,)
+        )
+        memory.advance_turn()
+        _check(signal)
+    top, context_blocks = _memory_layers(runtime, artifacts)
+
     notices = [report.notice] if report is not None and report.notice else []
     sandwich = assemble(
-        state.system_prompt,
+        (*state.system_prompt, *top),
         history,
         state=state.state,
         guardrails=state.guardrails,
+        context_blocks=context_blocks,
         notices=notices,
     )
     _check(signal)
@@ -261,7 +293,7 @@ def compile_flow(
             AdapterInput(
                 system=sandwich.system,
                 messages=sandwich.messages,
-                tools=state.tools,
+                tools=(*state.tools, *runtime.library_tools),
                 prefill=sandwich.prefill,
                 cache=cache,
             )
@@ -272,13 +304,44 @@ def compile_flow(
         data = {key: merged[key] for key in sorted(merged)}
 
     def count() -> LayerTokens:
-        return count_layers(sandwich, state.tools, runtime.counter)
+        return count_layers(sandwich, (*state.tools, *runtime.library_tools), runtime.counter)
 
-    meta = CompileMeta(target, count, state.repairs, sandwich.tail_index, report)
+    meta = CompileMeta(target, count, state.repairs, sandwich.tail_index, report, artifacts)
     payload = Payload(data, meta)
     if on_done := events.for_event("compile:done"):
         yield Emit(on_done, CompileDone(target, payload))
     return payload
+
+
+def _in_thread(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:
+    """`fn` run in a worker thread, for the async driver (the store behind it is sync)."""
+
+    def run(*args: Any) -> Awaitable[T]:
+        return asyncio.to_thread(fn, *args)
+
+    return run
+
+
+def _memory_layers(
+    runtime: CompileRuntime, artifacts: MemoryArtifacts | None
+) -> tuple[list[Message], list[str]]:
+    """The system message that follows the system prompt (instruction, and the memory block
+    when it is placed there), and the tail blocks (the memory block when placed at the tail)."""
+    if artifacts is None:
+        if runtime.mode == "unified":
+            return [{"content": prompts.CONTEXT_STORE_INSTRUCTION, "role": "system"}], []
+        return [], []
+    instruction = (
+        prompts.CONTEXT_STORE_INSTRUCTION
+        if runtime.mode == "unified"
+        else prompts.MEMORY_INSTRUCTION
+    )
+    assert runtime.memory is not None
+    if runtime.memory.placement == "before_history_tail":
+        tail = [artifacts.block] if artifacts.block else []
+        return [{"content": instruction, "role": "system"}], tail
+    content = f"{instruction}\n\n{artifacts.block}" if artifacts.block else instruction
+    return [{"content": content, "role": "system"}], []
 
 
 def count_layers(

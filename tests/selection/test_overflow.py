@@ -439,5 +439,6 @@ def test_unified_summaries_name_their_window() -> None:
         janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
         overflow={"strategy": summarize(Model(), preserve_recent_messages=1), "window_ids": ids()},
     )
-    head = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()["messages"][0]
-    assert "Context window: w2." in head["content"]
+    messages = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()["messages"]
+    assert messages[0] == {"content": prompts.CONTEXT_STORE_INSTRUCTION, "role": "system"}
+    assert "Context window: w2." in messages[1]["content"]
