@@ -19,6 +19,9 @@ from contextchef.errors import (
     EntryExistsError,
     EntryNotFoundError,
     InvalidPathError,
+    MemoryKeyNotAllowedError,
+    MemoryRefusedError,
+    MemoryVetoedError,
     MessageError,
     MigrationError,
     MissingDependencyError,
@@ -29,6 +32,7 @@ from contextchef.errors import (
     StoreError,
     ToolDefinitionError,
     UnknownTargetError,
+    UnknownToolError,
 )
 from contextchef.events import CompileDone, CompileStart
 from contextchef.messages import (
@@ -40,6 +44,17 @@ from contextchef.messages import (
 )
 from contextchef.pipeline import CompileMeta, LayerTokens, Payload
 from contextchef.placement.xml import object_to_xml
+from contextchef.retrieval import (
+    ContextTool,
+    Dispatcher,
+    anthropic_memory_path,
+    get_context_tool_definition,
+    get_legacy_memory_tool_definitions,
+    get_new_context_tool_definition,
+    get_recall_tool_definition,
+    handle_anthropic_memory,
+    render_recalled,
+)
 from contextchef.selection import (
     Budget,
     CompactionPlan,
@@ -61,6 +76,7 @@ from contextchef.selection import (
     summarize,
     summarize_history,
 )
+from contextchef.selection.janitor import HandoffConfig
 from contextchef.store import (
     AsyncNamespaceView,
     AsyncStorageBackend,
@@ -74,6 +90,9 @@ from contextchef.store import (
     Store,
 )
 from contextchef.store.backend import ListedEntry, SearchHit, StorageBackend, StoredEntry
+from contextchef.store.memory_entry import MemoryArtifacts, MemoryChange, MemoryEntry
+from contextchef.store.memory_module import Memory
+from contextchef.store.offloader import OffloadConfig
 from contextchef.store.sqlite import SQLiteBackend
 from contextchef.tokens import (
     EstimateTokenizer,
@@ -103,23 +122,34 @@ __all__ = [
     "ConfigError",
     "ContextChef",
     "ContextChefError",
+    "ContextTool",
+    "Dispatcher",
     "DynamicStateError",
     "EntryExistsError",
     "EntryNotFoundError",
     "EstimateTokenizer",
     "EvictionPolicy",
     "FileSystemBackend",
+    "HandoffConfig",
     "HistoryFix",
     "InMemoryBackend",
     "InvalidPathError",
     "JanitorConfig",
     "LayerTokens",
     "ListedEntry",
+    "Memory",
+    "MemoryArtifacts",
+    "MemoryChange",
+    "MemoryEntry",
+    "MemoryKeyNotAllowedError",
+    "MemoryRefusedError",
+    "MemoryVetoedError",
     "Message",
     "MessageError",
     "MigrationError",
     "MissingDependencyError",
     "NamespaceView",
+    "OffloadConfig",
     "OpenAIChatAdapter",
     "OverflowConfig",
     "OverflowInput",
@@ -145,8 +175,10 @@ __all__ = [
     "ToolDefinition",
     "ToolDefinitionError",
     "UnknownTargetError",
+    "UnknownToolError",
     "adapter_registry",
     "anchored",
+    "anthropic_memory_path",
     "asummarize_history",
     "background",
     "chain",
@@ -156,9 +188,15 @@ __all__ = [
     "estimate",
     "estimate_object",
     "get_adapter",
+    "get_context_tool_definition",
+    "get_legacy_memory_tool_definitions",
+    "get_new_context_tool_definition",
+    "get_recall_tool_definition",
     "group_turns",
+    "handle_anthropic_memory",
     "object_to_xml",
     "plan_compaction",
+    "render_recalled",
     "reset",
     "server",
     "summarize",
