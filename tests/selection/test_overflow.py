@@ -442,3 +442,20 @@ def test_unified_summaries_name_their_window() -> None:
     messages = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()["messages"]
     assert messages[0] == {"content": prompts.CONTEXT_STORE_INSTRUCTION, "role": "system"}
     assert "Context window: w2." in messages[1]["content"]
+
+
+def test_an_archived_span_reads_back_as_a_transcript_through_the_context_tool() -> None:
+    c = ContextChef(
+        tools="unified",
+        janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+        overflow={"strategy": summarize(Model(), preserve_recent_messages=1)},
+    )
+    report = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile().meta.overflow
+    assert report.summary is not None
+    uri = report.summary.split(" archived in full at ")[1].split(";")[0]
+    shown = c.handle_tool("context", {"command": "view", "path": uri})
+    assert not shown.startswith("Error")
+    assert "question 0" in shown and "answer 5" in shown
+    assert '"version"' not in shown  # a transcript, not the raw JSON
+    refused = c.handle_tool("context", {"command": "delete", "path": uri})
+    assert refused.startswith("Error: ") and "read-only" in refused
