@@ -29,7 +29,6 @@ __all__ = [
     "ToolsMode",
     "archive_citation",
     "attachment_placeholder",
-    "dropped_without_summary",
     "handoff_notice",
     "offload_notice",
     "prefill_instruction",
@@ -110,11 +109,6 @@ def summary_wrapper(summary: str, *, window: str | None = None) -> str:
         f"{summary}\n"
         "</conversation_summary>"
     )
-
-
-def dropped_without_summary(count: int) -> str:
-    """What `on_compress` receives when old turns were dropped with no compression model."""
-    return f"[{count} earlier messages left the context window without a summary.]"
 
 
 def tool_result_stub(name: str, chars: int) -> str:
