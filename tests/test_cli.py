@@ -19,12 +19,14 @@ def test_demo_prints_a_summary_for_every_target() -> None:
     for target in adapter_registry.names():
         assert target in result.output
     assert "<dynamic_state>" in result.output
+    assert "FAILED tests/test_parser.py::test_parse_empty" in result.output
+    assert "SQLiteBackend" in result.output
 
 
 def test_demo_summary_matches_the_payload() -> None:
     payload = demo_chef().compile(target="openai")
     row = summarize(payload)
-    assert row["tools"] == 2
+    assert row["tools"] == 3  # read_file, run_tests and the context tool
     assert row["bytes"] == len(json.dumps(payload, ensure_ascii=False).encode())
     assert row["sequence"].split() == [m["role"] for m in payload["messages"]]
 

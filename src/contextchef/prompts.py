@@ -150,7 +150,13 @@ def offload_notice(
     mode: ToolsMode, *, uri: str, lines: int, chars: int, shown: str, error_lines: int
 ) -> str:
     """The block that stands in for the middle of an offloaded tool result."""
-    kept = f"; {error_lines} lines that look like errors are kept below" if error_lines else ""
+    plural = error_lines != 1
+    kept = (
+        f"; {error_lines} line{'s' if plural else ''} that look{'' if plural else 's'} like "
+        f"{'errors are' if plural else 'an error is'} kept below"
+        if error_lines
+        else ""
+    )
     how = (
         f"Read it with the context tool: view {uri} (use view_range for a part)."
         if mode == "unified"

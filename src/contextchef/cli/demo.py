@@ -15,6 +15,14 @@ from contextchef.pipeline import Payload
 
 SEQUENCE_KEYS = ("messages", "input", "contents")
 
+# A long test log: the chef offloads it to vfs/ and the payload keeps a preview with the error.
+TEST_LOG = "\n".join(
+    "FAILED tests/test_parser.py::test_parse_empty - assert [] == ['']"
+    if i == 140
+    else f"tests/test_parser.py::test_case_{i} PASSED"
+    for i in range(400)
+)
+
 
 class TaskState(BaseModel):
     """The live state of the demo task, re-stated to the model on every turn."""
@@ -24,7 +32,7 @@ class TaskState(BaseModel):
     files_touched: list[str]
 
 
-def demo_chef() -> ContextChef:
+def demo_chef(store: Any = None) -> ContextChef:
     """A small but realistic coding-agent conversation, with tools, state and a guardrail."""
     read_call = {
         "id": "call_1",
@@ -37,7 +45,12 @@ def demo_chef() -> ContextChef:
         "function": {"name": "run_tests", "arguments": '{"pattern": "parser"}'},
     }
     return (
-        ContextChef()
+        ContextChef(
+            store=store,
+            tools="unified",
+            memory={},
+            vfs={"threshold": 2000, "head_chars": 150, "tail_chars": 150},
+        )
         .set_system_prompt(
             [
                 {
@@ -81,7 +94,7 @@ def demo_chef() -> ContextChef:
                     "tool_call_id": "call_1",
                     "content": "def parse(s):\n    return []",
                 },
-                {"role": "tool", "tool_call_id": "call_2", "content": "FAILED test_parse_empty"},
+                {"role": "tool", "tool_call_id": "call_2", "content": TEST_LOG},
                 {"role": "assistant", "content": "parse() ignores its input. Shall I patch it?"},
                 {"role": "user", "content": "Yes, go ahead."},
             ]
@@ -91,6 +104,14 @@ def demo_chef() -> ContextChef:
         )
         .with_guardrails(enforce_xml={"output_tag": "plan"})
     )
+
+
+SDK_CALLS = {
+    "openai": "client.chat.completions.create(model=..., **payload)",
+    "openai-responses": "client.responses.create(model=..., **payload)",
+    "anthropic": "client.messages.create(model=..., max_tokens=..., **payload)",
+    "gemini": "client.models.generate_content(model=..., **payload)",
+}
 
 
 def _roles(payload: Payload) -> str:
@@ -103,34 +124,67 @@ def _roles(payload: Payload) -> str:
     return "-"
 
 
+def _tool_count(payload: Payload) -> int:
+    if "tools" in payload:
+        return len(payload["tools"])
+    tools = payload.get("config", {}).get("tools", [])
+    return sum(len(group.get("function_declarations", [])) for group in tools)
+
+
 def summarize(payload: Payload) -> dict[str, Any]:
     """The figures the demo prints for one compiled payload."""
     tokens = payload.meta.tokens
     return {
         "target": payload.meta.target,
+        "call": SDK_CALLS.get(payload.meta.target, "(custom adapter)"),
         "keys": ", ".join(payload),
         "sequence": _roles(payload),
-        "tools": len(payload.get("tools", payload.get("config", {}).get("tools", []))),
+        "tools": _tool_count(payload),
         "bytes": len(json.dumps(payload, ensure_ascii=False).encode()),
-        "tokens": f"{tokens.system}/{tokens.history}/{tokens.tail}/{tokens.tools}",
+        "tokens": (
+            f"system {tokens.system}, history {tokens.history}, tail {tokens.tail}, "
+            f"tools {tokens.tools} (estimated)"
+        ),
     }
 
 
-def run(console: Console | None = None) -> list[Payload]:
-    """Compile the demo to every registered target and print a table."""
+def run(console: Console | None = None, *, store: Any = "sqlite") -> list[Payload]:
+    """Compile the demo to every registered target and print what each SDK call receives.
+
+    It runs on the embedded default store (SQLite under `CONTEXTCHEF_HOME`, else the user data
+    directory), offline and without an API key.
+    """
     console = console or Console()
-    chef = demo_chef()
-    table = Table(title="contextchef demo: one conversation, every provider")
-    for column in ("target", "keys", "sequence", "tools", "bytes", "tokens sys/hist/tail/tools"):
-        table.add_column(column, overflow="fold")
+    chef = demo_chef(store)
+    console.print("[bold]contextchef demo[/bold]: one agent conversation, every provider\n")
     payloads = []
     for target in adapter_registry.names():
         payload = chef.compile(target=target)
         payloads.append(payload)
         row = summarize(payload)
-        table.add_row(*(str(value) for value in row.values()))
-    console.print(table)
+        table = Table(show_header=False, box=None, padding=(0, 1))
+        table.add_column(style="dim", no_wrap=True)
+        table.add_column(overflow="fold")
+        for label in ("call", "keys", "sequence", "tools", "bytes", "tokens"):
+            table.add_row(label, str(row[label]))
+        console.print(f"[bold cyan]{target}[/bold cyan]")
+        console.print(table)
+        console.print()
     tail = payloads[0]["messages"][-1]["content"]
-    console.print("\n[bold]Tail of the last user message (openai):[/bold]")
+    console.print("[bold]The tail stitched into the last user message (openai):[/bold]")
     console.print(tail, markup=False, highlight=False)
+    _show_store(console, chef, payloads[0])
     return payloads
+
+
+def _show_store(console: Console, chef: ContextChef, payload: Payload) -> None:
+    """What left the window: the offloaded log, and the model reading it back."""
+    result = next(m for m in payload["messages"] if m["role"] == "tool" and len(m["content"]) > 40)
+    console.print("\n[bold]The 400-line test log as the payload carries it:[/bold]")
+    console.print(result["content"], markup=False, highlight=False)
+    uri = next(word for word in result["content"].split() if word.startswith("context://vfs/"))
+    uri = uri.rstrip(".")
+    view = {"command": "view", "path": uri, "view_range": [139, 142]}
+    console.print(f"\n[bold]The model calls context {json.dumps(view)}:[/bold]")
+    console.print(chef.handle_tool("context", view), markup=False, highlight=False)
+    console.print(f"\n[dim]store: {chef.get_store()!r}[/dim]")
