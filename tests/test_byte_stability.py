@@ -10,7 +10,7 @@ import pytest
 
 from contextchef import ContextChef
 from contextchef.adapters import adapter_registry
-from tests.golden.scenarios import SCENARIOS, STATE, SYSTEM, TOOLS, TaskState, tool_turn
+from tests.golden.scenarios import SCENARIOS, STATE, SYSTEM, TOOLS, TaskState, build, tool_turn
 
 TARGETS = adapter_registry.names()
 SEQUENCE_KEY = {
@@ -50,8 +50,8 @@ class ReversingChef(ContextChef):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_key_order_of_the_input_never_changes_the_bytes(target: str, scenario: str) -> None:
-    plain = SCENARIOS[scenario](ContextChef()).compile(target=target)
-    permuted = SCENARIOS[scenario](ReversingChef()).compile(target=target)
+    plain = build(scenario, ContextChef).compile(target=target)
+    permuted = build(scenario, ReversingChef).compile(target=target)
     assert json.dumps(permuted, ensure_ascii=False) == json.dumps(plain, ensure_ascii=False)
 
 
@@ -82,6 +82,6 @@ def test_the_next_turn_leaves_everything_before_the_tail_unchanged(target: str) 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_compiling_twice_gives_the_same_bytes(target: str) -> None:
-    chef = SCENARIOS["parallel_tool_calls"](ContextChef())
+    chef = build("parallel_tool_calls", ContextChef)
     first = json.dumps(chef.compile(target=target))
     assert json.dumps(chef.compile(target=target)) == first

@@ -290,11 +290,61 @@ def gemini_signatures(chef: C) -> C:
     )
 
 
+def configured(**config: Any) -> Callable[[Scenario[Any]], Scenario[Any]]:
+    """Mark a scenario as needing chef options (memory, tools mode, …)."""
+
+    def mark(fn: Scenario[Any]) -> Scenario[Any]:
+        fn.config = config  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+TEST_LOG = "\n".join(
+    "FAILED tests/test_io.py::test_read - OSError: [Errno 2]" if i == 300 else f"test_{i} PASSED"
+    for i in range(800)
+)
+
+
+def fixed_clock() -> float:
+    return 1_790_000_000.0
+
+
+@configured(
+    tools="unified",
+    memory={"clock": fixed_clock},
+    janitor={},
+    overflow={"handoff": {"budget_tokens": 10}, "window_ids": lambda: "w1"},
+)
+def unified_with_memory(chef: C) -> C:
+    chef.get_memory().set("conventions", "Use pytest; keep functions under 40 lines.")
+    chef.get_memory().set("user", "Prefers <short> answers & plain words.")
+    return plain(chef)
+
+
+@configured(memory={"placement": "before_history_tail", "clock": fixed_clock})
+def legacy_memory_at_the_tail(chef: C) -> C:
+    chef.get_memory().set("conventions", "Use pytest.")
+    return state_last_user(chef)
+
+
+def offloaded_tool_result(chef: C) -> C:
+    turn = tool_turn()
+    turn[-1] = {**turn[-1], "content": TEST_LOG}
+    return chef.set_system_prompt(SYSTEM).set_history(turn)
+
+
 SCENARIOS: dict[str, Scenario[Any]] = {
     name: fn
     for name, fn in sorted(globals().items())
     if callable(fn)
     and getattr(fn, "__module__", None) == __name__
-    and name not in ("call", "tool_turn")
+    and name not in ("call", "tool_turn", "configured", "build", "fixed_clock")
     and not name[0].isupper()
 }
+
+
+def build(name: str, kind: type[C]) -> C:
+    """The scenario `name` on a new chef of class `kind`, with the options it needs."""
+    scenario = SCENARIOS[name]
+    return scenario(kind(**getattr(scenario, "config", {})))

@@ -14,7 +14,7 @@ import pytest
 
 from contextchef import AsyncContextChef, ContextChef
 from contextchef.adapters import adapter_registry
-from tests.golden.scenarios import SCENARIOS
+from tests.golden.scenarios import SCENARIOS, build
 
 HERE = Path(__file__).parent
 TARGETS = adapter_registry.names()
@@ -27,7 +27,7 @@ def render(payload: Any) -> str:
 
 @pytest.mark.parametrize(("target", "scenario"), CASES)
 def test_payload_matches_golden(target: str, scenario: str, update_golden: bool) -> None:
-    payload = SCENARIOS[scenario](ContextChef()).compile(target=target)
+    payload = build(scenario, ContextChef).compile(target=target)
     path = HERE / target / f"{scenario}.json"
     text = render(payload)
     if update_golden:
@@ -39,15 +39,15 @@ def test_payload_matches_golden(target: str, scenario: str, update_golden: bool)
 
 @pytest.mark.parametrize(("target", "scenario"), CASES)
 async def test_async_chef_compiles_identical_bytes(target: str, scenario: str) -> None:
-    sync_payload = SCENARIOS[scenario](ContextChef()).compile(target=target)
-    async_payload = await SCENARIOS[scenario](AsyncContextChef()).compile(target=target)
+    sync_payload = build(scenario, ContextChef).compile(target=target)
+    async_payload = await build(scenario, AsyncContextChef).compile(target=target)
     assert render(async_payload) == render(sync_payload)
     assert async_payload.meta == sync_payload.meta
 
 
 @pytest.mark.parametrize(("target", "scenario"), CASES)
 def test_keys_are_emitted_in_sorted_order(target: str, scenario: str) -> None:
-    payload = SCENARIOS[scenario](ContextChef()).compile(target=target)
+    payload = build(scenario, ContextChef).compile(target=target)
     assert json.dumps(payload) == json.dumps(payload, sort_keys=True)
 
 

@@ -12,7 +12,7 @@ from contextchef import ContextChef
 from tests.adapters.sdk_anthropic import validate_request as validate_anthropic
 from tests.adapters.sdk_gemini import validate_gemini
 from tests.adapters.sdk_openai import validate_chat, validate_responses
-from tests.golden.scenarios import SCENARIOS
+from tests.golden.scenarios import SCENARIOS, build
 
 VALIDATORS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "openai": validate_chat,
@@ -31,5 +31,5 @@ MODEL_ARGS: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("target", sorted(VALIDATORS))
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_scenario_payload_passes_the_sdk_types(target: str, scenario: str) -> None:
-    payload = SCENARIOS[scenario](ContextChef()).compile(target=target)
+    payload = build(scenario, ContextChef).compile(target=target)
     VALIDATORS[target]({**MODEL_ARGS[target], **payload})
