@@ -16,6 +16,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "contextchef"
 LAYERS = {
     "errors": 0,
     "messages": 0,
+    "memo": 0,
+    "jsonvalue": 0,
     "tokens": 0,
     "prompts": 0,
     "events": 0,

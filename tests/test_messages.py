@@ -8,8 +8,8 @@ import pytest
 
 from contextchef import prompts
 from contextchef.errors import MessageError
+from contextchef.memo import MessageIntake
 from contextchef.messages import (
-    MessageIntake,
     content_text,
     ensure_valid_history,
     group_turns,

@@ -20,13 +20,9 @@ from typing import Any, Self
 from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
 from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers
-from contextchef.messages import (
-    Message,
-    MessageIntake,
-    copy_json,
-    ensure_valid_history,
-    validate_history,
-)
+from contextchef.jsonvalue import copy_json
+from contextchef.memo import MessageIntake
+from contextchef.messages import Message, ensure_valid_history, validate_history
 from contextchef.pipeline import (
     CompileRuntime,
     CompileState,

@@ -31,23 +31,20 @@ turn); `ensure_valid_history` repairs what providers reject and reports every fi
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, Required, TypedDict, TypeVar, cast
+from typing import Any, Literal, NotRequired, Required, TypedDict, cast
 
 from contextchef import prompts
 from contextchef.errors import MessageError
 
 __all__ = [
     "ROLES",
-    "ConversionCache",
     "DocumentPart",
     "FunctionCall",
     "HistoryFix",
     "ImagePart",
     "Message",
-    "MessageIntake",
     "RedactedThinking",
     "Role",
     "TextPart",
@@ -55,16 +52,11 @@ __all__ = [
     "ToolCall",
     "Turn",
     "content_text",
-    "copy_json",
     "ensure_valid_history",
     "group_turns",
-    "loads_sorted",
-    "sorted_keys",
     "validate_history",
     "validate_message",
 ]
-
-T = TypeVar("T")
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: frozenset[str] = frozenset(("system", "user", "assistant", "tool"))
@@ -149,24 +141,6 @@ class Message(TypedDict, total=False):
     refusal: NotRequired[str | None]
 
 
-_KNOWN_KEYS = frozenset(
-    (
-        "role",
-        "content",
-        "name",
-        "tool_calls",
-        "tool_call_id",
-        "pinned",
-        "_cache_breakpoint",
-        "thinking",
-        "redacted_thinking",
-        "openai_reasoning",
-        "openai_phase",
-        "gemini_thought_signature",
-        "anthropic_compaction",
-        "refusal",
-    )
-)
 _PART_TYPES = frozenset(("text", "image", "document"))
 _FOREIGN_PART_HINT = {
     "image_url": "an OpenAI image_url part; convert the history with from_openai()",
@@ -422,123 +396,3 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
         out.insert(first, {"content": prompts.CONVERSATION_CONTINUES, "role": "user"})
         fixes.append(HistoryFix("added_leading_user", first, "first message was not a user's"))
     return out, fixes
-
-
-class ConversionCache:
-    """Remembers converted forms of messages, keyed by the identity of the message objects.
-
-    Valid only for objects that are never mutated (the chef's own copies of the history).
-
-    - `convert_all` converts a whole sequence and reuses the outputs of the longest prefix it
-      shares with the previous sequence (a new turn leaves everything before the tail alone);
-    - `convert` memoises single messages; each `sweep()` forgets the ones not used since the
-      previous sweep, so it never holds more than about one compile's worth of entries.
-    """
-
-    __slots__ = ("_current", "_previous", "_sequence")
-
-    def __init__(self) -> None:
-        self._previous: dict[int, tuple[object, Any]] = {}
-        self._current: dict[int, tuple[object, Any]] = {}
-        self._sequence: tuple[tuple[object, ...], list[Any]] = ((), [])
-
-    def convert(self, message: object, convert: Callable[[Any], T]) -> T:
-        key = id(message)
-        entry = self._current.get(key) or self._previous.get(key)
-        if entry is not None and entry[0] is message:
-            self._current[key] = entry
-            value: T = entry[1]
-            return value
-        value = convert(message)
-        self._current[key] = (message, value)
-        return value
-
-    def convert_all(self, messages: Sequence[object], convert: Callable[[Any], T]) -> list[T]:
-        """`[convert(m) for m in messages]`, reusing what the previous call already converted."""
-        previous, outputs = self._sequence
-        shared, limit = 0, min(len(previous), len(messages))
-        while shared < limit and previous[shared] is messages[shared]:
-            shared += 1
-        result: list[T] = outputs[:shared]
-        if previous:
-            memo = self.convert
-            result.extend(memo(message, convert) for message in messages[shared:])
-        else:  # first call: nothing to reuse, so skip the per-message bookkeeping
-            result.extend(convert(message) for message in messages[shared:])
-        self._sequence = (tuple(messages), result)
-        return list(result)
-
-    def sweep(self) -> None:
-        self._previous, self._current = self._current, {}
-
-
-def _sorted_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    pairs.sort(key=_first)
-    return dict(pairs)
-
-
-def _first(pair: tuple[str, Any]) -> str:
-    return pair[0]
-
-
-_SORTED_DECODER = json.JSONDecoder(object_pairs_hook=_sorted_object)
-
-
-def loads_sorted(text: str) -> Any:
-    """`json.loads`, with every object's keys in sorted order (sorted while parsing, in one pass).
-
-    Raises `json.JSONDecodeError` like `json.loads`.
-    """
-    return _SORTED_DECODER.decode(text)
-
-
-def sorted_keys(value: Any) -> Any:
-    """A deep copy of a JSON value with every dict's keys in sorted code-point order.
-
-    The chef keeps its private copies of messages in this form, so adapters can emit them (or
-    parts of them) as they are and still produce byte-stable payloads.
-    """
-    if isinstance(value, Mapping):
-        return {key: sorted_keys(value[key]) for key in sorted(value)}
-    if isinstance(value, list | tuple):
-        return [sorted_keys(item) for item in value]
-    return value
-
-
-def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON-like value (dicts, lists, scalars), much faster than `deepcopy`."""
-    if isinstance(value, dict):
-        return {key: copy_json(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [copy_json(item) for item in value]
-    return value
-
-
-class MessageIntake:
-    """Validates incoming messages and keeps private copies of them, reusing unchanged ones.
-
-    A message object passed again unchanged (equal to the copy taken last time) maps to the same
-    private copy, so everything memoised on that copy (conversions, token counts) stays valid.
-    A message changed in place gets a fresh copy. Nothing is kept if validation fails.
-    """
-
-    __slots__ = ("_seen",)
-
-    def __init__(self) -> None:
-        self._seen: dict[int, tuple[object, Message]] = {}
-
-    def take(self, messages: Iterable[object]) -> list[Message]:
-        seen = self._seen
-        fresh: dict[int, tuple[object, Message]] = {}
-        out: list[Message] = []
-        for index, message in enumerate(messages):
-            key = id(message)
-            entry = seen.get(key)
-            if entry is not None and entry[0] is message and entry[1] == message:
-                copy = entry[1]
-            else:
-                copy = sorted_keys(validate_message(message, index))
-            fresh[key] = (message, copy)
-            out.append(copy)
-        self._seen = fresh
-        return out

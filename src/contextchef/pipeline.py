@@ -27,7 +27,8 @@ from contextchef.effects import Dual, Emit, drive_async, drive_sync
 from contextchef.effects import Flow as EffectFlow
 from contextchef.errors import CompileAbortedError
 from contextchef.events import CompileDone, CompileStart, Handlers
-from contextchef.messages import ConversionCache, HistoryFix, Message
+from contextchef.memo import ConversionCache
+from contextchef.messages import HistoryFix, Message
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState

@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from contextchef.messages import ConversionCache, Message
+from contextchef.memo import ConversionCache
+from contextchef.messages import Message
 
 __all__ = [
     "ATTACHMENT_TOKENS",

@@ -44,7 +44,8 @@ from typing import Any, NamedTuple
 from contextchef import prompts
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
 from contextchef.errors import CompileError, ConfigError
-from contextchef.messages import Message, loads_sorted
+from contextchef.jsonvalue import loads_sorted
+from contextchef.messages import Message
 
 __all__ = ["ANTHROPIC_MAX_BREAKPOINTS", "AnthropicAdapter"]
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Required, TypedDict, runtime_checkable
 
 from contextchef.errors import ToolDefinitionError, UnknownTargetError
-from contextchef.messages import ConversionCache, Message, sorted_keys
+from contextchef.jsonvalue import sorted_keys
+from contextchef.memo import ConversionCache
+from contextchef.messages import Message
 
 __all__ = [
     "AdapterInput",

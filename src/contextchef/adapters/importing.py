@@ -15,13 +15,7 @@ from typing import Any, NamedTuple, cast
 
 from contextchef.adapters.content import split_data_url
 from contextchef.errors import MessageError
-from contextchef.messages import (
-    DocumentPart,
-    HistoryFix,
-    ImagePart,
-    Message,
-    ensure_valid_history,
-)
+from contextchef.messages import DocumentPart, HistoryFix, ImagePart, Message, ensure_valid_history
 
 __all__ = ["ImportedHistory", "as_dict", "attachment", "finish"]
 

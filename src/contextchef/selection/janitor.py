@@ -21,7 +21,8 @@ from contextchef import prompts
 from contextchef.config import options
 from contextchef.effects import Call, Dual, Emit, Flow
 from contextchef.errors import ConfigError, InvalidPathError
-from contextchef.messages import Message, copy_json
+from contextchef.jsonvalue import copy_json
+from contextchef.messages import Message
 from contextchef.selection.budget import Budget, JanitorConfig, pick_usage
 from contextchef.selection.compaction import summary_message
 from contextchef.selection.strategies import (
