@@ -30,6 +30,7 @@ LAYERS = {
     "adapters": 2,
     "pipeline": 3,
     "chef": 3,
+    "chef_parts": 3,
     "skills": 3,
     "cli": 4,
     "__init__": 4,

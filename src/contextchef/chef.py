@@ -18,6 +18,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Self
 
 from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
+from contextchef.chef_parts import (
+    Compaction,
+    context_tool_options,
+    landed,
+    library_tools,
+    open_memory,
+    open_store,
+)
 from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers
 from contextchef.jsonvalue import copy_json
@@ -37,18 +45,12 @@ from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
 from contextchef.prompts import ToolsMode
 from contextchef.retrieval.context_tool import ContextTool
-from contextchef.retrieval.definitions import (
-    get_context_tool_definition,
-    get_legacy_memory_tool_definitions,
-    get_new_context_tool_definition,
-)
 from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.retrieval.tool_results import TransformHook
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
-from contextchef.store.memory import InMemoryBackend
 from contextchef.store.memory_module import Memory
 from contextchef.store.offloader import OffloadConfig
 from contextchef.store.store import Store
@@ -79,29 +81,6 @@ class Snapshot:
     label: str | None = None
     runner: Mapping[str, Any] | None = None
     memory: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Compaction:
-    """An overflow result that landed: `prefix` of the history became `replacement`."""
-
-    prefix: tuple[Message, ...]
-    replacement: tuple[Message, ...]
-
-    def apply(self, history: list[Message]) -> list[Message]:
-        count = len(self.prefix)
-        if len(history) < count or any(
-            a is not b for a, b in zip(history[:count], self.prefix, strict=True)
-        ):
-            return history
-        return [*self.replacement, *history[count:]]
-
-
-def _landed(before: tuple[Message, ...], after: tuple[Message, ...]) -> _Compaction:
-    kept = 0
-    while kept < min(len(before), len(after)) and before[-1 - kept] is after[-1 - kept]:
-        kept += 1
-    return _Compaction(before[: len(before) - kept], after[: len(after) - kept])
 
 
 def _as_messages(messages: str | Iterable[object], what: str) -> list[object]:
@@ -149,9 +128,9 @@ class _ChefBase:
         if transform_tool_result is not None and not callable(transform_tool_result):
             raise ConfigError("transform_tool_result must be callable(content, info) -> str")
         self.tools_mode: ToolsMode = "unified" if tools == "unified" else "legacy"
-        self._memory = _open_memory(memory, self._store)
+        self._memory = open_memory(memory, self._store)
         self._dispatcher = Dispatcher(
-            ContextTool(self._store, memory=self._memory, **_context_tool_options(context_tool)),
+            ContextTool(self._store, memory=self._memory, **context_tool_options(context_tool)),
             on_new_context=self._new_context if runner is not None else None,
         )
         self._runtime = CompileRuntime(
@@ -163,10 +142,10 @@ class _ChefBase:
             OffloadConfig.of(vfs),
             transform_tool_result,
             self._memory,
-            _library_tools(self.tools_mode, self._memory, runner),
+            library_tools(self.tools_mode, self._memory, runner),
         )
         self._force_next = False
-        self._compactions: list[_Compaction] = []
+        self._compactions: list[Compaction] = []
         self._handlers = Handlers()
         self._system_intake = MessageIntake()
         self._history_intake = MessageIntake()
@@ -371,60 +350,9 @@ class _ChefBase:
             return payload
         if not runner.overflow.write_back or self._state.history is not started.history:
             return payload
-        self._compactions.append(_landed(started.history, report.history))
+        self._compactions.append(landed(started.history, report.history))
         self._state = replace(self._state, history=report.history, repairs=())
         return payload
-
-
-def _open_memory(memory: Memory | Mapping[str, Any] | None, store: Store) -> Memory | None:
-    if memory is None or isinstance(memory, Memory):
-        return memory
-    if not isinstance(memory, Mapping):
-        raise ConfigError("memory must be a dict of Memory options or a Memory")
-    return Memory(store, **memory)
-
-
-def _context_tool_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    if options is None:
-        return {}
-    unknown = set(options) - {"writable"}
-    if unknown:
-        raise ConfigError(f"unknown context_tool option(s) {sorted(unknown)}; known: ['writable']")
-    writable = options.get("writable", ("memory", "notes"))
-    if isinstance(writable, str) or not all(isinstance(ns, str) for ns in writable):
-        raise ConfigError("context_tool writable must be a list of namespace names")
-    return {"writable": tuple(writable)}
-
-
-def _library_tools(
-    mode: ToolsMode, memory: Memory | None, runner: Janitor | None
-) -> tuple[ToolDefinition, ...]:
-    """The tools contextchef adds to the payload: the mode's vocabulary, and nothing else."""
-    if mode == "unified":
-        tools = [get_context_tool_definition()]
-        if runner is not None and runner.overflow.handoff is not None:
-            tools.append(get_new_context_tool_definition())
-    elif memory is not None:
-        tools = list(get_legacy_memory_tool_definitions(memory.allowed_keys))
-    else:
-        tools = []
-    return tuple(normalize_tools(tools))
-
-
-def open_store(
-    store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None,
-) -> Store:
-    """The chef's store from its `store=` option: a Store (or AsyncStore, shared), a backend,
-    `"memory"` (the default: nothing touches the disk) or `"sqlite"` (the machine's database)."""
-    if store is None or store == "memory":
-        return Store(InMemoryBackend())
-    if store == "sqlite":
-        from contextchef.store.sqlite import SQLiteBackend
-
-        return Store(SQLiteBackend())
-    if isinstance(store, str):
-        raise ConfigError(f"store must be a backend, a Store, 'memory' or 'sqlite', got {store!r}")
-    return Store.of(store)
 
 
 def _copy_state(state: CompileState) -> CompileState:
