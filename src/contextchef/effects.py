@@ -22,7 +22,7 @@ import asyncio
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -118,8 +118,13 @@ def _spawn_thread(flow: Flow[Any]) -> Future[Any]:
     return future
 
 
-def drive_sync(flow: Flow[R]) -> R:
-    """Run `flow` to completion with plain calls."""
+# What `_steps` hands its driver: an awaitable some effect returned, and who returned it.
+_Pending = tuple[Awaitable[Any], str]
+
+
+def _steps(flow: Flow[R], *, asynchronous: bool) -> Generator[_Pending, Any, R]:
+    """Run `flow`, performing every effect; each awaitable an effect returns is yielded to the
+    driver, which sends back its result (async) or throws back a refusal (sync)."""
     send: Any = None
     error: BaseException | None = None
     while True:
@@ -130,63 +135,57 @@ def drive_sync(flow: Flow[R]) -> R:
             return result
         send, error = None, None
         if isinstance(effect, Spawn):
-            send = _spawn_thread(effect.flow)
-            continue
-        if isinstance(effect, Dual):
+            send = (
+                asyncio.ensure_future(drive_async(effect.flow))
+                if asynchronous
+                else _spawn_thread(effect.flow)
+            )
+        elif isinstance(effect, Emit):
+            for handler in effect.handlers:
+                try:
+                    outcome = handler(effect.event)
+                    if inspect.isawaitable(outcome):
+                        yield outcome, "event handler"
+                except Exception as exc:
+                    _report(handler, exc)
+        else:
+            if isinstance(effect, Dual):
+                fn, what = (effect.async_ if asynchronous else effect.sync), "store operation"
+            else:
+                fn, what = effect.fn, effect.what
             try:
-                send = effect.sync(*effect.args)
-            except Exception as exc:
-                error = exc
-            continue
-        if isinstance(effect, Call):
-            try:
-                send = effect.fn(*effect.args)
+                send = fn(*effect.args)
                 if inspect.isawaitable(send):
-                    error, send = _refuse(send, effect.what), None
+                    send = yield send, what
             except Exception as exc:
-                error = exc
-            continue
-        for handler in effect.handlers:
-            try:
-                outcome = handler(effect.event)
-                if inspect.isawaitable(outcome):
-                    raise _refuse(outcome, "event handler")
-            except Exception as exc:
-                _report(handler, exc)
+                send, error = None, exc
+
+
+def drive_sync(flow: Flow[R]) -> R:
+    """Run `flow` to completion with plain calls; an awaitable result is refused."""
+    steps = _steps(flow, asynchronous=False)
+    refusal: BaseException | None = None
+    while True:
+        try:
+            awaitable, what = steps.throw(refusal) if refusal is not None else next(steps)
+        except StopIteration as stop:
+            result: R = stop.value
+            return result
+        refusal = _refuse(awaitable, what)
 
 
 async def drive_async(flow: Flow[R]) -> R:
     """Run `flow` to completion, awaiting every awaitable an effect returns."""
+    steps = _steps(flow, asynchronous=True)
     send: Any = None
     error: BaseException | None = None
     while True:
         try:
-            effect = flow.throw(error) if error is not None else flow.send(send)
+            awaitable, _ = steps.throw(error) if error is not None else steps.send(send)
         except StopIteration as stop:
             result: R = stop.value
             return result
-        send, error = None, None
-        if isinstance(effect, Spawn):
-            send = asyncio.ensure_future(drive_async(effect.flow))
-            continue
-        if isinstance(effect, Dual):
-            try:
-                send = await effect.async_(*effect.args)
-            except Exception as exc:
-                error = exc
-            continue
-        if isinstance(effect, Call):
-            try:
-                send = effect.fn(*effect.args)
-                if inspect.isawaitable(send):
-                    send = await send
-            except Exception as exc:
-                error = exc
-            continue
-        for handler in effect.handlers:
-            try:
-                outcome = handler(effect.event)
-                if inspect.isawaitable(outcome):
-                    await outcome
-            except Exception as exc:
-                _report(handler, exc)
+        try:
+            send, error = await awaitable, None
+        except Exception as exc:
+            send, error = None, exc
