@@ -75,6 +75,14 @@ def test_a_message_that_is_not_a_dict_is_refused() -> None:
         validate_message("hello", 0)
 
 
+def test_an_sdk_object_gets_a_hint_to_convert_it() -> None:
+    from openai.types.chat import ChatCompletionMessage
+
+    message = ChatCompletionMessage(role="assistant", content="hi")
+    with pytest.raises(MessageError, match="from_openai"):
+        validate_message(message, 3)
+
+
 def test_valid_rich_messages_pass_unchanged() -> None:
     message = {
         "role": "assistant",

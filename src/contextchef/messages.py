@@ -207,7 +207,15 @@ def _validate_tool_calls(calls: object, index: int | None) -> None:
 def validate_message(message: object, index: int | None = None) -> Message:
     """Check one message against the IR and return it typed; raise `MessageError` if malformed."""
     if not isinstance(message, Mapping):
-        raise MessageError(f"a message must be a dict, got {type(message).__name__}", index=index)
+        hint = (
+            "; convert SDK objects with from_openai(), from_anthropic(), from_gemini() or "
+            "from_openai_responses()"
+            if callable(getattr(message, "model_dump", None))
+            else ""
+        )
+        raise MessageError(
+            f"a message must be a dict, got {type(message).__name__}{hint}", index=index
+        )
     role = message.get("role")
     if role not in ROLES:
         raise _fail(
