@@ -29,6 +29,7 @@ LAYERS = {
     "retrieval": 2,
     "adapters": 2,
     "pipeline": 3,
+    "payload": 3,
     "chef": 3,
     "chef_parts": 3,
     "skills": 3,

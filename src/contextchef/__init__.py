@@ -42,7 +42,7 @@ from contextchef.messages import (
     group_turns,
     validate_history,
 )
-from contextchef.pipeline import CompileMeta, LayerTokens, Payload
+from contextchef.payload import CompileMeta, LayerTokens, Payload
 from contextchef.placement.xml import object_to_xml
 from contextchef.retrieval import (
     ContextTool,

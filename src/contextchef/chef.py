@@ -27,7 +27,7 @@ from contextchef.chef_parts import (
     open_store,
 )
 from contextchef.errors import ConfigError, ToolDefinitionError
-from contextchef.events import Handlers
+from contextchef.events import Handlers, Slots
 from contextchef.jsonvalue import copy_json
 from contextchef.memo import MessageIntake
 from contextchef.messages import Message, ensure_valid_history, validate_history
@@ -147,6 +147,7 @@ class _ChefBase:
         self._force_next = False
         self._compactions: list[Compaction] = []
         self._handlers = Handlers()
+        self._slots = Slots()
         self._system_intake = MessageIntake()
         self._history_intake = MessageIntake()
         self._state = CompileState((), (), (), None, None, ())
@@ -328,6 +329,16 @@ class _ChefBase:
     def off(self, event: str, handler: Callable[[Any], Any]) -> bool:
         return self._handlers.remove(event, handler)
 
+    def use(self, slot: str, handler: Callable[..., Any]) -> Self:
+        """Take part in every compile at `slot` (see `contextchef.events.Slots`): unlike an
+        event handler, a slot handler that raises fails the compile."""
+        self._slots.add(slot, handler)
+        return self
+
+    def unuse(self, slot: str, handler: Callable[..., Any]) -> bool:
+        """Remove the first registration of `handler` at `slot`."""
+        return self._slots.remove(slot, handler)
+
     # -- compiling ---------------------------------------------------------------------------
 
     def _flow(self, target: str | None, signal: Signal | None) -> tuple[CompileState, Flow]:
@@ -337,7 +348,13 @@ class _ChefBase:
         forced, self._force_next = self._force_next, False
         state = self._state
         flow = compile_flow(
-            state, self._runtime, resolved, signal=signal, handlers=self._handlers, forced=forced
+            state,
+            self._runtime,
+            resolved,
+            signal=signal,
+            handlers=self._handlers,
+            slots=self._slots,
+            forced=forced,
         )
         return state, flow
 

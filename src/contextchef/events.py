@@ -1,4 +1,4 @@
-"""Typed events the chef emits, and the registry of their handlers.
+"""Typed events the chef emits and the registry of their handlers; the pipeline slots.
 
 Handlers run in registration order, one after the other; a handler that raises is logged and
 never fails the operation that emitted the event. Registering the same handler twice for one
@@ -15,9 +15,19 @@ from contextchef.errors import ConfigError
 from contextchef.messages import Message
 
 if TYPE_CHECKING:
-    from contextchef.pipeline import Payload
+    from contextchef.payload import Payload
 
-__all__ = ["EVENT_NAMES", "CompileDone", "CompileStart", "EventName", "Handlers"]
+__all__ = [
+    "EVENT_NAMES",
+    "SLOT_NAMES",
+    "AssembleContext",
+    "CompileDone",
+    "CompileStart",
+    "EventName",
+    "Handlers",
+    "SlotName",
+    "Slots",
+]
 
 EventName = Literal["compile:start", "compile:done", "compress:start", "compress:end"]
 EVENT_NAMES: tuple[str, ...] = get_args(EventName)
@@ -67,3 +77,76 @@ class Handlers:
 
     def for_event(self, event: str) -> tuple[Handler, ...]:
         return tuple(self._handlers[event])
+
+
+SlotName = Literal[
+    "before_overflow",
+    "after_overflow",
+    "before_assemble",
+    "after_assemble",
+    "before_adapt",
+    "after_adapt",
+]
+SLOT_NAMES: tuple[str, ...] = get_args(SlotName)
+
+
+class AssembleContext:
+    """What a `before_assemble` handler sees, and `inject(text)` to add a block to the tail."""
+
+    __slots__ = ("blocks", "dynamic_state", "history", "system_prompt")
+
+    def __init__(
+        self,
+        system_prompt: tuple[Message, ...],
+        history: tuple[Message, ...],
+        dynamic_state: Any,
+    ) -> None:
+        self.system_prompt = system_prompt
+        self.history = history
+        self.dynamic_state = dynamic_state
+        self.blocks: list[str] = []
+
+    def inject(self, text: str) -> None:
+        """Add `text` to this compile's tail, after the dynamic state (blank text is ignored)."""
+        if not isinstance(text, str):
+            raise ConfigError("inject() takes a string")
+        if text.strip():
+            self.blocks.append(text)
+
+
+class Slots:
+    """Pipeline slots: handlers that take part in a compile, in registration order.
+
+    Unlike event handlers they are not isolated: a slot handler that raises fails the compile,
+    because it is part of how the payload is built. A handler registered twice runs twice;
+    `remove` takes out its first registration.
+
+    - `before_overflow(history)`: return `False` to skip overflow for this compile;
+    - `after_overflow(history, report)`: observe what overflow did;
+    - `before_assemble(ctx)`: `ctx.inject(text)` adds a block to the tail;
+    - `after_assemble(messages)`: return a new message list to replace the assembled one;
+    - `before_adapt(messages)`: observe the messages the adapter is given;
+    - `after_adapt(payload)`: return a dict to replace the payload (or change it in place).
+    """
+
+    __slots__ = ("_handlers",)
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, list[Handler]] = {name: [] for name in SLOT_NAMES}
+
+    def add(self, slot: str, handler: Handler) -> None:
+        if slot not in self._handlers:
+            raise ConfigError(f"unknown pipeline slot {slot!r}; slots: {', '.join(SLOT_NAMES)}")
+        if not callable(handler):
+            raise ConfigError("a slot handler must be callable")
+        self._handlers[slot].append(handler)
+
+    def remove(self, slot: str, handler: Handler) -> bool:
+        handlers = self._handlers.get(slot, [])
+        if handler in handlers:
+            handlers.remove(handler)
+            return True
+        return False
+
+    def for_slot(self, slot: str) -> tuple[Handler, ...]:
+        return tuple(self._handlers[slot])

@@ -14,6 +14,7 @@ whose figures nobody reads does not pay for counting.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -23,12 +24,14 @@ from typing import Any, Protocol, TypeVar
 
 from contextchef import prompts
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
-from contextchef.effects import Dual, Emit, drive_async, drive_sync
+from contextchef.effects import Call, Dual, Emit, drive_async, drive_sync
 from contextchef.effects import Flow as EffectFlow
-from contextchef.errors import CompileAbortedError
-from contextchef.events import CompileDone, CompileStart, Handlers
+from contextchef.errors import CompileAbortedError, ConfigError
+from contextchef.events import AssembleContext, CompileDone, CompileStart, Handlers, Slots
+from contextchef.jsonvalue import sorted_keys
 from contextchef.memo import ConversionCache
-from contextchef.messages import HistoryFix, Message
+from contextchef.messages import HistoryFix, Message, validate_history
+from contextchef.payload import CompileMeta, LayerTokens, Payload
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
@@ -64,101 +67,6 @@ class Signal(Protocol):
     """Anything with `is_set()`: a `threading.Event`, an `asyncio.Event`, or your own."""
 
     def is_set(self) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True)
-class LayerTokens:
-    """Estimated tokens per sandwich layer (with the chef's tokenizer)."""
-
-    system: int
-    history: int
-    tail: int
-    tools: int
-
-    @property
-    def total(self) -> int:
-        return self.system + self.history + self.tail + self.tools
-
-
-class CompileMeta:
-    """What a compile did, beside the payload: target, token figures, repairs made.
-
-    `repairs` lists what `ensure_valid_history` changed in the history the chef holds;
-    `tail_index` is where the tail landed among the sandwich's messages; `memory_keys` and
-    `expired_memory_keys` name the memory entries shown and those that expired; `overflow`
-    reports the budget and what overflow did (with a janitor configured); `tokens` is counted
-    with the chef's tokenizer the first time it is read.
-    """
-
-    __slots__ = (
-        "_count",
-        "_tokens",
-        "expired_memory_keys",
-        "memory_keys",
-        "overflow",
-        "repairs",
-        "tail_index",
-        "target",
-    )
-
-    def __init__(
-        self,
-        target: str,
-        count: Callable[[], LayerTokens],
-        repairs: tuple[HistoryFix, ...] = (),
-        tail_index: int | None = None,
-        overflow: OverflowReport | None = None,
-        memory: MemoryArtifacts | None = None,
-    ) -> None:
-        self.target = target
-        self.repairs = repairs
-        self.tail_index = tail_index
-        self.overflow = overflow
-        self.memory_keys = memory.keys if memory is not None else ()
-        self.expired_memory_keys = memory.expired if memory is not None else ()
-        self._count: Callable[[], LayerTokens] | None = count
-        self._tokens: LayerTokens | None = None
-
-    @property
-    def window_id(self) -> str | None:
-        """The context window this payload belongs to (with overflow configured)."""
-        return self.overflow.window_id if self.overflow is not None else None
-
-    @property
-    def tokens(self) -> LayerTokens:
-        if self._tokens is None:
-            assert self._count is not None
-            self._tokens, self._count = self._count(), None
-        return self._tokens
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CompileMeta):
-            return NotImplemented
-        mine = (self.target, self.repairs, self.tail_index, self.overflow, self.memory_keys)
-        theirs = (other.target, other.repairs, other.tail_index, other.overflow, other.memory_keys)
-        return mine == theirs and self.tokens == other.tokens
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return (
-            f"CompileMeta(target={self.target!r}, tokens={self.tokens!r}, "
-            f"repairs={self.repairs!r}, tail_index={self.tail_index!r})"
-        )
-
-
-class Payload(dict[str, Any]):
-    """Exactly the keyword arguments of the provider SDK call, plus `.meta`.
-
-    `client.chat.completions.create(model=..., **payload)`. The payload shares unchanged message
-    dicts with the chef's conversion cache between compiles: copy it before mutating it in place.
-    """
-
-    meta: CompileMeta
-
-    def __init__(self, data: dict[str, Any], meta: CompileMeta) -> None:
-        super().__init__(data)
-        self.meta = meta
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,11 +139,13 @@ def compile_flow(
     *,
     signal: Signal | None = None,
     handlers: Handlers | None = None,
+    slots: Slots | None = None,
     forced: bool = False,
 ) -> Flow:
     """The compile pipeline; drive it with `run_sync` or `run_async`."""
     adapter = runtime.registry.get(target)
     events = handlers or Handlers()
+    slots = slots or Slots()
     if on_start := events.for_event("compile:start"):
         yield Emit(on_start, CompileStart(target, state.system_prompt, state.history))
     _check(signal)
@@ -251,7 +161,11 @@ def compile_flow(
             mode=runtime.mode,
         )
     report: OverflowReport | None = None
-    if runtime.janitor is not None:
+    verdicts = yield from _run_slot(slots, "before_overflow", list(history))
+    if runtime.janitor is not None and False in verdicts:
+        if forced:
+            logger.warning("a before_overflow handler skipped a forced overflow")
+    elif runtime.janitor is not None:
         report = yield from runtime.janitor.flow(
             history,
             system=state.system_prompt,
@@ -266,6 +180,7 @@ def compile_flow(
         )
         history = report.history
         _check(signal)
+    yield from _run_slot(slots, "after_overflow", list(history), report)
 
     memory = runtime.memory
     artifacts: MemoryArtifacts | None = None
@@ -277,7 +192,10 @@ def compile_flow(
         _check(signal)
     top, context_blocks = _memory_layers(runtime, artifacts)
 
+    context = AssembleContext(state.system_prompt, history, state.state)
+    yield from _run_slot(slots, "before_assemble", context)
     notices = [report.notice] if report is not None and report.notice else []
+    notices.extend(context.blocks)
     sandwich = assemble(
         (*state.system_prompt, *top),
         history,
@@ -287,6 +205,11 @@ def compile_flow(
         notices=notices,
     )
     _check(signal)
+
+    for replaced in (yield from _run_slot(slots, "after_assemble", list(sandwich.messages))):
+        if replaced is not None:
+            sandwich = replace_messages(sandwich, replaced)
+    yield from _run_slot(slots, "before_adapt", tuple(sandwich.messages))
 
     cache = runtime.cache_for(target)
     with gc_paused():
@@ -304,6 +227,12 @@ def compile_flow(
         merged = {**data, **report.server}
         data = {key: merged[key] for key in sorted(merged)}
 
+    for rewritten in (yield from _run_slot(slots, "after_adapt", data)):
+        if rewritten is not None:
+            if not isinstance(rewritten, dict):
+                raise ConfigError("an after_adapt handler must return a dict or None")
+            data = rewritten
+
     def count() -> LayerTokens:
         return count_layers(sandwich, (*state.tools, *runtime.library_tools), runtime.counter)
 
@@ -312,6 +241,22 @@ def compile_flow(
     if on_done := events.for_event("compile:done"):
         yield Emit(on_done, CompileDone(target, payload))
     return payload
+
+
+def _run_slot(slots: Slots, slot: str, *args: Any) -> EffectFlow[list[Any]]:
+    """Call each handler of `slot` in order; their errors fail the compile (not isolated)."""
+    results = []
+    for handler in slots.for_slot(slot):
+        results.append((yield Call.of(handler, *args, what=f"{slot} handler")))
+    return results
+
+
+def replace_messages(sandwich: Sandwich, messages: Any) -> Sandwich:
+    """`sandwich` with the messages an `after_assemble` handler returned (validated, copied)."""
+    if not isinstance(messages, list | tuple):
+        raise ConfigError("an after_assemble handler must return a list of messages or None")
+    checked = [sorted_keys(m) for m in validate_history(messages)]
+    return dataclasses.replace(sandwich, messages=checked, tail_index=None)
 
 
 def _in_thread(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:

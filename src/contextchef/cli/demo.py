@@ -11,7 +11,7 @@ from rich.table import Table
 
 from contextchef.adapters import adapter_registry
 from contextchef.chef import ContextChef
-from contextchef.pipeline import Payload
+from contextchef.payload import Payload
 
 SEQUENCE_KEYS = ("messages", "input", "contents")
 
