@@ -399,3 +399,12 @@ def test_an_assistant_left_first_gets_the_placeholder_user_turn() -> None:
         {"content": [_text(prompts.CONVERSATION_CONTINUES)], "role": "user"},
         {"content": [_text("hello")], "role": "assistant"},
     ]
+
+
+def test_an_empty_conversation_still_sends_one_user_message() -> None:
+    from contextchef import ContextChef, prompts
+
+    payload = ContextChef().set_system_prompt("S").compile(target="anthropic")
+    assert payload["messages"] == [
+        {"content": [{"text": prompts.CONVERSATION_STARTS, "type": "text"}], "role": "user"}
+    ]

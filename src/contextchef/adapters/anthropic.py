@@ -301,6 +301,8 @@ class AnthropicAdapter:
             else {"content": [b for p in turn for b in p.blocks], "role": turn[0].role}
             for turn in turns
         ]
+        if not messages:  # the Messages API needs at least one message
+            messages.append({"content": [_text(prompts.CONVERSATION_STARTS)], "role": "user"})
         _strip_final_whitespace(messages)
         self._place_breakpoints(system_blocks, messages, system_marks + marks)
 
