@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from contextchef.store import FileSystemBackend, InMemoryBackend, Store, StoredEntry
-from contextchef.store.fslayout import Layout, encode_entry
+from contextchef.store.backends.filesystem.layout import Layout, encode_entry
 
 CONTENT_BYTES = 1024
 NEEDLE_EVERY = 100  # one entry in a hundred holds the search term

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from contextchef.store.backend import StoredEntry
-from contextchef.store.sqlite import SQLiteBackend
-from contextchef.store.sqlite.migrations import open_database
+from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite.migrations import open_database
 
 RESULTS = Path(__file__).parent / "results" / "store_sqlite.json"
 BATCH = 1000

@@ -16,28 +16,29 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "contextchef"
 LAYERS = {
     "errors": 0,
     "messages": 0,
-    "memo": 0,
-    "jsonvalue": 0,
+    "_memo": 0,
+    "_jsonvalue": 0,
     "tokens": 0,
     "prompts": 0,
     "events": 0,
-    "effects": 0,
-    "config": 0,
+    "_effects": 0,
+    "_config": 0,
     "store": 1,
     "selection": 1,
     "placement": 1,
+    "memory": 1,
     "retrieval": 2,
     "adapters": 2,
     "pipeline": 3,
     "payload": 3,
     "chef": 3,
-    "chef_parts": 3,
+    "_chef_parts": 3,
     "skills": 3,
     "cli": 4,
     "__init__": 4,
     "__main__": 4,
 }
-CONCRETE_BACKENDS = ("memory", "filesystem", "sqlite", "postgres")
+CONCRETE_BACKENDS = ("backends",)
 
 
 def unit_of(module: str) -> str:

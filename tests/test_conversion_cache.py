@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from contextchef import ContextChef
-from contextchef.memo import ConversionCache
+from contextchef._memo import ConversionCache
 
 
 def test_convert_all_reuses_the_shared_prefix_and_converts_the_rest() -> None:

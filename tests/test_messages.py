@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from contextchef import prompts
+from contextchef._memo import MessageIntake
 from contextchef.errors import MessageError
-from contextchef.memo import MessageIntake
 from contextchef.messages import (
     content_text,
     ensure_valid_history,

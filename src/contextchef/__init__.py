@@ -35,6 +35,8 @@ from contextchef.errors import (
     UnknownToolError,
 )
 from contextchef.events import CompileDone, CompileStart
+from contextchef.memory.entry import MemoryArtifacts, MemoryChange, MemoryEntry
+from contextchef.memory.memory import Memory
 from contextchef.messages import (
     HistoryFix,
     Message,
@@ -77,6 +79,7 @@ from contextchef.selection import (
     summarize_history,
 )
 from contextchef.selection.janitor import HandoffConfig
+from contextchef.selection.offload import OffloadConfig
 from contextchef.store import (
     AsyncNamespaceView,
     AsyncStorageBackend,
@@ -90,10 +93,7 @@ from contextchef.store import (
     Store,
 )
 from contextchef.store.backend import ListedEntry, SearchHit, StorageBackend, StoredEntry
-from contextchef.store.memory_entry import MemoryArtifacts, MemoryChange, MemoryEntry
-from contextchef.store.memory_module import Memory
-from contextchef.store.offloader import OffloadConfig
-from contextchef.store.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite import SQLiteBackend
 from contextchef.tokens import (
     EstimateTokenizer,
     Tokenizer,

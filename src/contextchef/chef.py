@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Self
 
-from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
-from contextchef.chef_parts import (
+from contextchef._chef_parts import (
     Compaction,
     context_tool_options,
     landed,
@@ -26,10 +25,12 @@ from contextchef.chef_parts import (
     open_memory,
     open_store,
 )
+from contextchef._jsonvalue import copy_json
+from contextchef._memo import MessageIntake
+from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
 from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers, Slots
-from contextchef.jsonvalue import copy_json
-from contextchef.memo import MessageIntake
+from contextchef.memory.memory import Memory
 from contextchef.messages import Message, ensure_valid_history, validate_history
 from contextchef.pipeline import (
     CompileRuntime,
@@ -46,13 +47,12 @@ from contextchef.placement.state import DynamicState, render_dynamic_state
 from contextchef.prompts import ToolsMode
 from contextchef.retrieval.context_tool import ContextTool
 from contextchef.retrieval.dispatch import Dispatcher
-from contextchef.retrieval.tool_results import TransformHook
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
+from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.tool_results import TransformHook
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
-from contextchef.store.memory_module import Memory
-from contextchef.store.offloader import OffloadConfig
 from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter, Tokenizer
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import HistoryFix
 from contextchef.selection.janitor import OverflowReport
-from contextchef.store.memory_entry import MemoryArtifacts
 
 __all__ = ["CompileMeta", "LayerTokens", "Payload"]
 

@@ -23,25 +23,25 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from contextchef import prompts
+from contextchef._effects import Call, Dual, Emit, drive_async, drive_sync
+from contextchef._effects import Flow as EffectFlow
+from contextchef._jsonvalue import sorted_keys
+from contextchef._memo import ConversionCache
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
-from contextchef.effects import Call, Dual, Emit, drive_async, drive_sync
-from contextchef.effects import Flow as EffectFlow
 from contextchef.errors import CompileAbortedError, ConfigError
 from contextchef.events import AssembleContext, CompileDone, CompileStart, Handlers, Slots
-from contextchef.jsonvalue import sorted_keys
-from contextchef.memo import ConversionCache
+from contextchef.memory.entry import MemoryArtifacts
+from contextchef.memory.memory import Memory
 from contextchef.messages import HistoryFix, Message, validate_history
 from contextchef.payload import CompileMeta, LayerTokens, Payload
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
 from contextchef.prompts import ToolsMode
-from contextchef.retrieval.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
 from contextchef.selection.janitor import Janitor, OverflowReport
+from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
 from contextchef.store.aio import AsyncStore
-from contextchef.store.memory_entry import MemoryArtifacts
-from contextchef.store.memory_module import Memory
-from contextchef.store.offloader import OffloadConfig
 from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter, count_tools
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from contextchef.memo import ConversionCache
+from contextchef._memo import ConversionCache
 from contextchef.messages import Message
 
 __all__ = [

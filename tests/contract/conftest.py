@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from contextchef.store import AsyncStore, FileSystemBackend, InMemoryBackend, Store
-from contextchef.store.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite import SQLiteBackend
 from tests.contract.helpers import Blocking, Clock
 
 BackendFactory = Callable[[Path], Any]

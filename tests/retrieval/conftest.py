@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from contextchef.memory import Memory
 from contextchef.retrieval import ContextTool, Dispatcher
-from contextchef.store import Memory, Store
+from contextchef.store import Store
 from tests.contract.conftest import BACKENDS
 from tests.contract.helpers import Clock
 

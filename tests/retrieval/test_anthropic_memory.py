@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from contextchef.memory import Memory
 from contextchef.retrieval import ContextTool, anthropic_memory_path, handle_anthropic_memory
-from contextchef.store import Memory, Store
+from contextchef.store import Store
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from contextchef.memory import Memory
 from contextchef.retrieval import ContextTool
-from contextchef.store import Memory, Store
+from contextchef.store import Store
 
 READ_ONLY_HINT = "This tool may write to: context://memory/, context://notes/."
 

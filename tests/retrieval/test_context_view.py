@@ -11,8 +11,8 @@ import pytest
 
 from contextchef.errors import StoreCorruptError
 from contextchef.retrieval import ContextTool
-from contextchef.selection.janitor import archive_document
 from contextchef.store import Store
+from contextchef.store.archive import archive_document
 
 READ_ONLY_HINT = "This tool may write to: context://memory/, context://notes/."
 

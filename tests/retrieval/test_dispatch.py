@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from contextchef.errors import ConfigError, UnknownToolError
+from contextchef.memory import Memory
 from contextchef.retrieval import ContextTool, Dispatcher
-from contextchef.store import Memory, Store
+from contextchef.store import Store
 
 OWNED = ["context", "new_context", "create_memory", "modify_memory", "recall_context"]
 

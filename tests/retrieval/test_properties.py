@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contextchef.memory import Memory
 from contextchef.retrieval import OWNED_TOOL_NAMES, ContextTool, Dispatcher
-from contextchef.store import InMemoryBackend, Memory, Store
+from contextchef.store import InMemoryBackend, Store
 from tests.contract.conftest import BACKENDS
 
 VALID = ["a", "b.md", "dir/c", "dir/d.txt", "日本.md", "%2e%2e", "x y"]

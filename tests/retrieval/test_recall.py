@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from contextchef.retrieval import render_recalled
-from contextchef.selection.janitor import archive_document
+from contextchef.store.archive import archive_document
 
 
 def test_an_archived_span_renders_as_a_transcript() -> None:

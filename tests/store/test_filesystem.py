@@ -180,7 +180,7 @@ def test_corrupt_entries(
         with pytest.raises(StoreCorruptError) as info:
             fs.read(ns, path)
         assert info.value.path == path
-    with caplog.at_level(logging.WARNING, logger="contextchef.store.filesystem"):
+    with caplog.at_level(logging.WARNING, logger="contextchef.store.backends.filesystem.backend"):
         assert [item.path for item in fs.list("notes")] == ["good.md"]
     assert "bad.md" in caplog.text
     fs.write("notes", "bad.md", StoredEntry("repaired"))

@@ -18,15 +18,8 @@ from contextchef.errors import (
     MemoryKeyNotAllowedError,
     MemoryVetoedError,
 )
-from contextchef.store import (
-    UNSET,
-    InMemoryBackend,
-    Memory,
-    MemoryChange,
-    MemoryEntry,
-    Store,
-    StoredEntry,
-)
+from contextchef.memory import UNSET, Memory, MemoryChange, MemoryEntry
+from contextchef.store import InMemoryBackend, Store, StoredEntry
 from tests.contract.conftest import BACKENDS
 from tests.contract.helpers import Clock, Minimal
 
@@ -300,7 +293,7 @@ def test_a_raising_or_async_veto_hook_vetoes_and_is_logged(
     for hook in (broken, asynchronous):
         memory = make(store, clock, on_memory_update=hook)
         with (
-            caplog.at_level(logging.WARNING, "contextchef.store.memory_module"),
+            caplog.at_level(logging.WARNING, "contextchef.memory.memory"),
             pytest.raises(MemoryVetoedError),
         ):
             memory.create("a", "1")
@@ -334,7 +327,7 @@ def test_raising_callbacks_are_logged_and_never_propagate(
         raise RuntimeError("callback bug")
 
     memory = make(store, clock, on_memory_changed=boom, on_memory_expired=boom)
-    with caplog.at_level(logging.WARNING, "contextchef.store.memory_module"):
+    with caplog.at_level(logging.WARNING, "contextchef.memory.memory"):
         memory.set("a", "1", ttl=0)
         assert memory.compile_artifacts().expired == ("a",)
     assert store.namespace("memory").get("a") is None

@@ -9,7 +9,7 @@ import pytest
 
 from contextchef import ContextChef, prompts
 from contextchef.errors import ConfigError
-from contextchef.store.offloader import OffloadConfig, offload_uri, preview
+from contextchef.selection.offload import OffloadConfig, offload_uri, preview
 
 
 def log(lines: int, *, error_at: int | None = None) -> str:

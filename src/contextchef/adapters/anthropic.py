@@ -42,9 +42,9 @@ import re
 from typing import Any, NamedTuple
 
 from contextchef import prompts
+from contextchef._jsonvalue import loads_sorted
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
 from contextchef.errors import CompileError, ConfigError
-from contextchef.jsonvalue import loads_sorted
 from contextchef.messages import Message
 
 __all__ = ["ANTHROPIC_MAX_BREAKPOINTS", "AnthropicAdapter"]

@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Required, TypedDict, runtime_checkable
 
+from contextchef._jsonvalue import sorted_keys
+from contextchef._memo import ConversionCache
 from contextchef.errors import ToolDefinitionError, UnknownTargetError
-from contextchef.jsonvalue import sorted_keys
-from contextchef.memo import ConversionCache
 from contextchef.messages import Message
 
 __all__ = [

@@ -18,10 +18,10 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from contextchef.errors import ContextChefError
+from contextchef.store.backends.sqlite import backup as backup_ops
+from contextchef.store.backends.sqlite import maintenance
+from contextchef.store.backends.sqlite import repair as repair_ops
 from contextchef.store.datadir import default_database_path
-from contextchef.store.sqlite import backup as backup_ops
-from contextchef.store.sqlite import maintenance
-from contextchef.store.sqlite import repair as repair_ops
 
 __all__ = ["db_app"]
 

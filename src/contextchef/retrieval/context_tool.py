@@ -35,6 +35,8 @@ from contextchef.errors import (
     StoreCorruptError,
     StoreError,
 )
+from contextchef.memory.entry import MEMORY_NAMESPACE
+from contextchef.memory.memory import Memory
 from contextchef.retrieval.arguments import (
     Address,
     ToolInputError,
@@ -51,8 +53,6 @@ from contextchef.retrieval.paging import join_lines, numbered, paginate, split_l
 from contextchef.retrieval.recall import render_recalled
 from contextchef.retrieval.spaces import MemorySpace, Space, StoreSpace
 from contextchef.store.backend import StorageBackend
-from contextchef.store.memory_entry import MEMORY_NAMESPACE
-from contextchef.store.memory_module import Memory
 from contextchef.store.paths import format_uri, validate_namespace
 from contextchef.store.store import Store
 

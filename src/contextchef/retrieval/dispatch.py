@@ -30,6 +30,8 @@ from contextchef.errors import (
     StoreError,
     UnknownToolError,
 )
+from contextchef.memory.entry import MEMORY_NAMESPACE, UNSET
+from contextchef.memory.memory import Memory
 from contextchef.retrieval.arguments import (
     ToolInputError,
     optional_text,
@@ -49,8 +51,6 @@ from contextchef.retrieval.definitions import (
     get_new_context_tool_definition,
     get_recall_tool_definition,
 )
-from contextchef.store.memory_entry import MEMORY_NAMESPACE, UNSET
-from contextchef.store.memory_module import Memory
 from contextchef.store.paths import validate_entry_path
 
 __all__ = [

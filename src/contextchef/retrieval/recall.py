@@ -1,7 +1,7 @@
 """The recall path: what the model reads when it opens something that left its window.
 
 Overflow archives an evicted span as versioned JSON (`{"messages": [...], "version": 1}`, see
-`contextchef.selection.janitor.archive_document`). Read back raw, that is hard to follow, so
+`contextchef.store.archive`). Read back raw, that is hard to follow, so
 `render_recalled` turns it into a transcript: a header, then one block per message with the
 speaker, its text, `[thinking]`, `[tool call] name(args)`, `[tool result for name]` and
 `[attachment: …]` lines. Any other content (an offloaded tool output, a note) passes through
@@ -15,23 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef import prompts
-from contextchef.selection.janitor import ARCHIVE_VERSION
+from contextchef.store.archive import archived_messages
 
-__all__ = ["archived_messages", "render_recalled", "render_transcript"]
-
-
-def archived_messages(content: str) -> list[Any] | None:
-    """The messages of an archived span document, or None when `content` is not one."""
-    if not content.startswith("{") or '"messages"' not in content:
-        return None
-    try:
-        document = json.loads(content)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(document, dict) or document.get("version") != ARCHIVE_VERSION:
-        return None
-    messages = document.get("messages")
-    return messages if isinstance(messages, list) else None
+__all__ = ["render_recalled", "render_transcript"]
 
 
 def render_recalled(content: str) -> str:

@@ -20,10 +20,10 @@ from contextchef.errors import (
     MemoryKeyNotAllowedError,
     MemoryVetoedError,
 )
+from contextchef.memory.entry import MEMORY_NAMESPACE, UNSET
+from contextchef.memory.memory import Memory
 from contextchef.retrieval.arguments import Address, ToolInputError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.memory_entry import MEMORY_NAMESPACE, UNSET
-from contextchef.store.memory_module import Memory
 from contextchef.store.paths import format_uri
 from contextchef.store.search import scan
 from contextchef.store.store import NamespaceView

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from contextchef.effects import Handle, Spawn
+from contextchef._effects import Handle, Spawn
 from contextchef.messages import Message
 from contextchef.selection.strategies import (
     OverflowInput,

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from contextchef.config import options
+from contextchef._config import options
 from contextchef.errors import ConfigError
 from contextchef.tokens import Tokenizer
 

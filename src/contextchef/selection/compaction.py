@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from contextchef import prompts
-from contextchef.effects import Call, Flow, drive_async, drive_sync
+from contextchef._effects import Call, Flow, drive_async, drive_sync
 from contextchef.errors import ConfigError
 from contextchef.messages import Message, content_text, ensure_valid_history, group_turns
 

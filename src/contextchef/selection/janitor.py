@@ -10,7 +10,6 @@ lineage `{first, previous, current}` travels with snapshots.
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -18,10 +17,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextchef import prompts
-from contextchef.config import options
-from contextchef.effects import Call, Dual, Emit, Flow
+from contextchef._config import options
+from contextchef._effects import Call, Dual, Emit, Flow
+from contextchef._jsonvalue import copy_json
 from contextchef.errors import ConfigError, InvalidPathError
-from contextchef.jsonvalue import copy_json
 from contextchef.messages import Message
 from contextchef.selection.budget import Budget, JanitorConfig, pick_usage
 from contextchef.selection.compaction import summary_message
@@ -33,6 +32,7 @@ from contextchef.selection.strategies import (
     summarize,
 )
 from contextchef.store.aio import AsyncStore
+from contextchef.store.archive import archive_document
 from contextchef.store.paths import validate_namespace
 from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter
@@ -169,20 +169,6 @@ class OverflowReport:
     failures: int = 0
     server: Mapping[str, Any] | None = None
     notice: str | None = None
-
-
-ARCHIVE_VERSION = 1
-
-
-def archive_document(span: Sequence[Message]) -> str:
-    """The stored form of an evicted span: versioned JSON, keys sorted (so it is content-
-    addressed the same way every time)."""
-    return json.dumps(
-        {"messages": list(span), "version": ARCHIVE_VERSION},
-        ensure_ascii=False,
-        separators=(",", ":"),
-        sort_keys=True,
-    )
 
 
 class Janitor:

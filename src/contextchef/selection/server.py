@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef.jsonvalue import sorted_keys
+from contextchef._jsonvalue import sorted_keys
 from contextchef.selection.strategies import (
     OverflowInput,
     OverflowResult,

@@ -1,7 +1,7 @@
 """Overflow strategies: what to do with the history when it outgrows its budget.
 
 A strategy is any object with a `name` and `apply(input) -> OverflowResult`; `apply` may also be
-a generator of effects (see `contextchef.effects`), which is how the built-in ones call the
+a generator of effects (see `contextchef._effects`), which is how the built-in ones call the
 user's compression model without caring whether it is sync or async. Every split falls on a
 turn boundary, so a tool call is never separated from its result, and pinned turns survive
 verbatim, in order, right after the summary.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from contextchef import prompts
-from contextchef.effects import Call, Effect
+from contextchef._effects import Call, Effect
 from contextchef.errors import ConfigError
 from contextchef.messages import Message, Turn, content_text, group_turns
 from contextchef.selection.budget import Budget

@@ -4,8 +4,7 @@
 - `paths`: namespace and path rules, `context://` URIs, content-addressed names.
 - `store` / `aio`: `Store` + `NamespaceView` and their async twins, over the flows in `core`.
 - `eviction`: per-namespace caps and the typed `CleanupReport`.
-- `memory` / `filesystem`: the built-in backends (`fslayout`: the on-disk format).
-- `memory_module` / `memory_entry`: `Memory`, durable facts in `memory/` (TTL, keys, hooks).
+- `backends`: the built-in backends (`inmemory`, `filesystem/`, `sqlite/`).
 """
 
 from contextchef.store.aio import AsyncNamespaceView, AsyncStore
@@ -19,6 +18,8 @@ from contextchef.store.backend import (
     StoredEntry,
     backend_supports,
 )
+from contextchef.store.backends.filesystem import FileSystemBackend, Layout
+from contextchef.store.backends.inmemory import InMemoryBackend
 from contextchef.store.core import PutResult
 from contextchef.store.eviction import (
     CleanupReport,
@@ -27,17 +28,11 @@ from contextchef.store.eviction import (
     EvictionPolicy,
     EvictionReason,
 )
-from contextchef.store.filesystem import FileSystemBackend
-from contextchef.store.fslayout import Layout
-from contextchef.store.memory import InMemoryBackend
-from contextchef.store.memory_entry import UNSET, MemoryArtifacts, MemoryChange, MemoryEntry
-from contextchef.store.memory_module import Memory
 from contextchef.store.paths import URI_PREFIX, ContextAddress
 from contextchef.store.store import NamespaceView, Store
 
 __all__ = [
     "CAPABILITIES",
-    "UNSET",
     "URI_PREFIX",
     "AsyncNamespaceView",
     "AsyncStorageBackend",
@@ -53,10 +48,6 @@ __all__ = [
     "InMemoryBackend",
     "Layout",
     "ListedEntry",
-    "Memory",
-    "MemoryArtifacts",
-    "MemoryChange",
-    "MemoryEntry",
     "NamespaceView",
     "PutResult",
     "SearchHit",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contextchef.store.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite import SQLiteBackend
 
 
 @pytest.fixture

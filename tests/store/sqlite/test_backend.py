@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from contextchef.errors import StoreError
 from contextchef.store.backend import CAPABILITIES, StorageBackend, StoredEntry, backend_supports
-from contextchef.store.sqlite import SQLiteBackend
-from contextchef.store.sqlite.backend import prefix_bounds
+from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite.backend import prefix_bounds
 
 
 def test_is_a_storage_backend(backend: SQLiteBackend) -> None:

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from contextchef.cli import app
 from contextchef.store.backend import StoredEntry
+from contextchef.store.backends.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
+from contextchef.store.backends.sqlite.backup import manifest_path
 from contextchef.store.datadir import default_database_path
-from contextchef.store.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
-from contextchef.store.sqlite.backup import manifest_path
 
 runner = CliRunner()
 

@@ -12,8 +12,8 @@ import pytest
 from contextchef.errors import StoreBusyError, StoreCorruptError, StoreError
 from contextchef.store import datadir
 from contextchef.store.backend import StoredEntry
-from contextchef.store.sqlite import SQLiteBackend
-from contextchef.store.sqlite import connection as cx
+from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite import connection as cx
 
 
 def test_pragmas_are_read_back(backend: SQLiteBackend) -> None:

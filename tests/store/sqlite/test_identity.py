@@ -12,9 +12,9 @@ import pytest
 
 from contextchef.errors import ConfigError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.sqlite import SQLiteBackend
-from contextchef.store.sqlite import identity as ident
-from contextchef.store.sqlite.migrations import open_database
+from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite import identity as ident
+from contextchef.store.backends.sqlite.migrations import open_database
 
 _ENV = {
     "GIT_AUTHOR_NAME": "t",

@@ -10,12 +10,12 @@ import pytest
 
 from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
-from contextchef.store.sqlite import maintenance as mt
-from contextchef.store.sqlite.backup import backup, manifest_path, restore
-from contextchef.store.sqlite.connection import connect, enable_wal
-from contextchef.store.sqlite.migrations import MIGRATIONS, apply_migrations
-from contextchef.store.sqlite.repair import repair
+from contextchef.store.backends.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
+from contextchef.store.backends.sqlite import maintenance as mt
+from contextchef.store.backends.sqlite.backup import backup, manifest_path, restore
+from contextchef.store.backends.sqlite.connection import connect, enable_wal
+from contextchef.store.backends.sqlite.migrations import MIGRATIONS, apply_migrations
+from contextchef.store.backends.sqlite.repair import repair
 
 CONTENT = "payload {i:04d} " + "filler text that takes room " * 10
 
@@ -95,7 +95,7 @@ def test_vacuum_shrinks_and_prunes(db_path: Path, monkeypatch: pytest.MonkeyPatc
             backend.delete("notes", f"e/{i:04d}")
         for i in range(5):
             backend.memories.set("k", f"v{i}")
-    monkeypatch.setattr("contextchef.store.sqlite.memories.LOG_MAX_ROWS_PER_PROJECT", 2)
+    monkeypatch.setattr("contextchef.store.backends.sqlite.memories.LOG_MAX_ROWS_PER_PROJECT", 2)
     steps: list[tuple[int, int]] = []
     report = mt.vacuum(db_path, progress=lambda d, t: steps.append((d, t)))
     assert report.bytes_after < report.bytes_before

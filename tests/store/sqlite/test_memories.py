@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from contextchef.errors import StoreError
-from contextchef.store.sqlite import SQLiteBackend
-from contextchef.store.sqlite.memories import prune_memory_log
+from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite.memories import prune_memory_log
 
 
 def _log(backend: SQLiteBackend) -> list[tuple[str, str]]:
@@ -118,8 +118,8 @@ def test_retention_prunes_by_age_and_count(backend: SQLiteBackend) -> None:
 def test_log_is_pruned_while_writing(
     backend: SQLiteBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("contextchef.store.sqlite.memories.PRUNE_EVERY", 4)
-    monkeypatch.setattr("contextchef.store.sqlite.memories.LOG_MAX_ROWS_PER_PROJECT", 2)
+    monkeypatch.setattr("contextchef.store.backends.sqlite.memories.PRUNE_EVERY", 4)
+    monkeypatch.setattr("contextchef.store.backends.sqlite.memories.LOG_MAX_ROWS_PER_PROJECT", 2)
     for i in range(8):
         backend.memories.set("k", f"v{i}")
     assert len(_log(backend)) <= 4

@@ -10,9 +10,9 @@ import pytest
 
 from contextchef.errors import MigrationError, SchemaTooNewError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
-from contextchef.store.sqlite import migrations as mig
-from contextchef.store.sqlite.connection import connect, enable_wal
+from contextchef.store.backends.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
+from contextchef.store.backends.sqlite import migrations as mig
+from contextchef.store.backends.sqlite.connection import connect, enable_wal
 
 from .helpers import finish, schema_of, start_worker
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from contextchef.store.sqlite import SQLiteBackend
-from contextchef.store.sqlite import maintenance as mt
-from contextchef.store.sqlite.backup import backup
+from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite import maintenance as mt
+from contextchef.store.backends.sqlite.backup import backup
 
 from .helpers import finish, start_worker
 

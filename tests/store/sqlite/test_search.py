@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from contextchef.store.backend import StoredEntry
-from contextchef.store.sqlite import SQLiteBackend
-from contextchef.store.sqlite.backend import fts_query
+from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite.backend import fts_query
 
 
 @pytest.mark.parametrize(

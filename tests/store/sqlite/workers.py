@@ -20,7 +20,7 @@ def _wait_for(go: Path) -> None:
 def write_and_read(db: str, worker: str, seconds: str, go: str) -> None:
     """Write entries and read others' for a bounded time; print every acknowledged path."""
     from contextchef.store.backend import StoredEntry
-    from contextchef.store.sqlite import SQLiteBackend
+    from contextchef.store.backends.sqlite import SQLiteBackend
 
     backend = SQLiteBackend(db, project="test:reliability")
     _wait_for(Path(go))
@@ -44,7 +44,7 @@ def write_and_read(db: str, worker: str, seconds: str, go: str) -> None:
 def write_then_hang(db: str) -> None:
     """Acknowledge committed writes, then stop inside an open batch and wait to be killed."""
     from contextchef.store.backend import StoredEntry
-    from contextchef.store.sqlite import SQLiteBackend
+    from contextchef.store.backends.sqlite import SQLiteBackend
 
     backend = SQLiteBackend(db, project="test:reliability")
     for i in range(200):
@@ -59,8 +59,8 @@ def write_then_hang(db: str) -> None:
 
 def migrate(db: str, go: str) -> None:
     """Wait for the go file, then migrate; print the steps this process applied."""
-    from contextchef.store.sqlite.connection import connect
-    from contextchef.store.sqlite.migrations import apply_migrations
+    from contextchef.store.backends.sqlite.connection import connect
+    from contextchef.store.backends.sqlite.migrations import apply_migrations
 
     conn = connect(db)
     _wait_for(Path(go))

@@ -4,10 +4,10 @@
 `maintenance`, `backup` and `repair` hold the operations behind `contextchef db`.
 """
 
-from contextchef.store.sqlite.backend import SQLiteBackend
-from contextchef.store.sqlite.identity import ProjectRef
-from contextchef.store.sqlite.memories import Memories, Memory, MemoryScope
-from contextchef.store.sqlite.migrations import LATEST_SCHEMA_VERSION
+from contextchef.store.backends.sqlite.backend import SQLiteBackend
+from contextchef.store.backends.sqlite.identity import ProjectRef
+from contextchef.store.backends.sqlite.memories import Memories, Memory, MemoryScope
+from contextchef.store.backends.sqlite.migrations import LATEST_SCHEMA_VERSION
 
 __all__ = [
     "LATEST_SCHEMA_VERSION",

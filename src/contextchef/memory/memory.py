@@ -39,8 +39,7 @@ from contextchef.errors import (
     MemoryKeyNotAllowedError,
     MemoryVetoedError,
 )
-from contextchef.store.backend import StorageBackend
-from contextchef.store.memory_entry import (
+from contextchef.memory.entry import (
     MEMORY_NAMESPACE,
     TTL,
     UNSET,
@@ -58,12 +57,13 @@ from contextchef.store.memory_entry import (
     render_memory_block,
     snapshot_data,
 )
+from contextchef.store.backend import StorageBackend
 from contextchef.store.paths import validate_entry_path
 from contextchef.store.store import NamespaceView, Store
 
 __all__ = ["Memory"]  # its value types live in `memory_entry` (and `contextchef.store`)
 
-logger = logging.getLogger("contextchef.store.memory_module")
+logger = logging.getLogger("contextchef.memory.memory")
 
 Selector = Callable[[list[MemoryEntry]], Iterable[MemoryEntry]]
 UpdateHook = Callable[[str, str | None, str | None], object]

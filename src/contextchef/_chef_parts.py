@@ -9,6 +9,7 @@ from typing import Any
 
 from contextchef.adapters import ToolDefinition, normalize_tools
 from contextchef.errors import ConfigError
+from contextchef.memory.memory import Memory
 from contextchef.messages import Message
 from contextchef.prompts import ToolsMode
 from contextchef.retrieval.definitions import (
@@ -19,8 +20,7 @@ from contextchef.retrieval.definitions import (
 from contextchef.selection.janitor import Janitor
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
-from contextchef.store.memory import InMemoryBackend
-from contextchef.store.memory_module import Memory
+from contextchef.store.backends.inmemory import InMemoryBackend
 from contextchef.store.store import Store
 
 __all__ = [
@@ -99,7 +99,7 @@ def open_store(
     if store is None or store == "memory":
         return Store(InMemoryBackend())
     if store == "sqlite":
-        from contextchef.store.sqlite import SQLiteBackend
+        from contextchef.store.backends.sqlite import SQLiteBackend
 
         return Store(SQLiteBackend())
     if isinstance(store, str):

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from contextchef.errors import SchemaTooNewError, StoreError
-from contextchef.store.sqlite.connection import translate_errors, write_transaction
-from contextchef.store.sqlite.maintenance import new_timestamped_dir, side_files
-from contextchef.store.sqlite.migrations import (
+from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
+from contextchef.store.backends.sqlite.maintenance import new_timestamped_dir, side_files
+from contextchef.store.backends.sqlite.migrations import (
     LATEST_SCHEMA_VERSION,
     Progress,
     open_database,
@@ -32,7 +32,7 @@ from contextchef.store.sqlite.migrations import (
 
 __all__ = ["RepairReport", "TableSalvage", "repair"]
 
-log = logging.getLogger("contextchef.store.sqlite.repair")
+log = logging.getLogger("contextchef.store.backends.sqlite.repair")
 
 SALVAGE_ORDER = ("projects", "project_aliases", "project_dirs", "entries", "memories", "memory_log")
 """Tables copied, parents before children so foreign keys hold."""

@@ -25,9 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError
-from contextchef.store.sqlite.connection import translate_errors
-from contextchef.store.sqlite.maintenance import new_timestamped_dir, read_only, side_files
-from contextchef.store.sqlite.migrations import LATEST_SCHEMA_VERSION, Progress, schema_version
+from contextchef.store.backends.sqlite.connection import translate_errors
+from contextchef.store.backends.sqlite.maintenance import new_timestamped_dir, read_only, side_files
+from contextchef.store.backends.sqlite.migrations import (
+    LATEST_SCHEMA_VERSION,
+    Progress,
+    schema_version,
+)
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -38,7 +42,7 @@ __all__ = [
     "restore",
 ]
 
-log = logging.getLogger("contextchef.store.sqlite.backup")
+log = logging.getLogger("contextchef.store.backends.sqlite.backup")
 
 MANIFEST_FORMAT = "contextchef-sqlite-backup/1"
 _PAGES_PER_STEP = 256

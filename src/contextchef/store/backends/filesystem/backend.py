@@ -47,8 +47,7 @@ from contextchef.errors import (
     StoreError,
 )
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
-from contextchef.store.entries import appended
-from contextchef.store.fsio import (
+from contextchef.store.backends.filesystem.fileio import (
     DIR_FLAGS,
     atomic_replace,
     fsync_dir,
@@ -57,13 +56,20 @@ from contextchef.store.fsio import (
     regular_stat,
     translate_errors,
 )
-from contextchef.store.fslayout import Format, Layout, decode_entry, encode_entry, stat_meta
+from contextchef.store.backends.filesystem.layout import (
+    Format,
+    Layout,
+    decode_entry,
+    encode_entry,
+    stat_meta,
+)
+from contextchef.store.entries import appended
 from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
 from contextchef.store.search import scan
 
 __all__ = ["FileSystemBackend"]
 
-logger = logging.getLogger("contextchef.store.filesystem")
+logger = logging.getLogger("contextchef.store.backends.filesystem.backend")
 
 _RETRIES = 3
 _TOUCH_GRANULARITY = 1_000_000_000  # ns

@@ -12,15 +12,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from contextchef import prompts
-from contextchef.effects import Call, Dual, Flow
+from contextchef._effects import Call, Dual, Flow
 from contextchef.messages import Message
+from contextchef.selection.offload import OffloadConfig, offload_uri, preview
 from contextchef.store.aio import AsyncStore
-from contextchef.store.offloader import OffloadConfig, offload_uri, preview
 from contextchef.store.store import Store
 
 __all__ = ["ToolResultMemo", "TransformHook", "prepare_tool_results"]
 
-logger = logging.getLogger("contextchef.retrieval.tool_results")
+logger = logging.getLogger("contextchef.selection.tool_results")
 
 TransformHook = Callable[[str, dict[str, Any]], Any]
 

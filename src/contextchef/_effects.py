@@ -41,7 +41,7 @@ __all__ = [
     "drive_sync",
 ]
 
-logger = logging.getLogger("contextchef.effects")
+logger = logging.getLogger("contextchef._effects")
 
 R = TypeVar("R")
 

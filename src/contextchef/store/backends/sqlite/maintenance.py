@@ -15,9 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contextchef.errors import StoreError
-from contextchef.store.sqlite.connection import connect, translate_errors, write_transaction
-from contextchef.store.sqlite.memories import prune_memory_log
-from contextchef.store.sqlite.migrations import (
+from contextchef.store.backends.sqlite.connection import (
+    connect,
+    translate_errors,
+    write_transaction,
+)
+from contextchef.store.backends.sqlite.memories import prune_memory_log
+from contextchef.store.backends.sqlite.migrations import (
     LATEST_SCHEMA_VERSION,
     Progress,
     check_fence,

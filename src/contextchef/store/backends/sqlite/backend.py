@@ -32,20 +32,20 @@ from typing import Any
 
 from contextchef.errors import StoreError
 from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry
-from contextchef.store.datadir import default_database_path, refuse_real_user_data_under_pytest
-from contextchef.store.sqlite.connection import translate_errors, write_transaction
-from contextchef.store.sqlite.identity import (
+from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
+from contextchef.store.backends.sqlite.identity import (
     ProjectRef,
     project_for_identity,
     resolve_project,
     user_scope,
 )
-from contextchef.store.sqlite.memories import Memories, MemoryScope
-from contextchef.store.sqlite.migrations import open_database
+from contextchef.store.backends.sqlite.memories import Memories, MemoryScope
+from contextchef.store.backends.sqlite.migrations import open_database
+from contextchef.store.datadir import default_database_path, refuse_real_user_data_under_pytest
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
 
-log = logging.getLogger("contextchef.store.sqlite.backend")
+log = logging.getLogger("contextchef.store.backends.sqlite.backend")
 
 _TIME_KEYS = ("created_at", "updated_at", "accessed_at")
 _DERIVED_KEYS = (*_TIME_KEYS, "bytes")

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contextchef.errors import MigrationError, SchemaTooNewError
-from contextchef.store.sqlite.connection import (
+from contextchef.store.backends.sqlite.connection import (
     connect,
     enable_wal,
     require_fts5,
@@ -64,7 +64,7 @@ __all__ = [
     "schema_version",
 ]
 
-log = logging.getLogger("contextchef.store.sqlite.migrations")
+log = logging.getLogger("contextchef.store.backends.sqlite.migrations")
 
 Progress = Callable[[int, int], None]
 """A progress callback: `(steps done, steps in all)`."""

@@ -44,7 +44,7 @@ __all__ = [
     "write_transaction",
 ]
 
-log = logging.getLogger("contextchef.store.sqlite.connection")
+log = logging.getLogger("contextchef.store.backends.sqlite.connection")
 
 BUSY_TIMEOUT_MS = 10_000
 """How long one statement waits for a lock inside SQLite before reporting SQLITE_BUSY."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextchef.errors import StoreError
-from contextchef.store.sqlite.connection import write_transaction
+from contextchef.store.backends.sqlite.connection import write_transaction
 
 __all__ = [
     "LOG_MAX_AGE_S",
@@ -37,7 +37,7 @@ __all__ = [
     "prune_memory_log",
 ]
 
-log = logging.getLogger("contextchef.store.sqlite.memories")
+log = logging.getLogger("contextchef.store.backends.sqlite.memories")
 
 MemoryScope = Literal["project", "user"]
 

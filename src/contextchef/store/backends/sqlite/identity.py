@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contextchef.errors import ConfigError
-from contextchef.store.sqlite.connection import write_transaction
+from contextchef.store.backends.sqlite.connection import write_transaction
 
 __all__ = [
     "GIT_TIMEOUT_S",
@@ -46,7 +46,7 @@ __all__ = [
     "user_scope",
 ]
 
-log = logging.getLogger("contextchef.store.sqlite.identity")
+log = logging.getLogger("contextchef.store.backends.sqlite.identity")
 
 USER_SCOPE_IDENTITY = "@user"
 """The identity of the user scope: memories shared by every project on the machine."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextchef import prompts
-from contextchef.config import options
+from contextchef._config import options
 from contextchef.errors import ConfigError, InvalidPathError
 from contextchef.store.paths import URI_PREFIX, content_path, validate_namespace
 

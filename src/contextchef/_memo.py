@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from contextchef.jsonvalue import sorted_keys
+from contextchef._jsonvalue import sorted_keys
 from contextchef.messages import Message, validate_message
 
 __all__ = ["ConversionCache", "MessageIntake"]
