@@ -23,7 +23,7 @@ def main(root: Path) -> None:
     vfs = store.namespace("vfs")
     for n in range(3):
         output = f"tool output #{n}\n" * 400
-        path, uri = vfs.put(output)  # content-addressed: the same output, the same URI
+        path, uri = vfs.put_content(output)  # content-addressed: the same output, the same URI
         print(uri, vfs.get_physical_path(path))
 
     report = store.cleanup("vfs")

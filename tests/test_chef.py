@@ -62,8 +62,8 @@ def test_unknown_target_lists_the_registered_ones() -> None:
 
 
 def test_unknown_config_keys_are_refused() -> None:
-    with pytest.raises(ConfigError, match="unknown option"):
-        ContextChef(janitr={})
+    with pytest.raises(TypeError, match="janitr"):
+        ContextChef(janitr={})  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize(

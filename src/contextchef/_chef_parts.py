@@ -1,5 +1,6 @@
-"""The parts a chef is built from its options: its store, memory and library tools, and the
-record of compactions that `set_history` re-applies to a host's ever-growing history."""
+"""The parts a chef is built from its options: the validated options themselves, its store,
+memory and library tools, and the record of compactions that `set_history` re-applies to a
+host's ever-growing history."""
 
 from __future__ import annotations
 
@@ -9,23 +10,27 @@ from typing import Any
 
 from contextchef.adapters import ToolDefinition, normalize_tools
 from contextchef.errors import ConfigError
-from contextchef.memory.memory import Memory
+from contextchef.memory.core import MemoryCore
+from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.messages import Message
 from contextchef.prompts import ToolsMode
+from contextchef.retrieval.context_tool import DEFAULT_WRITABLE
 from contextchef.retrieval.definitions import (
     get_context_tool_definition,
     get_legacy_memory_tool_definitions,
     get_new_context_tool_definition,
 )
 from contextchef.selection.janitor import Janitor
-from contextchef.store.aio import AsyncStore
+from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.tool_results import TransformHook
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.backends.inmemory import InMemoryBackend
-from contextchef.store.store import Store
+from contextchef.store.core import StoreCore
+from contextchef.store.store import StoreBase
 
 __all__ = [
+    "ChefOptions",
     "Compaction",
-    "context_tool_options",
     "landed",
     "library_tools",
     "open_memory",
@@ -56,28 +61,70 @@ def landed(before: tuple[Message, ...], after: tuple[Message, ...]) -> Compactio
     return Compaction(before[: len(before) - kept], after[: len(after) - kept])
 
 
-def open_memory(memory: Memory | Mapping[str, Any] | None, store: Store) -> Memory | None:
-    if memory is None or isinstance(memory, Memory):
-        return memory
-    if not isinstance(memory, Mapping):
-        raise ConfigError("memory must be a dict of Memory options or a Memory")
-    return Memory(store, **memory)
+@dataclass(frozen=True, slots=True)
+class ChefOptions:
+    """The chef's scalar options, validated once (the store and memory are built from theirs)."""
+
+    tools: ToolsMode
+    writable: tuple[str, ...]
+    vfs: OffloadConfig
+    transform_tool_result: TransformHook | None
+    default_target: str
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        tools: object,
+        context_tool: Mapping[str, Any] | None,
+        vfs: OffloadConfig | Mapping[str, Any] | None,
+        transform_tool_result: object,
+        default_target: object,
+    ) -> ChefOptions:
+        if tools not in ("legacy", "unified"):
+            raise ConfigError(f"tools must be 'legacy' or 'unified', got {tools!r}")
+        if transform_tool_result is not None and not callable(transform_tool_result):
+            raise ConfigError("transform_tool_result must be callable(content, info) -> str")
+        if default_target is not None and not isinstance(default_target, str):
+            raise ConfigError("default_target must be a target name such as 'anthropic'")
+        return cls(
+            tools="unified" if tools == "unified" else "legacy",
+            writable=_writable(context_tool),
+            vfs=OffloadConfig.of(vfs),
+            transform_tool_result=transform_tool_result,
+            default_target=default_target or "openai",
+        )
 
 
-def context_tool_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+def _writable(options: Mapping[str, Any] | None) -> tuple[str, ...]:
     if options is None:
-        return {}
+        return DEFAULT_WRITABLE
+    if not isinstance(options, Mapping):
+        raise ConfigError("context_tool must be a dict such as {'writable': ['notes']}")
     unknown = set(options) - {"writable"}
     if unknown:
         raise ConfigError(f"unknown context_tool option(s) {sorted(unknown)}; known: ['writable']")
-    writable = options.get("writable", ("memory", "notes"))
+    writable = options.get("writable", DEFAULT_WRITABLE)
     if isinstance(writable, str) or not all(isinstance(ns, str) for ns in writable):
         raise ConfigError("context_tool writable must be a list of namespace names")
-    return {"writable": tuple(writable)}
+    return tuple(writable)
+
+
+def open_memory(
+    memory: Memory | AsyncMemory | Mapping[str, Any] | None, store: StoreCore
+) -> MemoryCore | None:
+    """The chef's memory flows from its `memory=` option."""
+    if memory is None:
+        return None
+    if isinstance(memory, Memory | AsyncMemory):
+        return memory.core
+    if not isinstance(memory, Mapping):
+        raise ConfigError("memory must be a dict of Memory options or a Memory")
+    return MemoryCore(store, **memory)
 
 
 def library_tools(
-    mode: ToolsMode, memory: Memory | None, runner: Janitor | None
+    mode: ToolsMode, memory: MemoryCore | None, runner: Janitor | None
 ) -> tuple[ToolDefinition, ...]:
     """The tools contextchef adds to the payload: the mode's vocabulary, and nothing else."""
     if mode == "unified":
@@ -85,23 +132,31 @@ def library_tools(
         if runner is not None and runner.overflow.handoff is not None:
             tools.append(get_new_context_tool_definition())
     elif memory is not None:
-        tools = list(get_legacy_memory_tool_definitions(memory.allowed_keys))
+        tools = list(get_legacy_memory_tool_definitions(memory.allowed))
     else:
         tools = []
     return tuple(normalize_tools(tools))
 
 
 def open_store(
-    store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None,
-) -> Store:
-    """The chef's store from its `store=` option: a Store (or AsyncStore, shared), a backend,
-    `"memory"` (the default: nothing touches the disk) or `"sqlite"` (the machine's database)."""
+    store: StoreBase[Any] | StorageBackend | AsyncStorageBackend | str | None,
+    *,
+    asynchronous: bool,
+) -> StoreCore:
+    """The chef's store from its `store=` option: a Store or AsyncStore (shared), a backend,
+    `"memory"` (the default: nothing touches the disk) or `"sqlite"` (the machine's database).
+    An async-native backend needs the async chef."""
     if store is None or store == "memory":
-        return Store(InMemoryBackend())
+        return StoreCore(InMemoryBackend())
     if store == "sqlite":
         from contextchef.store.backends.sqlite import SQLiteBackend
 
-        return Store(SQLiteBackend())
+        return StoreCore(SQLiteBackend())
     if isinstance(store, str):
         raise ConfigError(f"store must be a backend, a Store, 'memory' or 'sqlite', got {store!r}")
-    return Store.of(store)
+    core = store.core if isinstance(store, StoreBase) else StoreCore(store)
+    if core.native_async and not asynchronous:
+        raise ConfigError(
+            f"{type(core.backend).__name__} is an async-native backend; use AsyncContextChef"
+        )
+    return core

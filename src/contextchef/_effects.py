@@ -1,19 +1,23 @@
-"""Effects: how flows written once reach the outside world, driven sync or async.
+"""The one effect system: behaviour written once as flows, driven sync or async.
 
-A *flow* is a generator that yields effects and receives their results. `drive_sync` performs
-each effect with plain calls; `drive_async` awaits whatever returns an awaitable. Every piece of
-behaviour that may touch user code (a summarizer, an event handler, a hook) is written as a flow,
-so `ContextChef` and `AsyncContextChef` share every line of it.
+A *flow* is a generator that yields effects and receives their results; it never performs I/O
+itself. Everything in contextchef that may wait — a summarizer, an event handler, a memory
+hook, a store read — is an effect, so `ContextChef` and `AsyncContextChef` (and `Store` and
+`AsyncStore`, `Memory` and `AsyncMemory`) share every line of behaviour and differ only in
+their driver:
 
-- `Call(fn, *args)`: call user code. Its exception is thrown back into the flow at the `yield`,
-  so the flow decides what a failure means. Under `drive_sync`, a coroutine result is refused
-  with `ConfigError` (thrown into the flow the same way).
+- `Call(fn, args, what)`: call user code. Its exception is thrown back into the flow at the
+  `yield`, so the flow decides what a failure means. `drive_sync` refuses an awaitable result
+  with `ConfigError` (thrown into the flow the same way); `drive_async` awaits it.
 - `Emit(handlers, event)`: call each event handler; a raising handler is logged and skipped.
-- `Dual(sync, async_, *args)`: the same operation in two implementations (e.g. a store write
-  through `Store` or `AsyncStore`); each driver calls its own, and errors come back as for `Call`.
-- `Spawn(flow)`: start another flow off the critical path and get a handle with `done()` and
-  `result()`: a worker thread under `drive_sync`, a task on the running loop under
+- `Spawn(flow)`: run another flow off the critical path and receive a `Handle` (`done()`,
+  `result()`): a worker thread under `drive_sync`, a task on the running loop under
   `drive_async`.
+- `StoreOp(backend, method, args, kwargs, native)`: one storage backend call. `drive_sync`
+  calls it (an async-native backend is refused); `drive_async` awaits an async-native backend
+  directly and runs a synchronous one in a worker thread, so the event loop never blocks.
+
+Both drivers close the flow when they stop, however they stop, so its `finally` blocks run.
 """
 
 from __future__ import annotations
@@ -22,26 +26,26 @@ import asyncio
 import inspect
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from contextchef.errors import ConfigError
 
 __all__ = [
     "Call",
-    "Dual",
     "Effect",
     "Emit",
     "Flow",
     "Handle",
     "Spawn",
+    "StoreOp",
     "drive_async",
     "drive_sync",
 ]
 
-logger = logging.getLogger("contextchef._effects")
+logger = logging.getLogger("contextchef.effects")
 
 R = TypeVar("R")
 
@@ -68,19 +72,21 @@ class Emit:
 
 
 @dataclass(frozen=True, slots=True)
-class Dual:
-    """Effect: `sync(*args)` under `drive_sync`, `await async_(*args)` under `drive_async`."""
+class Spawn:
+    """Effect: run `flow` in the background; the flow receives a `Handle`."""
 
-    sync: Callable[..., Any]
-    async_: Callable[..., Any]
-    args: tuple[Any, ...] = ()
+    flow: Generator[Any, Any, Any]
 
 
 @dataclass(frozen=True, slots=True)
-class Spawn:
-    """Effect: run `flow` in the background; the flow receives a handle (`done()`, `result()`)."""
+class StoreOp:
+    """Effect: `backend.<method>(*args, **kwargs)`; `native` when the backend is async-native."""
 
-    flow: Generator[Any, Any, Any]
+    backend: object
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    native: bool = False
 
 
 class Handle(Protocol):
@@ -91,18 +97,22 @@ class Handle(Protocol):
     def result(self) -> Any: ...
 
 
-Effect = Call | Dual | Emit | Spawn
+Effect = Call | Emit | Spawn | StoreOp
 Flow = Generator[Effect, Any, R]
+
+
+def _refusal(outcome: Any, what: str) -> ConfigError:
+    """The error `drive_sync` throws into a flow whose effect returned an awaitable."""
+    if inspect.iscoroutine(outcome):
+        outcome.close()
+    return ConfigError(
+        f"the {what} returned an awaitable, which the synchronous API cannot wait for; "
+        "use AsyncContextChef (or the async API: AsyncStore, AsyncMemory)"
+    )
 
 
 def _report(handler: Callable[[Any], Any], exc: BaseException) -> None:
     logger.warning("event handler %r raised %r; carrying on", handler, exc)
-
-
-def _refuse(outcome: Any, what: str) -> ConfigError:
-    if inspect.iscoroutine(outcome):
-        outcome.close()
-    return ConfigError(f"the {what} returned an awaitable; use AsyncContextChef (or the async API)")
 
 
 def _spawn_thread(flow: Flow[Any]) -> Future[Any]:
@@ -118,74 +128,98 @@ def _spawn_thread(flow: Flow[Any]) -> Future[Any]:
     return future
 
 
-# What `_steps` hands its driver: an awaitable some effect returned, and who returned it.
-_Pending = tuple[Awaitable[Any], str]
-
-
-def _steps(flow: Flow[R], *, asynchronous: bool) -> Generator[_Pending, Any, R]:
-    """Run `flow`, performing every effect; each awaitable an effect returns is yielded to the
-    driver, which sends back its result (async) or throws back a refusal (sync)."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = flow.throw(error) if error is not None else flow.send(send)
-        except StopIteration as stop:
-            result: R = stop.value
-            return result
-        send, error = None, None
-        if isinstance(effect, Spawn):
-            send = (
-                asyncio.ensure_future(drive_async(effect.flow))
-                if asynchronous
-                else _spawn_thread(effect.flow)
-            )
-        elif isinstance(effect, Emit):
-            for handler in effect.handlers:
-                try:
-                    outcome = handler(effect.event)
-                    if inspect.isawaitable(outcome):
-                        yield outcome, "event handler"
-                except Exception as exc:
-                    _report(handler, exc)
-        else:
-            if isinstance(effect, Dual):
-                fn, what = (effect.async_ if asynchronous else effect.sync), "store operation"
-            else:
-                fn, what = effect.fn, effect.what
-            try:
-                send = fn(*effect.args)
-                if inspect.isawaitable(send):
-                    send = yield send, what
-            except Exception as exc:
-                send, error = None, exc
+def _not_an_effect(effect: object) -> ConfigError:
+    return ConfigError(f"a flow yielded {effect!r}, which is not an effect")
 
 
 def drive_sync(flow: Flow[R]) -> R:
     """Run `flow` to completion with plain calls; an awaitable result is refused."""
-    steps = _steps(flow, asynchronous=False)
-    refusal: BaseException | None = None
-    while True:
-        try:
-            awaitable, what = steps.throw(refusal) if refusal is not None else next(steps)
-        except StopIteration as stop:
-            result: R = stop.value
-            return result
-        refusal = _refuse(awaitable, what)
+    send: Any = None
+    error: BaseException | None = None
+    try:
+        while True:
+            try:
+                effect = flow.throw(error) if error is not None else flow.send(send)
+            except StopIteration as stop:
+                result: R = stop.value
+                return result
+            send, error = None, None
+            match effect:
+                case StoreOp(backend, method, args, kwargs, native):
+                    if native:
+                        error = _refusal(None, f"{type(backend).__name__} (async-native) backend")
+                        continue
+                    try:
+                        send = getattr(backend, method)(*args, **kwargs)
+                    except Exception as exc:
+                        error = exc
+                case Call(fn, args, what):
+                    try:
+                        send = fn(*args)
+                    except Exception as exc:
+                        error = exc
+                        continue
+                    if inspect.isawaitable(send):
+                        send, error = None, _refusal(send, what)
+                case Emit(handlers, event):
+                    for handler in handlers:
+                        try:
+                            outcome = handler(event)
+                            if inspect.isawaitable(outcome):
+                                raise _refusal(outcome, "event handler")
+                        except Exception as exc:
+                            _report(handler, exc)
+                case Spawn(inner):
+                    send = _spawn_thread(inner)
+                case _:
+                    error = _not_an_effect(effect)
+    finally:
+        flow.close()
+
+
+async def _await_store(op: StoreOp) -> Any:
+    method = getattr(op.backend, op.method)
+    if op.native:
+        return await method(*op.args, **op.kwargs)
+    return await asyncio.to_thread(method, *op.args, **op.kwargs)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return (await value) if inspect.isawaitable(value) else value
 
 
 async def drive_async(flow: Flow[R]) -> R:
     """Run `flow` to completion, awaiting every awaitable an effect returns."""
-    steps = _steps(flow, asynchronous=True)
     send: Any = None
     error: BaseException | None = None
-    while True:
-        try:
-            awaitable, _ = steps.throw(error) if error is not None else steps.send(send)
-        except StopIteration as stop:
-            result: R = stop.value
-            return result
-        try:
-            send, error = await awaitable, None
-        except Exception as exc:
-            send, error = None, exc
+    try:
+        while True:
+            try:
+                effect = flow.throw(error) if error is not None else flow.send(send)
+            except StopIteration as stop:
+                result: R = stop.value
+                return result
+            send, error = None, None
+            match effect:
+                case StoreOp():
+                    try:
+                        send = await _await_store(effect)
+                    except Exception as exc:
+                        error = exc
+                case Call(fn, args):
+                    try:
+                        send = await _maybe_await(fn(*args))
+                    except Exception as exc:
+                        error = exc
+                case Emit(handlers, event):
+                    for handler in handlers:
+                        try:
+                            await _maybe_await(handler(event))
+                        except Exception as exc:
+                            _report(handler, exc)
+                case Spawn(inner):
+                    send = asyncio.ensure_future(drive_async(inner))
+                case _:
+                    error = _not_an_effect(effect)
+    finally:
+        flow.close()

@@ -14,34 +14,28 @@ import asyncio
 import contextvars
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Self
 
 from contextchef._chef_parts import (
+    ChefOptions,
     Compaction,
-    context_tool_options,
     landed,
     library_tools,
     open_memory,
     open_store,
 )
+from contextchef._effects import Flow, drive_async, drive_sync
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import MessageIntake
 from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
 from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers, Slots
-from contextchef.memory.memory import Memory
+from contextchef.memory.core import MemoryCore
+from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.messages import Message, ensure_valid_history, validate_history
-from contextchef.pipeline import (
-    CompileRuntime,
-    CompileState,
-    Flow,
-    Payload,
-    Signal,
-    compile_flow,
-    run_async,
-    run_sync,
-)
+from contextchef.pipeline import CompileRuntime, CompileState, Payload, Signal, compile_flow
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
 from contextchef.prompts import ToolsMode
@@ -53,24 +47,10 @@ from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.tool_results import TransformHook
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
-from contextchef.store.store import Store
+from contextchef.store.store import Store, StoreBase
 from contextchef.tokens import MessageCounter, Tokenizer
 
 __all__ = ["AsyncContextChef", "ContextChef", "Snapshot"]
-
-_CONFIG_KEYS = (
-    "adapters",
-    "context_tool",
-    "default_target",
-    "janitor",
-    "memory",
-    "overflow",
-    "store",
-    "tokenizer",
-    "tools",
-    "transform_tool_result",
-    "vfs",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,50 +77,78 @@ class _ChefBase:
     def __init__(
         self,
         *,
-        default_target: str | None = None,
-        tokenizer: Tokenizer | None = None,
-        adapters: AdapterRegistry | None = None,
+        store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None = None,
+        memory: Memory | AsyncMemory | Mapping[str, Any] | None = None,
+        tools: str = "legacy",
+        context_tool: Mapping[str, Any] | None = None,
         janitor: JanitorConfig | Mapping[str, Any] | None = None,
         overflow: OverflowConfig | Mapping[str, Any] | None = None,
-        store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None = None,
         vfs: OffloadConfig | Mapping[str, Any] | None = None,
-        tools: str = "legacy",
         transform_tool_result: TransformHook | None = None,
-        memory: Memory | Mapping[str, Any] | None = None,
-        context_tool: Mapping[str, Any] | None = None,
-        **unknown: Any,
+        tokenizer: Tokenizer | None = None,
+        default_target: str | None = None,
+        adapters: AdapterRegistry | None = None,
     ) -> None:
-        if unknown:
-            raise ConfigError(
-                f"unknown option(s) {sorted(unknown)}; this version accepts {list(_CONFIG_KEYS)}"
-            )
+        """Build a chef; every option is keyword-only and optional.
+
+        Args:
+            store: where memory/, notes/, vfs/ and archive/ live: a `Store` or `AsyncStore`,
+                a backend (`InMemoryBackend`, `FileSystemBackend`, `SQLiteBackend`, or an
+                async-native one for `AsyncContextChef`), `"memory"` (the default: nothing
+                touches the disk) or `"sqlite"` (the machine's embedded database).
+            memory: durable facts shown to the model: a dict of `Memory` options
+                (`allowed_keys`, `default_ttl`, `placement`, hooks…) or a `Memory` /
+                `AsyncMemory`. None: no memory.
+            tools: the vocabulary of contextchef's own tools: `"unified"` (the `context`
+                tool over every namespace) or `"legacy"` (`create_memory`,
+                `modify_memory`).
+            context_tool: `{"writable": [...]}`: the namespaces the model may write
+                (default memory and notes).
+            janitor: the window budget: `{"context_window": n, "trigger_ratio": r,
+                "usage_preference": ...}` or a `JanitorConfig`. With `overflow`, turns
+                overflow handling on.
+            overflow: what happens over budget: `{"strategy": summarize(...), "archive":
+                "archive", "handoff": {...}, "write_back": True, hooks…}` or an
+                `OverflowConfig`.
+            vfs: tool-result offloading: `{"threshold": chars, "namespace": "vfs", ...}` or
+                an `OffloadConfig`.
+            transform_tool_result: `(content, info) -> str`, applied to every tool result
+                before offloading.
+            tokenizer: the one token counter of the chef (budget and `payload.meta.tokens`);
+                default: an offline estimate.
+            default_target: the target `compile()` uses without one (default "openai").
+            adapters: an `AdapterRegistry` with your own targets (default: the built-ins).
+        """
+        self._options = ChefOptions.of(
+            tools=tools,
+            context_tool=context_tool,
+            vfs=vfs,
+            transform_tool_result=transform_tool_result,
+            default_target=default_target,
+        )
         self._registry = adapters if adapters is not None else adapter_registry
-        if default_target is not None and not isinstance(default_target, str):
-            raise ConfigError("default_target must be a target name such as 'anthropic'")
-        self.default_target = default_target or "openai"
-        runner = Janitor(janitor, overflow) if janitor is not None or overflow is not None else None
-        if runner is not None and tokenizer is None:
-            tokenizer = runner.config.tokenizer
-        self._store = open_store(store)
-        self._astore = AsyncStore.of(self._store)
-        if tools not in ("legacy", "unified"):
-            raise ConfigError(f"tools must be 'legacy' or 'unified', got {tools!r}")
-        if transform_tool_result is not None and not callable(transform_tool_result):
-            raise ConfigError("transform_tool_result must be callable(content, info) -> str")
-        self.tools_mode: ToolsMode = "unified" if tools == "unified" else "legacy"
-        self._memory = open_memory(memory, self._store)
+        self.default_target = self._options.default_target
+        runner = (
+            Janitor(janitor, overflow, exact=tokenizer is not None)
+            if janitor is not None or overflow is not None
+            else None
+        )
+        self._core = open_store(store, asynchronous=self._asynchronous)
+        self._store = store if isinstance(store, self._store_type) else None
+        self.tools_mode: ToolsMode = self._options.tools
+        self._memory = open_memory(memory, self._core)
         self._dispatcher = Dispatcher(
-            ContextTool(self._store, memory=self._memory, **context_tool_options(context_tool)),
+            ContextTool(self._core, memory=self._memory, writable=self._options.writable),
             on_new_context=self._new_context if runner is not None else None,
         )
         self._runtime = CompileRuntime(
             self._registry,
             MessageCounter(tokenizer),
             runner,
-            (self._store, self._astore),
+            self._core,
             self.tools_mode,
-            OffloadConfig.of(vfs),
-            transform_tool_result,
+            self._options.vfs,
+            self._options.transform_tool_result,
             self._memory,
             library_tools(self.tools_mode, self._memory, runner),
         )
@@ -151,6 +159,13 @@ class _ChefBase:
         self._system_intake = MessageIntake()
         self._history_intake = MessageIntake()
         self._state = CompileState((), (), (), None, None, ())
+        self._lock = self._make_lock()
+
+    _asynchronous = False
+    _store_type: type[StoreBase[Any]] = StoreBase
+
+    def _make_lock(self) -> Any:
+        raise NotImplementedError
 
     # -- state setters ---------------------------------------------------------------------
 
@@ -263,10 +278,9 @@ class _ChefBase:
         legacy `create_memory`, `modify_memory`, `recall_context`), whatever the tools mode."""
         return self._dispatcher.owns(name)
 
-    def get_memory(self) -> Memory:
-        """The memory module (`memory=` in the configuration)."""
+    def _require_memory(self) -> MemoryCore:
         if self._memory is None:
-            raise ConfigError("this chef has no memory: pass memory={...} to ContextChef")
+            raise ConfigError("this chef has no memory: pass memory={...} to the chef")
         return self._memory
 
     def _require_janitor(self, what: str) -> Janitor:
@@ -275,10 +289,6 @@ class _ChefBase:
         return self._runtime.janitor
 
     # -- reading state -----------------------------------------------------------------------
-
-    def get_store(self) -> Store:
-        """The one store behind memory/, notes/, vfs/ and archive/ (see `store=`)."""
-        return self._store
 
     @property
     def history(self) -> list[Message]:
@@ -299,25 +309,22 @@ class _ChefBase:
 
     # -- snapshots -------------------------------------------------------------------------
 
-    def snapshot(self, label: str | None = None) -> Snapshot:
-        """A deep copy of the state; mutating anything afterwards never reaches it."""
+    def _snapshot_flow(self, label: str | None) -> Flow[Snapshot]:
         runner = self._runtime.janitor.snapshot() if self._runtime.janitor else None
-        memory = self._memory.snapshot() if self._memory is not None else None
+        memory = (yield from self._memory.snapshot()) if self._memory is not None else None
         return Snapshot(_copy_state(self._state), label, runner, memory)
 
-    def restore(self, snapshot: Snapshot) -> Self:
-        """Return to a snapshot (which stays reusable: it is copied, not adopted)."""
+    def _restore_flow(self, snapshot: Snapshot) -> Flow[None]:
         if not isinstance(snapshot, Snapshot):
             raise ConfigError("restore() takes a Snapshot returned by snapshot()")
         state = _copy_state(snapshot.state)
         validate_history(state.system_prompt + state.history)
+        if self._memory is not None and snapshot.memory is not None:
+            yield from self._memory.restore(snapshot.memory)
         self._state = state
         self._compactions.clear()
         if self._runtime.janitor is not None:
             self._runtime.janitor.restore(snapshot.runner)
-        if self._memory is not None and snapshot.memory is not None:
-            self._memory.restore(snapshot.memory)
-        return self
 
     # -- events ------------------------------------------------------------------------------
 
@@ -341,7 +348,9 @@ class _ChefBase:
 
     # -- compiling ---------------------------------------------------------------------------
 
-    def _flow(self, target: str | None, signal: Signal | None) -> tuple[CompileState, Flow]:
+    def _flow(
+        self, target: str | None, signal: Signal | None
+    ) -> tuple[CompileState, Flow[Payload]]:
         """The flow of one compile, and the state it started from (see `_land`)."""
         resolved = target if target is not None else self.default_target
         self._registry.get(resolved)  # an unknown target fails before anything is consumed
@@ -389,11 +398,28 @@ _inside_compile: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar
 
 
 class ContextChef(_ChefBase):
-    """Compiles the agent's state into a provider payload (synchronous API)."""
+    """Compiles the agent's state into a provider payload (synchronous API).
 
-    def __init__(self, **config: Any) -> None:
-        super().__init__(**config)
-        self._lock = threading.RLock()
+    Every option is described in `__init__` (see `help(ContextChef.__init__)`).
+    """
+
+    _lock: AbstractContextManager[Any]
+
+    def _make_lock(self) -> AbstractContextManager[Any]:
+        return threading.RLock()
+
+    def get_store(self) -> Store:
+        """The one store behind memory/, notes/, vfs/ and archive/ (see `store=`)."""
+        if self._store is None:
+            self._store = Store.over(self._core)
+        return self._store
+
+    _store_type = Store
+    _store: Store | None
+
+    def get_memory(self) -> Memory:
+        """The chef's memory (`memory=` in the configuration)."""
+        return Memory.over(self._require_memory())
 
     def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
         """Run a call of an owned tool and return its result text for the model.
@@ -403,40 +429,73 @@ class ContextChef(_ChefBase):
         """
         return self._dispatcher.handle(name, arguments)
 
+    def snapshot(self, label: str | None = None) -> Snapshot:
+        """A deep copy of the state (memory included); mutating anything afterwards never
+        reaches it."""
+        return drive_sync(self._snapshot_flow(label))
+
+    def restore(self, snapshot: Snapshot) -> Self:
+        """Return to a snapshot (which stays reusable: it is copied, not adopted)."""
+        drive_sync(self._restore_flow(snapshot))
+        return self
+
     def compile(self, *, target: str | None = None, signal: Signal | None = None) -> Payload:
         """Compile for `target` (default: `default_target`, else "openai")."""
         with self._lock:
             started, flow = self._flow(target, signal)
-            return self._land(started, run_sync(flow))
+            return self._land(started, drive_sync(flow))
 
 
 class AsyncContextChef(_ChefBase):
-    """The same chef with `await compile(...)`; handlers may be coroutine functions."""
+    """The same chef for async code: `await compile(...)`, `await handle_tool(...)`.
+
+    An async-native backend is awaited with no thread hop (a synchronous one runs in a worker
+    thread), and event handlers, slot handlers, summarizers and memory hooks may be coroutine
+    functions. Every option is described in `__init__`.
+    """
+
+    _asynchronous = True
+    _lock: AbstractAsyncContextManager[Any]
+
+    def _make_lock(self) -> AbstractAsyncContextManager[Any]:
+        return asyncio.Lock()
+
+    def get_store(self) -> AsyncStore:
+        """The one store behind memory/, notes/, vfs/ and archive/, with an async API."""
+        if self._store is None:
+            self._store = AsyncStore.over(self._core)
+        return self._store
+
+    _store_type = AsyncStore
+    _store: AsyncStore | None
+
+    def get_memory(self) -> AsyncMemory:
+        """The chef's memory, with an async API (`memory=` in the configuration)."""
+        return AsyncMemory.over(self._require_memory())
 
     async def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
-        """`ContextChef.handle_tool`, with the store work done in a worker thread."""
-        if not self._dispatcher.owns(name):
-            return self._dispatcher.handle(name, arguments)  # raises UnknownToolError
-        return await asyncio.to_thread(self._dispatcher.handle, name, arguments)
+        """See `ContextChef.handle_tool`; store work and hooks are awaited."""
+        return await self._dispatcher.ahandle(name, arguments)
 
-    def get_async_store(self) -> AsyncStore:
-        """The chef's store with an async API (a sync backend runs in a worker thread)."""
-        return self._astore
+    async def snapshot(self, label: str | None = None) -> Snapshot:
+        """See `ContextChef.snapshot`; the memory read is awaited."""
+        return await drive_async(self._snapshot_flow(label))
 
-    def __init__(self, **config: Any) -> None:
-        super().__init__(**config)
-        self._lock = asyncio.Lock()
+    async def restore(self, snapshot: Snapshot) -> Self:
+        """See `ContextChef.restore`; the memory write is awaited."""
+        await drive_async(self._restore_flow(snapshot))
+        return self
 
     async def compile(self, *, target: str | None = None, signal: Signal | None = None) -> Payload:
         """Compile for `target` (default: `default_target`, else "openai")."""
         inside = _inside_compile.get()
         if id(self) in inside:
             started, flow = self._flow(target, signal)
-            return self._land(started, await run_async(flow))
+            return self._land(started, await drive_async(flow))
         async with self._lock:
             token = _inside_compile.set(inside | {id(self)})
             try:
                 started, flow = self._flow(target, signal)
-                return self._land(started, await run_async(flow))
+                return self._land(started, await drive_async(flow))
             finally:
                 _inside_compile.reset(token)

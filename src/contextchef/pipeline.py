@@ -1,9 +1,9 @@
-"""`compile()` written once, as a generator of I/O requests, with a sync and an async driver.
+"""`compile()` written once, as a flow of effects over one `StoreCore`.
 
-The flow never performs I/O itself: wherever it needs the outside world (event handlers today;
-the summarizer and the store in the overflow phase) it *yields* an effect and receives the
-result. `run_sync` performs effects with plain calls, `run_async` awaits them, so
-`ContextChef.compile` and `AsyncContextChef.compile` share every line of behaviour.
+The flow never performs I/O itself: wherever it needs the outside world (event handlers, slot
+handlers, the summarizer, memory hooks, the store) it *yields* an effect and receives the
+result (see `contextchef._effects`). `ContextChef.compile` drives it with `drive_sync`,
+`AsyncContextChef.compile` with `drive_async`, so both share every line of behaviour.
 
 Phases, in order: start (event, abort check) → assemble the sandwich → adapt to the target →
 done (event). The history was already validated and repaired when it was set. Token figures in
@@ -13,25 +13,24 @@ whose figures nobody reads does not pay for counting.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import gc
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from contextchef import prompts
-from contextchef._effects import Call, Dual, Emit, drive_async, drive_sync
+from contextchef._effects import Call, Emit
 from contextchef._effects import Flow as EffectFlow
 from contextchef._jsonvalue import sorted_keys
 from contextchef._memo import ConversionCache
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
 from contextchef.errors import CompileAbortedError, ConfigError
 from contextchef.events import AssembleContext, CompileDone, CompileStart, Handlers, Slots
+from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MemoryArtifacts
-from contextchef.memory.memory import Memory
 from contextchef.messages import HistoryFix, Message, validate_history
 from contextchef.payload import CompileMeta, LayerTokens, Payload
 from contextchef.placement.assembler import Sandwich, assemble
@@ -41,8 +40,7 @@ from contextchef.prompts import ToolsMode
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
-from contextchef.store.aio import AsyncStore
-from contextchef.store.store import Store
+from contextchef.store.core import StoreCore
 from contextchef.tokens import MessageCounter, count_tools
 
 __all__ = [
@@ -54,13 +52,9 @@ __all__ = [
     "Signal",
     "compile_flow",
     "count_layers",
-    "run_async",
-    "run_sync",
 ]
 
 logger = logging.getLogger("contextchef.pipeline")
-
-T = TypeVar("T")
 
 
 class Signal(Protocol):
@@ -88,11 +82,11 @@ class CompileRuntime:
     registry: AdapterRegistry
     counter: MessageCounter = field(default_factory=MessageCounter)
     janitor: Janitor | None = None
-    stores: tuple[Store, AsyncStore] | None = None
+    store: StoreCore | None = None
     mode: ToolsMode = "legacy"
     offload: OffloadConfig = field(default_factory=OffloadConfig)
     transform: TransformHook | None = None
-    memory: Memory | None = None
+    memory: MemoryCore | None = None
     library_tools: tuple[ToolDefinition, ...] = ()
     tool_results: ToolResultMemo = field(default_factory=ToolResultMemo)
     caches: dict[str, ConversionCache] = field(default_factory=dict)
@@ -142,7 +136,7 @@ def compile_flow(
     slots: Slots | None = None,
     forced: bool = False,
 ) -> Flow:
-    """The compile pipeline; drive it with `run_sync` or `run_async`."""
+    """The compile pipeline; drive it with `drive_sync` or `drive_async`."""
     adapter = runtime.registry.get(target)
     events = handlers or Handlers()
     slots = slots or Slots()
@@ -151,13 +145,13 @@ def compile_flow(
     _check(signal)
 
     history = state.history
-    if runtime.stores is not None:
+    if runtime.store is not None:
         history = yield from prepare_tool_results(
             history,
             runtime.tool_results,
             transform=runtime.transform,
             config=runtime.offload,
-            stores=runtime.stores,
+            store=runtime.store,
             mode=runtime.mode,
         )
     report: OverflowReport | None = None
@@ -173,7 +167,7 @@ def compile_flow(
             counter=runtime.counter,
             target=target,
             forced=forced,
-            stores=runtime.stores,
+            store=runtime.store,
             mode=runtime.mode,
             on_start=events.for_event("compress:start"),
             on_end=events.for_event("compress:end"),
@@ -185,9 +179,7 @@ def compile_flow(
     memory = runtime.memory
     artifacts: MemoryArtifacts | None = None
     if memory is not None:
-        artifacts = yield Dual(
-            memory.compile_artifacts, _in_thread(memory.compile_artifacts), (runtime.mode,)
-        )
+        artifacts = yield from memory.compile_artifacts(runtime.mode)
         memory.advance_turn()
         _check(signal)
     top, context_blocks = _memory_layers(runtime, artifacts)
@@ -259,15 +251,6 @@ def replace_messages(sandwich: Sandwich, messages: Any) -> Sandwich:
     return dataclasses.replace(sandwich, messages=checked, tail_index=None)
 
 
-def _in_thread(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:
-    """`fn` run in a worker thread, for the async driver (the store behind it is sync)."""
-
-    def run(*args: Any) -> Awaitable[T]:
-        return asyncio.to_thread(fn, *args)
-
-    return run
-
-
 def _memory_layers(
     runtime: CompileRuntime, artifacts: MemoryArtifacts | None
 ) -> tuple[list[Message], list[str]]:
@@ -304,13 +287,3 @@ def count_layers(
     )
     counter.sweep()
     return tokens
-
-
-def run_sync(flow: Flow) -> Payload:
-    """Drive the compile flow with plain calls."""
-    return drive_sync(flow)
-
-
-async def run_async(flow: Flow) -> Payload:
-    """Drive the compile flow, awaiting what needs awaiting."""
-    return await drive_async(flow)

@@ -41,14 +41,14 @@ def test_content_addressed_put_is_idempotent(store: Any) -> None:
     vfs = store.namespace("vfs")
     content = "a large tool output\n" * 50
     digest = hashlib.sha256(content.encode()).hexdigest()[:16]
-    first = vfs.put(content, meta={"tool": "grep"})
+    first = vfs.put_content(content, meta={"tool": "grep"})
     assert first.path == f"vfs_{digest}.txt"
     assert first.uri == f"context://vfs/vfs_{digest}.txt"
     assert vfs.content_path(content) == first.path
-    assert vfs.put(content) == first
+    assert vfs.put_content(content) == first
     assert [item.path for item in vfs.list()] == [first.path]
     assert vfs.get(first.path).content == content
-    assert store.namespace("notes").put(content).path == f"notes_{digest}.txt"
+    assert store.namespace("notes").put_content(content).path == f"notes_{digest}.txt"
 
 
 def test_append(store: Any, clock: Clock) -> None:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from contextchef import AsyncContextChef, ContextChef, Memory
 from contextchef.chef import _ChefBase
 
 C = TypeVar("C", bound=_ChefBase)
@@ -310,6 +311,11 @@ def fixed_clock() -> float:
     return 1_790_000_000.0
 
 
+def memory_of(chef: ContextChef | AsyncContextChef) -> Memory:
+    """The chef's memory with the synchronous API, whichever chef it is (scenarios are sync)."""
+    return Memory.over(chef.get_memory().core)
+
+
 @configured(
     tools="unified",
     memory={"clock": fixed_clock},
@@ -317,14 +323,14 @@ def fixed_clock() -> float:
     overflow={"handoff": {"budget_tokens": 10}, "window_ids": lambda: "w1"},
 )
 def unified_with_memory(chef: C) -> C:
-    chef.get_memory().set("conventions", "Use pytest; keep functions under 40 lines.")
-    chef.get_memory().set("user", "Prefers <short> answers & plain words.")
+    memory_of(chef).set("conventions", "Use pytest; keep functions under 40 lines.")
+    memory_of(chef).set("user", "Prefers <short> answers & plain words.")
     return plain(chef)
 
 
 @configured(memory={"placement": "before_history_tail", "clock": fixed_clock})
 def legacy_memory_at_the_tail(chef: C) -> C:
-    chef.get_memory().set("conventions", "Use pytest.")
+    memory_of(chef).set("conventions", "Use pytest.")
     return state_last_user(chef)
 
 
@@ -339,7 +345,7 @@ SCENARIOS: dict[str, Scenario[Any]] = {
     for name, fn in sorted(globals().items())
     if callable(fn)
     and getattr(fn, "__module__", None) == __name__
-    and name not in ("call", "tool_turn", "configured", "build", "fixed_clock")
+    and name not in ("call", "tool_turn", "configured", "build", "fixed_clock", "memory_of")
     and not name[0].isupper()
 }
 

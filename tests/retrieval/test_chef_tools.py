@@ -155,7 +155,7 @@ async def test_async_chef_handles_tools_off_the_event_loop() -> None:
         "context", {"command": "create", "path": "notes/a.md", "file_text": "x"}
     )
     assert not out.startswith("Error")
-    assert chef.get_store().namespace("notes").get("a.md") is not None
+    assert await chef.get_store().namespace("notes").get("a.md") is not None
     with pytest.raises(UnknownToolError):
         await chef.handle_tool("bash", {})
 

@@ -175,7 +175,7 @@ def test_view_of_an_archived_span_renders_a_transcript(run: Any, store: Store) -
         {"role": "tool", "tool_call_id": "c1", "content": "main.py:3: bug"},
     ]
     for ns in ("archive", "vfs"):
-        uri = store.namespace(ns).put(archive_document(span)).uri
+        uri = store.namespace(ns).put_content(archive_document(span)).uri
         assert run("view", uri) == (
             f"{uri} (10 lines):\n"
             "     1\t[Archived conversation: 3 messages]\n"

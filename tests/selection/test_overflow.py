@@ -56,7 +56,8 @@ class Model:
 def chef(model: Any = None, window: int = 100, ratio: float = 1.0, **overflow: Any) -> ContextChef:
     strategy = overflow.pop("strategy", None) or summarize(model, preserve_recent_messages=1)
     return ContextChef(
-        janitor={"context_window": window, "trigger_ratio": ratio, "tokenizer": PerMessage()},
+        tokenizer=PerMessage(),
+        janitor={"context_window": window, "trigger_ratio": ratio},
         overflow={"strategy": strategy, "window_ids": ids(), **overflow},
     )
 
@@ -72,7 +73,7 @@ def test_overflow_fires_only_strictly_above_the_trigger() -> None:
 
 
 def test_default_trigger_ratio_is_seven_tenths() -> None:
-    c = ContextChef(janitor={"context_window": 100, "tokenizer": PerMessage()})
+    c = ContextChef(tokenizer=PerMessage(), janitor={"context_window": 100})
     assert c.set_history(dialogue(4)).compile().meta.overflow.budget.over  # 80 > 70
 
 
@@ -99,7 +100,8 @@ def test_a_split_never_separates_parallel_tool_calls_from_their_results() -> Non
         *({"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(3)),
     ]
     c = ContextChef(
-        janitor={"context_window": 50, "trigger_ratio": 1, "tokenizer": PerMessage()},
+        tokenizer=PerMessage(),
+        janitor={"context_window": 50, "trigger_ratio": 1},
         overflow={"strategy": summarize(Model(), preserve_ratio=0.9)},
     ).set_history(history)
     messages = c.compile()["messages"]
@@ -166,7 +168,7 @@ def test_reported_usage_is_used_once() -> None:
 )
 def test_usage_preference_with_an_exact_tokenizer(preference: str, expected: int) -> None:
     c = ContextChef(
-        janitor={"context_window": 1000, "tokenizer": PerMessage(), "usage_preference": preference}
+        tokenizer=PerMessage(), janitor={"context_window": 1000, "usage_preference": preference}
     ).set_history(dialogue(2))
     c.report_token_usage(950)
     assert c.compile().meta.overflow.budget.current == expected
@@ -329,7 +331,8 @@ async def test_async_chef_awaits_an_async_model() -> None:
         return "<summary>async</summary>"
 
     c = AsyncContextChef(
-        janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+        tokenizer=PerMessage(),
+        janitor={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(model, preserve_recent_messages=1)},
     )
     payload = await c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()
@@ -371,7 +374,8 @@ def test_overflow_results_are_identical_through_the_async_chef() -> None:
 
     def run(kind: Any) -> str:
         c = kind(
-            janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+            tokenizer=PerMessage(),
+            janitor={"context_window": 100, "trigger_ratio": 1},
             overflow={
                 "strategy": summarize(Model(), preserve_recent_messages=1),
                 "window_ids": ids(),
@@ -387,7 +391,8 @@ def test_overflow_results_are_identical_through_the_async_chef() -> None:
 
 def test_the_handoff_notice_comes_once_per_window_with_the_tokens_left() -> None:
     c = ContextChef(
-        janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+        tokenizer=PerMessage(),
+        janitor={"context_window": 100, "trigger_ratio": 1},
         overflow={
             "strategy": summarize(Model(), preserve_recent_messages=1),
             "handoff": {"budget_tokens": 30, "prompt": "Only {n_remaining} tokens left."},
@@ -410,7 +415,8 @@ def test_the_default_handoff_notice_follows_the_tools_mode() -> None:
     def notice(mode: str) -> str:
         c = ContextChef(
             tools=mode,
-            janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+            tokenizer=PerMessage(),
+            janitor={"context_window": 100, "trigger_ratio": 1},
             overflow={"handoff": {"budget_tokens": 50}},
         ).set_history(dialogue(3))
         return str(c.compile()["messages"][-2]["content"])
@@ -436,7 +442,8 @@ def test_bad_handoff_configuration_is_refused_at_construction(handoff: Any) -> N
 def test_unified_summaries_name_their_window() -> None:
     c = ContextChef(
         tools="unified",
-        janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+        tokenizer=PerMessage(),
+        janitor={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(Model(), preserve_recent_messages=1), "window_ids": ids()},
     )
     messages = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()["messages"]
@@ -447,7 +454,8 @@ def test_unified_summaries_name_their_window() -> None:
 def test_an_archived_span_reads_back_as_a_transcript_through_the_context_tool() -> None:
     c = ContextChef(
         tools="unified",
-        janitor={"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+        tokenizer=PerMessage(),
+        janitor={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(Model(), preserve_recent_messages=1)},
     )
     report = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile().meta.overflow

@@ -15,7 +15,8 @@ from tests.selection.test_overflow import Model, PerMessage, dialogue, ids
 
 def janitor(**overflow: Any) -> dict[str, Any]:
     return {
-        "janitor": {"context_window": 100, "trigger_ratio": 1, "tokenizer": PerMessage()},
+        "janitor": {"context_window": 100, "trigger_ratio": 1},
+        "tokenizer": PerMessage(),
         "overflow": {"window_ids": ids(), **overflow},
     }
 

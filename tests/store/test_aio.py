@@ -137,7 +137,7 @@ def test_async_parity_of_a_whole_scenario() -> None:
     def scenario_sync() -> list[Any]:
         store = Store(InMemoryBackend(), clock=lambda: 42.0)
         notes = store.namespace("notes")
-        out: list[Any] = [notes.put("a", "x"), notes.put("y" * 10), notes.append("a", "z")]
+        out: list[Any] = [notes.put("a", "x"), notes.put_content("y" * 10), notes.append("a", "z")]
         out += [
             notes.get("a"),
             notes.list(),
@@ -149,7 +149,7 @@ def test_async_parity_of_a_whole_scenario() -> None:
     async def scenario_async() -> list[Any]:
         store = AsyncStore(InMemoryBackend(), clock=lambda: 42.0)
         notes = store.namespace("notes")
-        out: list[Any] = [await notes.put("a", "x"), await notes.put("y" * 10)]
+        out: list[Any] = [await notes.put("a", "x"), await notes.put_content("y" * 10)]
         out += [await notes.append("a", "z"), await notes.get("a"), await notes.list()]
         out += [await notes.search("x"), await store.cleanup("notes", max_files=1)]
         return out

@@ -238,7 +238,7 @@ def test_flat_legacy_vfs_directory(tmp_path: Path) -> None:
     )
     assert [item.path for item in fs.list("vfs")] == ["vfs_0123456789abcdef.txt"]
     assert fs.read("vfs", "vfs_0123456789abcdef.txt").content == "offloaded"
-    path, _ = Store(fs).namespace("vfs").put("new output")
+    path, _ = Store(fs).namespace("vfs").put_content("new output")
     assert (flat / path).read_text() == "new output"
     with pytest.raises(InvalidPathError, match="vfs_"):
         fs.write("vfs", "unrelated.log", StoredEntry("x"))

@@ -72,12 +72,12 @@ def test_content_addressed_names_match_the_reference(reference_copy: Path) -> No
     assert store.namespace("notes").content_path(notes_auto) == written["auto"]["path"]
     vfs_path = store.namespace("vfs").content_path(EXPECTED["big"])
     assert Store.uri("vfs", vfs_path) == written["offload"]
-    assert store.namespace("archive").put(EXPECTED["span"]) == (
+    assert store.namespace("archive").put_content(EXPECTED["span"]) == (
         written["archive"]["path"],
         written["archive"]["uri"],
     )
     # Putting what the reference already offloaded is a no-op that returns the same URI.
-    assert store.namespace("vfs").put(EXPECTED["big"]).uri == written["offload"]
+    assert store.namespace("vfs").put_content(EXPECTED["big"]).uri == written["offload"]
 
 
 def test_reads_the_reference_flat_offloader_directory(tmp_path: Path) -> None:
@@ -105,14 +105,14 @@ def _write_like_the_reference(root: Path) -> None:
     )
     for path in ("dir/sub/deep.md", "日本語/メモ.txt", "escapes.json"):
         notes.put(path, entries[path]["content"])
-    notes.put(entries[EXPECTED["written"]["auto"]["path"]]["content"])
+    notes.put_content(entries[EXPECTED["written"]["auto"]["path"]]["content"])
     notes.append("log.txt", "first line\n")
     notes.append("log.txt", "second line\n")
     memory = store.namespace("memory")
     for key, want in EXPECTED["entries"]["memory"].items():
         memory.put(key, want["content"], _python_meta(want["meta"]))
-    store.namespace("vfs").put(EXPECTED["big"])
-    store.namespace("archive").put(EXPECTED["span"])
+    store.namespace("vfs").put_content(EXPECTED["big"])
+    store.namespace("archive").put_content(EXPECTED["span"])
 
 
 def _files(root: Path) -> dict[str, bytes]:

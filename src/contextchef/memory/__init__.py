@@ -1,10 +1,11 @@
 """Durable facts above the store: `Memory` keeps `key → value` entries in `memory/`.
 
-- `memory`: `Memory`, the feature (TTLs, allowed keys, the veto hook, change events).
+- `core`: `MemoryCore`, every memory operation written once as a flow of effects.
+- `memory`: `Memory` and `AsyncMemory`, the sync and async faces of the feature.
 - `entry`: `MemoryEntry`, its stored form, TTL parsing and the memory block.
 """
 
 from contextchef.memory.entry import UNSET, MemoryArtifacts, MemoryChange, MemoryEntry
-from contextchef.memory.memory import Memory
+from contextchef.memory.memory import AsyncMemory, Memory
 
-__all__ = ["UNSET", "Memory", "MemoryArtifacts", "MemoryChange", "MemoryEntry"]
+__all__ = ["UNSET", "AsyncMemory", "Memory", "MemoryArtifacts", "MemoryChange", "MemoryEntry"]

@@ -22,11 +22,17 @@ from __future__ import annotations
 from typing import Final
 
 from contextchef import prompts
+from contextchef._effects import Flow, drive_async, drive_sync
 from contextchef.retrieval.arguments import ToolInputError, parse_arguments
 from contextchef.retrieval.context_tool import ContextTool
 from contextchef.store.paths import URI_PREFIX, validate_namespace
 
-__all__ = ["ANTHROPIC_MEMORY_ROOT", "anthropic_memory_path", "handle_anthropic_memory"]
+__all__ = [
+    "ANTHROPIC_MEMORY_ROOT",
+    "ahandle_anthropic_memory",
+    "anthropic_memory_path",
+    "handle_anthropic_memory",
+]
 
 ANTHROPIC_MEMORY_ROOT: Final = "/memories"
 
@@ -50,6 +56,17 @@ def handle_anthropic_memory(
     """Run one `memory_20250818` call (its `input`, as a dict or JSON string) against
     `context_tool`; the result text, `Error: …` when the call was refused. Paths already
     written as `context://` URIs are passed through unchanged."""
+    return drive_sync(_flow(context_tool, tool_input, namespace))
+
+
+async def ahandle_anthropic_memory(
+    context_tool: ContextTool, tool_input: object, *, namespace: str = "memory"
+) -> str:
+    """`handle_anthropic_memory`, awaited (for `AsyncContextChef` and async stores)."""
+    return await drive_async(_flow(context_tool, tool_input, namespace))
+
+
+def _flow(context_tool: ContextTool, tool_input: object, namespace: str) -> Flow[str]:
     try:
         args = parse_arguments(tool_input)
     except ToolInputError as exc:
@@ -64,4 +81,4 @@ def handle_anthropic_memory(
         if mapped is None:
             return prompts.anthropic_memory_path_outside(raw)
         args[name] = mapped
-    return context_tool.run(args)
+    return (yield from context_tool.flow(args))

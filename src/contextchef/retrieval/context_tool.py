@@ -4,12 +4,13 @@
     tool.run('{"command": "create", "path": "context://notes/plan.md", "file_text": "1. …"}')
     # 'Created context://notes/plan.md.'
 
-`run` never raises for a model mistake: invalid JSON, a missing argument, an unknown command, a
+`run` (and `arun`, its coroutine twin; both drive the same flow, see `contextchef._effects`)
+never raises for a model mistake: invalid JSON, a missing argument, an unknown command, a
 bad path, an unknown entry, a read-only namespace, a disallowed memory key, the host's veto or a
 capability the backend lacks all come back as text starting with `Error: ` that says what to do
 instead. Only failures the model cannot fix (a corrupt store, a failed migration) propagate.
 
-Per namespace: `memory/` goes through `Memory` (see `spaces.MemorySpace`); `vfs/`, `archive/`
+Per namespace: `memory/` goes through Memory's flows (see `spaces.MemorySpace`); `vfs/`, `archive/`
 and any other namespace straight to the store, and entries of the recall namespaces (`vfs/`,
 `archive/` by default) are shown through `render_recalled`, so an archived conversation span
 reads as a transcript. Reads are never restricted; writes only reach the `writable` namespaces
@@ -26,6 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from contextchef import prompts
+from contextchef._effects import Flow, drive_async, drive_sync
 from contextchef.errors import (
     ConfigError,
     InvalidPathError,
@@ -35,8 +37,9 @@ from contextchef.errors import (
     StoreCorruptError,
     StoreError,
 )
+from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MEMORY_NAMESPACE
-from contextchef.memory.memory import Memory
+from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.retrieval.arguments import (
     Address,
     ToolInputError,
@@ -52,9 +55,10 @@ from contextchef.retrieval.definitions import COMMANDS, get_context_tool_definit
 from contextchef.retrieval.paging import join_lines, numbered, paginate, split_lines
 from contextchef.retrieval.recall import render_recalled
 from contextchef.retrieval.spaces import MemorySpace, Space, StoreSpace
-from contextchef.store.backend import StorageBackend
+from contextchef.store.backend import AsyncStorageBackend, StorageBackend
+from contextchef.store.core import StoreCore
 from contextchef.store.paths import format_uri, validate_namespace
-from contextchef.store.store import Store
+from contextchef.store.store import StoreBase
 
 if TYPE_CHECKING:
     from contextchef.adapters.base import ToolDefinition
@@ -74,32 +78,40 @@ RECALL_NAMESPACES: Final = ("vfs", "archive")
 MAX_SEARCH_HITS: Final = 50
 """Search results one call lists at most; the header still gives the full count."""
 
-_Handler = Callable[[dict[str, Any]], str]
+_Handler = Callable[[dict[str, Any]], Flow[str]]
 
 
 class ContextTool:
     """Runs `context` tool calls against one store.
 
     Args:
-        store: the `Store` (or a synchronous backend, wrapped in one) behind every namespace.
-        memory: the `Memory` that serves `memory/`; without it, `memory/` is "not available".
+        store: the `Store` or `AsyncStore` (or a backend, wrapped in one) behind every namespace.
+        memory: the `Memory` (or `AsyncMemory`) that serves `memory/`; without it, `memory/` is
+            "not available".
         writable: the namespaces the model may write (default: memory and notes).
         recall: the namespaces whose entries render through the recall path.
     """
 
     def __init__(
         self,
-        store: Store | StorageBackend,
+        store: StoreBase[Any] | StorageBackend | AsyncStorageBackend | StoreCore,
         *,
-        memory: Memory | None = None,
+        memory: Memory | AsyncMemory | MemoryCore | None = None,
         writable: Iterable[str] = DEFAULT_WRITABLE,
         recall: Iterable[str] = RECALL_NAMESPACES,
     ) -> None:
         if isinstance(writable, str) or isinstance(recall, str):
             raise ConfigError("writable and recall take a list of namespaces, not one string")
-        if memory is not None and not isinstance(memory, Memory):
+        if isinstance(memory, Memory | AsyncMemory):
+            memory = memory.core
+        if memory is not None and not isinstance(memory, MemoryCore):
             raise ConfigError(f"memory must be a Memory, got {type(memory).__name__}")
-        self._store = Store.of(store)
+        if isinstance(store, StoreCore):
+            self._store = store
+        elif isinstance(store, StoreBase):
+            self._store = store.core
+        else:
+            self._store = StoreCore(store)
         self._memory = memory
         self._writable = tuple(dict.fromkeys(validate_namespace(ns) for ns in writable))
         self._recall = frozenset(validate_namespace(ns) for ns in recall)
@@ -117,11 +129,13 @@ class ContextTool:
         return f"<ContextTool writable={list(self._writable)}>"
 
     @property
-    def store(self) -> Store:
+    def store(self) -> StoreCore:
+        """The store flows every namespace runs on."""
         return self._store
 
     @property
-    def memory(self) -> Memory | None:
+    def memory(self) -> MemoryCore | None:
+        """The memory flows behind `memory/`, if any."""
         return self._memory
 
     @property
@@ -140,13 +154,21 @@ class ContextTool:
 
     def run(self, arguments: object) -> str:
         """Run one call (`arguments`: a JSON string, a dict, or None) and return its result."""
+        return drive_sync(self.flow(arguments))
+
+    async def arun(self, arguments: object) -> str:
+        """`run`, awaited: an async-native store is awaited, a sync one runs in a thread."""
+        return await drive_async(self.flow(arguments))
+
+    def flow(self, arguments: object) -> Flow[str]:
+        """The call as a flow of effects (for a driver of your own choosing)."""
         try:
             args = parse_arguments(arguments)
             command = required_text(args, "command")
             handler = self._handlers.get(command)
             if handler is None:
                 return prompts.unknown_command(command, COMMANDS)
-            return handler(args)
+            return (yield from handler(args))
         except ToolInputError as exc:
             return exc.text
         except StoreError as exc:
@@ -159,7 +181,7 @@ class ContextTool:
             if self._memory is None:
                 raise ToolInputError(prompts.MEMORY_UNAVAILABLE)
             return MemorySpace(self._memory)
-        return StoreSpace(self._store.namespace(address.ns))
+        return StoreSpace(self._store, address.ns)
 
     def _target(self, args: dict[str, Any], command: str, name: str = "path") -> Address:
         """The entry a write command changes: writable, and not a directory."""
@@ -171,24 +193,24 @@ class ContextTool:
             raise ToolInputError(prompts.path_is_directory(address.uri, command))
         return address
 
-    def _read(self, space: Space, address: Address) -> tuple[str, str | None]:
-        found = space.read(address)
+    def _read(self, space: Space, address: Address) -> Flow[tuple[str, str | None]]:
+        found = yield from space.read(address)
         if found is None:
             raise ToolInputError(prompts.nothing_stored(address.uri, address.parent))
         return found
 
     # -- commands ---------------------------------------------------------------------------
 
-    def _view(self, args: dict[str, Any]) -> str:
+    def _view(self, args: dict[str, Any]) -> Flow[str]:
         address = parse_address(required_text(args, "path"))
         requested = view_range(args)
         space = self._space(address)
         if address.is_directory:
-            return self._listing(space, address, requested)
-        found = space.read(address)
+            return (yield from self._listing(space, address, requested))
+        found = yield from space.read(address)
         if found is None:
-            if space.listing(address.path + "/"):
-                return self._listing(space, address.as_directory(), requested)
+            if (yield from space.listing(address.path + "/")):
+                return (yield from self._listing(space, address.as_directory(), requested))
             raise ToolInputError(prompts.nothing_stored(address.uri, address.parent))
         text, description = found
         if address.ns in self._recall:
@@ -203,10 +225,12 @@ class ContextTool:
         about = [prompts.entry_description(description)] if description else []
         return "\n".join([header, *about, *page.rows, *page.notes])
 
-    def _listing(self, space: Space, address: Address, requested: tuple[int, int] | None) -> str:
+    def _listing(
+        self, space: Space, address: Address, requested: tuple[int, int] | None
+    ) -> Flow[str]:
         rows = [
             prompts.listing_line(format_uri(address.ns, path), description)
-            for path, description in space.listing(address.path)
+            for path, description in (yield from space.listing(address.path))
         ]
         if not rows:
             return prompts.is_empty(address.uri)
@@ -216,14 +240,14 @@ class ContextTool:
         )
         return "\n".join([header, *page.rows, *page.notes])
 
-    def _create(self, args: dict[str, Any]) -> str:
+    def _create(self, args: dict[str, Any]) -> Flow[str]:
         address = self._target(args, "create")
         text = text_argument(args, "file_text")
         description = optional_text(args, "description")
-        self._space(address).create(address, text, description)
+        yield from self._space(address).create(address, text, description)
         return prompts.created(address.uri)
 
-    def _str_replace(self, args: dict[str, Any]) -> str:
+    def _str_replace(self, args: dict[str, Any]) -> Flow[str]:
         address = self._target(args, "str_replace")
         old = text_argument(args, "old_str")
         if old == "":
@@ -231,7 +255,7 @@ class ContextTool:
         new = optional_text(args, "new_str") or ""
         description = optional_text(args, "description")
         space = self._space(address)
-        text, _ = self._read(space, address)
+        text, _ = yield from self._read(space, address)
         start = text.find(old)
         if start < 0:
             raise ToolInputError(prompts.old_str_not_found(address.uri))
@@ -239,16 +263,18 @@ class ContextTool:
             raise ToolInputError(
                 prompts.old_str_ambiguous(address.uri, _occurrence_lines(text, old))
             )
-        space.replace(address, text[:start] + new + text[start + len(old) :], description)
+        yield from space.replace(
+            address, text[:start] + new + text[start + len(old) :], description
+        )
         return prompts.edited(address.uri)
 
-    def _insert(self, args: dict[str, Any]) -> str:
+    def _insert(self, args: dict[str, Any]) -> Flow[str]:
         address = self._target(args, "insert")
         line = line_number(args, "insert_line")
         insertion = text_argument(args, "insert_text")
         description = optional_text(args, "description")
         space = self._space(address)
-        text, _ = self._read(space, address)
+        text, _ = yield from self._read(space, address)
         lines, trailing = split_lines(text)
         if not 0 <= line <= len(lines):
             raise ToolInputError(prompts.insert_out_of_range(line, address.uri, len(lines)))
@@ -258,15 +284,15 @@ class ContextTool:
         result = join_lines(
             lines[:line] + added + lines[line:], trailing if lines else added_trailing
         )
-        space.replace(address, result, description)
+        yield from space.replace(address, result, description)
         return prompts.inserted(address.uri, line + 1, len(added))
 
-    def _delete(self, args: dict[str, Any]) -> str:
+    def _delete(self, args: dict[str, Any]) -> Flow[str]:
         address = self._target(args, "delete")
-        self._space(address).delete(address)
+        yield from self._space(address).delete(address)
         return prompts.deleted(address.uri)
 
-    def _rename(self, args: dict[str, Any]) -> str:
+    def _rename(self, args: dict[str, Any]) -> Flow[str]:
         address = self._target(args, "rename")
         new = parse_address(required_text(args, "new_path"))
         if new.ns != address.ns:
@@ -277,13 +303,13 @@ class ContextTool:
             raise ToolInputError(prompts.path_is_directory(new.uri, "rename"))
         if new.path == address.path:
             raise ToolInputError(prompts.rename_onto_itself(address.uri))
-        self._space(address).rename(address, new)
+        yield from self._space(address).rename(address, new)
         return prompts.renamed(address.uri, new.uri)
 
-    def _search(self, args: dict[str, Any]) -> str:
+    def _search(self, args: dict[str, Any]) -> Flow[str]:
         address = parse_address(required_text(args, "path"))
         query = required_text(args, "query")
-        hits = self._space(address).search(address.path, query)
+        hits = yield from self._space(address).search(address.path, query)
         if not address.is_directory:
             inside = address.path + "/"
             hits = [hit for hit in hits if hit.path == address.path or hit.path.startswith(inside)]

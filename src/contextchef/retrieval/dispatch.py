@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contextchef import prompts
+from contextchef._effects import Flow, drive_async, drive_sync
 from contextchef.errors import (
     ConfigError,
     EntryExistsError,
@@ -30,8 +31,9 @@ from contextchef.errors import (
     StoreError,
     UnknownToolError,
 )
+from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MEMORY_NAMESPACE, UNSET
-from contextchef.memory.memory import Memory
+from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.retrieval.arguments import (
     ToolInputError,
     optional_text,
@@ -76,7 +78,7 @@ class Dispatcher:
         self,
         context_tool: ContextTool,
         *,
-        memory: Memory | None = None,
+        memory: Memory | AsyncMemory | MemoryCore | None = None,
         on_new_context: Callable[[], object] | None = None,
     ) -> None:
         if not isinstance(context_tool, ContextTool):
@@ -84,9 +86,11 @@ class Dispatcher:
         if on_new_context is not None and not callable(on_new_context):
             raise ConfigError("on_new_context must be callable")
         self._context = context_tool
+        if isinstance(memory, Memory | AsyncMemory):
+            memory = memory.core
         self._memory = memory if memory is not None else context_tool.memory
         self._on_new_context = on_new_context
-        self._handlers: dict[str, Callable[[dict[str, Any]], str]] = {
+        self._handlers: dict[str, Callable[[dict[str, Any]], Flow[str]]] = {
             CREATE_MEMORY_TOOL: self._create_memory,
             MODIFY_MEMORY_TOOL: self._modify_memory,
             RECALL_TOOL: self._recall,
@@ -103,17 +107,28 @@ class Dispatcher:
 
     def handle(self, name: str, arguments: object = None) -> str:
         """Run the call and return the tool result text; raises only `UnknownToolError`."""
+        return drive_sync(self.flow(name, arguments))
+
+    async def ahandle(self, name: str, arguments: object = None) -> str:
+        """`handle`, awaited (an async-native store and async memory hooks are awaited)."""
+        return await drive_async(self.flow(name, arguments))
+
+    def flow(self, name: str, arguments: object = None) -> Flow[str]:
+        """The call as a flow of effects; `UnknownToolError` is raised before it starts."""
         if not self.owns(name):
             raise UnknownToolError(name, OWNED_TOOL_NAMES)
+        return self._flow(name, arguments)
+
+    def _flow(self, name: str, arguments: object) -> Flow[str]:
         if name == CONTEXT_TOOL:
-            return self._context.run(arguments)
+            return (yield from self._context.flow(arguments))
         if name == NEW_CONTEXT_TOOL:
             if self._on_new_context is None:
                 return prompts.NEW_CONTEXT_UNAVAILABLE
             self._on_new_context()
             return prompts.NEW_CONTEXT_STARTED
         try:
-            return self._handlers[name](parse_arguments(arguments))
+            return (yield from self._handlers[name](parse_arguments(arguments)))
         except ToolInputError as exc:
             return exc.text
         except StoreError as exc:
@@ -121,31 +136,31 @@ class Dispatcher:
 
     # -- legacy tools -----------------------------------------------------------------------
 
-    def _recall(self, args: dict[str, Any]) -> str:
+    def _recall(self, args: dict[str, Any]) -> Flow[str]:
         uri = required_text(args, "uri")
-        return self._context.run({"command": "view", "path": uri, **_range(args)})
+        return (yield from self._context.flow({"command": "view", "path": uri, **_range(args)}))
 
-    def _writable_memory(self) -> Memory:
+    def _writable_memory(self) -> MemoryCore:
         if self._memory is None:
             raise ToolInputError(prompts.MEMORY_NOT_CONFIGURED)
         if not self._context.can_write(MEMORY_NAMESPACE):
             raise ToolInputError(prompts.MEMORY_READ_ONLY)
         return self._memory
 
-    def _create_memory(self, args: dict[str, Any]) -> str:
+    def _create_memory(self, args: dict[str, Any]) -> Flow[str]:
         memory = self._writable_memory()
         key = _key(args)
         value = text_argument(args, "value")
         description = optional_text(args, "description")
         try:
-            memory.create(key, value, description=description)
+            yield from memory.create(key, value, description)
         except EntryExistsError:
             return prompts.memory_exists(key)
         except (MemoryKeyNotAllowedError, MemoryVetoedError) as exc:
             return _refused(exc)
         return prompts.memory_saved(key)
 
-    def _modify_memory(self, args: dict[str, Any]) -> str:
+    def _modify_memory(self, args: dict[str, Any]) -> Flow[str]:
         memory = self._writable_memory()
         action = required_text(args, "action")
         if action not in ("update", "delete"):
@@ -153,11 +168,11 @@ class Dispatcher:
         key = _key(args)
         try:
             if action == "delete":
-                memory.remove(key)
+                yield from memory.remove(key)
                 return prompts.memory_deleted(key)
             value = text_argument(args, "value")
             description = optional_text(args, "description")
-            memory.update(key, value, description=UNSET if description is None else description)
+            yield from memory.update(key, value, UNSET if description is None else description)
             return prompts.memory_updated(key)
         except EntryNotFoundError:
             return prompts.memory_missing(key)

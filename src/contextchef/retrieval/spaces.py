@@ -1,32 +1,33 @@
 """Where the `context` tool's commands land: a store namespace, or the Memory module.
 
 The tool's commands are written once, against `Space`; each namespace keeps its own module's
-semantics behind it. `StoreSpace` goes straight to a `NamespaceView` (notes/, vfs/, archive/ and
-any other namespace). `MemorySpace` goes through `Memory`, so `allowed_keys`, the host's veto,
-TTLs, change events and update counts apply exactly as through the Python API. Both raise
-`ToolInputError` with the model-facing text for anything the model can correct.
+semantics behind it. `StoreSpace` goes straight to the store's flows (notes/, vfs/, archive/ and
+any other namespace). `MemorySpace` goes through Memory's flows, so `allowed_keys`, the host's
+veto, TTLs, change events and update counts apply exactly as through the Python API. Every
+operation is a flow of effects (see `contextchef._effects`), driven sync or async by the caller.
+Both raise `ToolInputError` with the model-facing text for anything the model can correct.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
 from contextchef import prompts
+from contextchef._effects import Flow
 from contextchef.errors import (
     EntryExistsError,
     EntryNotFoundError,
     MemoryKeyNotAllowedError,
     MemoryVetoedError,
 )
+from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MEMORY_NAMESPACE, UNSET
-from contextchef.memory.memory import Memory
 from contextchef.retrieval.arguments import Address, ToolInputError
 from contextchef.store.backend import StoredEntry
+from contextchef.store.core import StoreCore
 from contextchef.store.paths import format_uri
 from contextchef.store.search import scan
-from contextchef.store.store import NamespaceView
 
 __all__ = ["Found", "Hit", "MemorySpace", "Space", "StoreSpace"]
 
@@ -48,19 +49,19 @@ class Hit(NamedTuple):
 class Space(Protocol):
     """The operations the `context` tool needs from one namespace."""
 
-    def read(self, address: Address) -> Found | None: ...
+    def read(self, address: Address) -> Flow[Found | None]: ...
 
-    def listing(self, prefix: str) -> list[tuple[str, str | None]]: ...
+    def listing(self, prefix: str) -> Flow[list[tuple[str, str | None]]]: ...
 
-    def create(self, address: Address, text: str, description: str | None) -> None: ...
+    def create(self, address: Address, text: str, description: str | None) -> Flow[None]: ...
 
-    def replace(self, address: Address, text: str, description: str | None) -> None: ...
+    def replace(self, address: Address, text: str, description: str | None) -> Flow[None]: ...
 
-    def delete(self, address: Address) -> None: ...
+    def delete(self, address: Address) -> Flow[None]: ...
 
-    def rename(self, address: Address, new: Address) -> None: ...
+    def rename(self, address: Address, new: Address) -> Flow[None]: ...
 
-    def search(self, prefix: str, query: str) -> list[Hit]: ...
+    def search(self, prefix: str, query: str) -> Flow[list[Hit]]: ...
 
 
 def _description(meta: Any) -> str | None:
@@ -87,53 +88,54 @@ def _hits(found: Sequence[Any]) -> list[Hit]:
 class StoreSpace:
     """A namespace served straight from the store."""
 
-    def __init__(self, view: NamespaceView) -> None:
-        self.view = view
+    def __init__(self, store: StoreCore, ns: str) -> None:
+        self.store = store
+        self.ns = ns
 
-    def read(self, address: Address) -> Found | None:
-        entry = self.view.get(address.path)
+    def read(self, address: Address) -> Flow[Found | None]:
+        entry = yield from self.store.get(self.ns, address.path)
         return None if entry is None else Found(entry.content, _description(entry.meta))
 
-    def listing(self, prefix: str) -> list[tuple[str, str | None]]:
-        return [(item.path, _description(item.meta)) for item in self.view.list(prefix)]
+    def listing(self, prefix: str) -> Flow[list[tuple[str, str | None]]]:
+        listed = yield from self.store.list(self.ns, prefix)
+        return [(item.path, _description(item.meta)) for item in listed]
 
-    def create(self, address: Address, text: str, description: str | None) -> None:
-        if self.view.exists(address.path):
+    def create(self, address: Address, text: str, description: str | None) -> Flow[None]:
+        if (yield from self.store.exists(self.ns, address.path)):
             raise ToolInputError(prompts.entry_exists(address.uri))
-        self.view.put(
-            address.path, text, None if description is None else {"description": description}
-        )
+        meta = None if description is None else {"description": description}
+        yield from self.store.put(self.ns, address.path, text, meta)
 
-    def replace(self, address: Address, text: str, description: str | None) -> None:
-        entry = self.view.get(address.path)
+    def replace(self, address: Address, text: str, description: str | None) -> Flow[None]:
+        entry = yield from self.store.get(self.ns, address.path)
         if entry is None:
             raise _not_found(address)
-        self.view.put(address.path, text, _kept_meta(entry, description))
+        yield from self.store.put(self.ns, address.path, text, _kept_meta(entry, description))
 
-    def delete(self, address: Address) -> None:
-        if not self.view.delete(address.path):
+    def delete(self, address: Address) -> Flow[None]:
+        if not (yield from self.store.delete(self.ns, address.path)):
             raise _not_found(address)
 
-    def rename(self, address: Address, new: Address) -> None:
-        entry = self.view.get(address.path)
+    def rename(self, address: Address, new: Address) -> Flow[None]:
+        entry = yield from self.store.get(self.ns, address.path)
         if entry is None:
             raise _not_found(address)
-        if self.view.exists(new.path):
+        if (yield from self.store.exists(self.ns, new.path)):
             raise ToolInputError(prompts.entry_exists(new.uri))
-        self.view.put(new.path, entry.content, _kept_meta(entry, None))
-        self.view.delete(address.path)
+        yield from self.store.put(self.ns, new.path, entry.content, _kept_meta(entry, None))
+        yield from self.store.delete(self.ns, address.path)
 
-    def search(self, prefix: str, query: str) -> list[Hit]:
-        if self.view.supports("search"):
-            return _hits(self.view.search(query, prefix=prefix))
-        return _hits(scan(self.view.entries(prefix).items(), query))
+    def search(self, prefix: str, query: str) -> Flow[list[Hit]]:
+        if self.store.supports("search", self.ns):
+            return _hits((yield from self.store.search(self.ns, query, prefix, None)))
+        found = yield from self.store.entries(self.ns, prefix)
+        return _hits(scan(found.items(), query))
 
 
-@contextmanager
-def _memory_refusals(address: Address) -> Iterator[None]:
-    """Memory's typed refusals as the texts the model reads."""
+def _memory_refusals(address: Address, flow: Flow[Any]) -> Flow[Any]:
+    """Run `flow`, turning Memory's typed refusals into the texts the model reads."""
     try:
-        yield
+        return (yield from flow)
     except MemoryKeyNotAllowedError as exc:
         allowed = [format_uri(MEMORY_NAMESPACE, key) for key in exc.allowed]
         uri = format_uri(MEMORY_NAMESPACE, exc.key)
@@ -151,42 +153,35 @@ def _memory_refusals(address: Address) -> Iterator[None]:
 class MemorySpace:
     """`memory/`, through the Memory module's model path."""
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: MemoryCore) -> None:
         self.memory = memory
 
-    def read(self, address: Address) -> Found | None:
-        entry = self.memory.get(address.path)
+    def read(self, address: Address) -> Flow[Found | None]:
+        entry = yield from self.memory.get(address.path)
         return None if entry is None else Found(entry.value, entry.description)
 
-    def listing(self, prefix: str) -> list[tuple[str, str | None]]:
-        return [
-            (entry.key, entry.description)
-            for entry in self.memory.entries()
-            if entry.key.startswith(prefix)
-        ]
+    def listing(self, prefix: str) -> Flow[list[tuple[str, str | None]]]:
+        entries = yield from self.memory.entries()
+        return [(entry.key, entry.description) for entry in entries if entry.key.startswith(prefix)]
 
-    def create(self, address: Address, text: str, description: str | None) -> None:
-        with _memory_refusals(address):
-            self.memory.create(address.path, text, description=description)
+    def create(self, address: Address, text: str, description: str | None) -> Flow[None]:
+        yield from _memory_refusals(address, self.memory.create(address.path, text, description))
 
-    def replace(self, address: Address, text: str, description: str | None) -> None:
-        with _memory_refusals(address):
-            self.memory.update(
-                address.path, text, description=UNSET if description is None else description
-            )
+    def replace(self, address: Address, text: str, description: str | None) -> Flow[None]:
+        kept = UNSET if description is None else description
+        yield from _memory_refusals(address, self.memory.update(address.path, text, kept))
 
-    def delete(self, address: Address) -> None:
-        with _memory_refusals(address):
-            self.memory.remove(address.path)
+    def delete(self, address: Address) -> Flow[None]:
+        yield from _memory_refusals(address, self.memory.remove(address.path))
 
-    def rename(self, address: Address, new: Address) -> None:
-        with _memory_refusals(address):
-            self.memory.rename(address.path, new.path)
+    def rename(self, address: Address, new: Address) -> Flow[None]:
+        yield from _memory_refusals(address, self.memory.rename(address.path, new.path))
 
-    def search(self, prefix: str, query: str) -> list[Hit]:
+    def search(self, prefix: str, query: str) -> Flow[list[Hit]]:
+        entries = yield from self.memory.entries()
         texts = [
             (entry.key, StoredEntry(f"{entry.value}\n{entry.description or ''}"))
-            for entry in self.memory.entries()
+            for entry in entries
             if entry.key.startswith(prefix)
         ]
         return _hits(scan(texts, query))

@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 from contextchef._config import options
 from contextchef.errors import ConfigError
-from contextchef.tokens import Tokenizer
 
 __all__ = ["Budget", "JanitorConfig", "UsagePreference", "pick_usage"]
 
@@ -26,7 +25,6 @@ class JanitorConfig:
 
     context_window: float = float("inf")
     trigger_ratio: float = 0.7
-    tokenizer: Tokenizer | None = None
     usage_preference: UsagePreference = "max"
 
     def __post_init__(self) -> None:
@@ -44,6 +42,11 @@ class JanitorConfig:
 
     @classmethod
     def of(cls, value: JanitorConfig | Mapping[str, Any] | None) -> JanitorConfig:
+        if isinstance(value, Mapping) and "tokenizer" in value:
+            raise ConfigError(
+                "the tokenizer is one setting of the chef: pass ContextChef(tokenizer=...), "
+                "not janitor={'tokenizer': ...}"
+            )
         return options(cls, value, "janitor")
 
     @property

@@ -18,7 +18,7 @@ from typing import Any
 
 from contextchef import prompts
 from contextchef._config import options
-from contextchef._effects import Call, Dual, Emit, Flow
+from contextchef._effects import Call, Emit, Flow
 from contextchef._jsonvalue import copy_json
 from contextchef.errors import ConfigError, InvalidPathError
 from contextchef.messages import Message
@@ -31,10 +31,9 @@ from contextchef.selection.strategies import (
     run_strategy,
     summarize,
 )
-from contextchef.store.aio import AsyncStore
 from contextchef.store.archive import archive_document
+from contextchef.store.core import StoreCore
 from contextchef.store.paths import validate_namespace
-from contextchef.store.store import Store
 from contextchef.tokens import MessageCounter
 
 __all__ = [
@@ -178,18 +177,17 @@ class Janitor:
         self,
         janitor: JanitorConfig | Mapping[str, Any] | None = None,
         overflow: OverflowConfig | Mapping[str, Any] | None = None,
+        *,
+        exact: bool = False,
     ) -> None:
         self.config = JanitorConfig.of(janitor)
+        self.exact = exact  # counts come from an exact tokenizer (the chef's `tokenizer=`)
         self.overflow = OverflowConfig.of(overflow)
         self.reported: int | None = None
         self.failures = 0
         self.noticed_window: str | None = None
         first = self.overflow.window_ids()
         self.lineage = Lineage(first, None, first)
-
-    @property
-    def exact(self) -> bool:
-        return self.config.tokenizer is not None
 
     def report_usage(self, tokens: int) -> None:
         if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
@@ -236,7 +234,7 @@ class Janitor:
         counter: MessageCounter,
         target: str = "",
         forced: bool = False,
-        stores: tuple[Store, AsyncStore] | None = None,
+        store: StoreCore | None = None,
         mode: prompts.ToolsMode = "legacy",
         on_start: tuple[Callable[[Any], Any], ...] = (),
         on_end: tuple[Callable[[Any], Any], ...] = (),
@@ -292,7 +290,7 @@ class Janitor:
             if callable(commit):
                 commit(result, self.lineage.current)
             if result.span:
-                archived = yield from self._archive(result.span, stores)
+                archived = yield from self._archive(result.span, store)
             if result.summary is not None and result.history:
                 summary = result.summary
                 if archived is not None:
@@ -329,9 +327,7 @@ class Janitor:
             yield Emit(on_end, CompressEnd(report))
         return report
 
-    def _archive(
-        self, span: tuple[Message, ...], stores: tuple[Store, AsyncStore] | None
-    ) -> Flow[str | None]:
+    def _archive(self, span: tuple[Message, ...], store: StoreCore | None) -> Flow[str | None]:
         """Store the evicted span; its URI, or None (best-effort: a failure only logs)."""
         target = self.overflow.archive
         if target is None:
@@ -341,10 +337,9 @@ class Janitor:
             if callable(target):
                 uri = yield Call.of(target, document, len(span), what="overflow archive")
                 return str(uri) if uri else None
-            if stores is None:
+            if store is None:
                 return None
-            store, astore = stores
-            put = yield Dual(store.namespace(target).put, astore.namespace(target).put, (document,))
+            put = yield from store.put(target, None, document, None)
             return str(put.uri)
         except Exception as exc:
             logger.warning("archiving %d evicted messages failed: %r", len(span), exc)

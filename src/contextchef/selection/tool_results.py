@@ -12,11 +12,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from contextchef import prompts
-from contextchef._effects import Call, Dual, Flow
+from contextchef._effects import Call, Flow
 from contextchef.messages import Message
 from contextchef.selection.offload import OffloadConfig, offload_uri, preview
-from contextchef.store.aio import AsyncStore
-from contextchef.store.store import Store
+from contextchef.store.core import StoreCore
 
 __all__ = ["ToolResultMemo", "TransformHook", "prepare_tool_results"]
 
@@ -68,7 +67,7 @@ def _prepare_one(
     *,
     transform: TransformHook | None,
     config: OffloadConfig,
-    stores: tuple[Store, AsyncStore],
+    store: StoreCore,
     mode: prompts.ToolsMode,
 ) -> Flow[Message]:
     content = message.get("content")
@@ -86,10 +85,9 @@ def _prepare_one(
         except Exception as exc:
             logger.warning("transform_tool_result raised %r; the result is kept as it was", exc)
     if config.wants(text):
-        store, astore = stores
         try:
             ns = config.namespace
-            yield Dual(store.namespace(ns).put, astore.namespace(ns).put, (text,))
+            yield from store.put(ns, None, text, None)
             text = preview(text, offload_uri(ns, text), config, mode)
         except Exception as exc:
             logger.warning("offloading a %d-character tool result failed: %r", len(text), exc)
@@ -105,7 +103,7 @@ def prepare_tool_results(
     *,
     transform: TransformHook | None,
     config: OffloadConfig,
-    stores: tuple[Store, AsyncStore],
+    store: StoreCore,
     mode: prompts.ToolsMode,
 ) -> Flow[tuple[Message, ...]]:
     """`history` with every tool result rewritten and, when long, offloaded."""
@@ -131,7 +129,7 @@ def prepare_tool_results(
                 names = _tool_names(history)
             name = names.get(message.get("tool_call_id", ""), "")
             replacement = yield from _prepare_one(
-                message, name, transform=transform, config=config, stores=stores, mode=mode
+                message, name, transform=transform, config=config, store=store, mode=mode
             )
             memo.put(message, replacement)
         out.append(replacement)

@@ -2,8 +2,8 @@
 
 The operations are the same flows `Store` runs (see `contextchef.store.core`); only the driver
 differs. An `AsyncStorageBackend` is awaited directly. A synchronous backend needs no adapter:
-each operation runs in a worker thread with `asyncio.to_thread`, so the event loop never blocks
-on disk. `AsyncStore.of(store)` shares a sync `Store`'s state (eviction policies, read times).
+each backend call runs in a worker thread, so the event loop never blocks on disk.
+`AsyncStore.of(store)` shares a sync `Store`'s state (eviction policies, read times).
 
 Concurrent `cleanup()` calls for one namespace share a single sweep.
 """
@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import builtins
 from collections.abc import Mapping
-from typing import Any, TypeVar, Unpack, overload
+from typing import Any, TypeVar, Unpack
 
+from contextchef._effects import drive_async
 from contextchef.store.backend import (
     ListedEntry,
     SearchHit,
@@ -22,16 +23,11 @@ from contextchef.store.backend import (
 )
 from contextchef.store.core import PutResult, StoreCore
 from contextchef.store.eviction import Caps, CleanupReport
-from contextchef.store.flow import Flow, run_async
 from contextchef.store.store import StoreBase, ViewBase
 
 __all__ = ["AsyncNamespaceView", "AsyncStore"]
 
 T = TypeVar("T")
-
-
-async def _drive(core: StoreCore, flow: Flow[T]) -> T:
-    return await run_async(core.backend, flow, native=core.native_async)
 
 
 class AsyncStore(StoreBase["AsyncNamespaceView"]):
@@ -54,7 +50,7 @@ class AsyncStore(StoreBase["AsyncNamespaceView"]):
         if running is not None:
             return await asyncio.shield(running)
         flow = self._core.cleanup(ns, **caps)
-        sweep = asyncio.ensure_future(_drive(self._core, flow))
+        sweep = asyncio.ensure_future(drive_async(flow))
         self._sweeps[key] = sweep
         sweep.add_done_callback(lambda _: self._sweeps.pop(key, None))
         return await asyncio.shield(sweep)
@@ -69,62 +65,57 @@ class AsyncNamespaceView(ViewBase):
 
     async def get(self, path: str) -> StoredEntry | None:
         """See `NamespaceView.get`."""
-        return await _drive(self._core, self._core.get(self._ns, path))
-
-    @overload
-    async def put(self, content: str, /, *, meta: Mapping[str, Any] | None = None) -> PutResult: ...
-
-    @overload
-    async def put(
-        self, path: str, content: str, /, meta: Mapping[str, Any] | None = None
-    ) -> PutResult: ...
+        return await drive_async(self._core.get(self._ns, path))
 
     async def put(
-        self, first: str, content: str | None = None, /, meta: Mapping[str, Any] | None = None
+        self, path: str, content: str, meta: Mapping[str, Any] | None = None
     ) -> PutResult:
         """See `NamespaceView.put`."""
-        path, body = (None, first) if content is None else (first, content)
-        return await _drive(self._core, self._core.put(self._ns, path, body, meta))
+        return await drive_async(self._core.put(self._ns, path, content, meta))
+
+    async def put_content(self, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
+        """See `NamespaceView.put_content`."""
+        return await drive_async(self._core.put(self._ns, None, content, meta))
 
     async def append(
         self, path: str, content: str, meta: Mapping[str, Any] | None = None
     ) -> PutResult:
         """See `NamespaceView.append`."""
-        return await _drive(self._core, self._core.append(self._ns, path, content, meta))
+        return await drive_async(self._core.append(self._ns, path, content, meta))
 
     async def delete(self, path: str) -> bool:
         """See `NamespaceView.delete`."""
-        return await _drive(self._core, self._core.delete(self._ns, path))
+        return await drive_async(self._core.delete(self._ns, path))
 
     async def list(self, prefix: str = "") -> list[ListedEntry]:
         """See `NamespaceView.list`."""
-        return await _drive(self._core, self._core.list(self._ns, prefix))
+        return await drive_async(self._core.list(self._ns, prefix))
 
     async def entries(self, prefix: str = "") -> dict[str, StoredEntry]:
         """See `NamespaceView.entries`."""
-        return await _drive(self._core, self._core.entries(self._ns, prefix))
+        return await drive_async(self._core.entries(self._ns, prefix))
 
     async def search(
         self, query: str, *, prefix: str = "", limit: int | None = None
     ) -> builtins.list[SearchHit]:
         """See `NamespaceView.search`."""
-        return await _drive(self._core, self._core.search(self._ns, query, prefix, limit))
+        return await drive_async(self._core.search(self._ns, query, prefix, limit))
 
     async def exists(self, path: str) -> bool:
         """See `NamespaceView.exists`."""
-        return await _drive(self._core, self._core.exists(self._ns, path))
+        return await drive_async(self._core.exists(self._ns, path))
 
     async def get_physical_path(self, path: str) -> str | None:
         """See `NamespaceView.get_physical_path`."""
-        return await _drive(self._core, self._core.physical_path(self._ns, path))
+        return await drive_async(self._core.physical_path(self._ns, path))
 
     async def snapshot(self) -> dict[str, StoredEntry]:
         """See `NamespaceView.snapshot`."""
-        return await _drive(self._core, self._core.snapshot(self._ns))
+        return await drive_async(self._core.snapshot(self._ns))
 
     async def restore(self, data: Mapping[str, StoredEntry]) -> None:
         """See `NamespaceView.restore`."""
-        await _drive(self._core, self._core.restore(self._ns, data))
+        await drive_async(self._core.restore(self._ns, data))
 
     async def cleanup(self, **caps: Unpack[Caps]) -> CleanupReport:
         """See `AsyncStore.cleanup`."""

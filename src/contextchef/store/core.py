@@ -2,7 +2,7 @@
 
 `StoreCore` holds what a `Store` knows beyond its backend (eviction policies, the clock, the
 read times of backends that cannot persist them) and turns each public operation into a flow
-(see `contextchef.store.flow`). `Store` runs the flows synchronously, `AsyncStore` awaits them;
+(see `contextchef.store.ops`). `Store` runs the flows synchronously, `AsyncStore` awaits them;
 neither repeats any of the rules below.
 
 Rules every operation shares: names are validated before the backend is called; content must be
@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from operator import attrgetter
 from typing import Any, NamedTuple, Unpack
 
+from contextchef._effects import StoreOp
 from contextchef.errors import ConfigError, StoreCapabilityError, StoreError
-from contextchef.store import flow
 from contextchef.store.backend import (
     CAPABILITIES,
     Capability,
@@ -32,7 +32,7 @@ from contextchef.store.backend import (
     backend_supports,
 )
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
-from contextchef.store.flow import Call, Flow
+from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import (
     URI_PREFIX,
     content_path,
@@ -118,16 +118,16 @@ def prepare_meta(meta: Mapping[str, Any] | None, now: float) -> dict[str, Any]:
     return out
 
 
-def _best_effort(call: Call) -> Flow[None]:
-    """Issue `call`, logging instead of raising: a lost access time must never fail a read."""
+def _best_effort(op: StoreOp) -> Op[None]:
+    """Issue `op`, logging instead of raising: a lost access time must never fail a read."""
     try:
-        yield call
+        yield op
     except Exception as exc:
-        logger.debug("%s%s failed: %s", call.method, call.args[:2], exc)
+        logger.debug("%s%s failed: %s", op.method, op.args[:2], exc)
 
 
 class StoreCore:
-    """Backend, eviction policies, clock and the in-process read times, plus every flow."""
+    """Backend, eviction policies, clock and the in-process read times, plus every self.ops."""
 
     def __init__(
         self,
@@ -146,7 +146,8 @@ class StoreCore:
         if eviction is not None and not isinstance(eviction, Mapping):
             raise ConfigError(f"eviction must map namespaces to policies, got {eviction!r}")
         self.backend = backend
-        self.native_async = flow.is_async_backend(backend)
+        self.ops = BackendOps(backend)
+        self.native_async = self.ops.native
         self.clock = clock
         self.eviction: dict[str, EvictionPolicy] = {
             validate_namespace(ns): EvictionPolicy.coerce(policy)
@@ -176,18 +177,18 @@ class StoreCore:
 
     # -- flows ----------------------------------------------------------------------------
 
-    def _note_read(self, ns: str, path: str) -> Call | None:
+    def _note_read(self, ns: str, path: str) -> StoreOp | None:
         """Record a read: the `touch` call for a backend that persists it, else remember it."""
         now = self.clock()
         if self.supports("touch", ns):
-            return Call("touch", (ns, path, now))
+            return self.ops.op("touch", ns, path, now)
         self._seen.setdefault(ns, {})[path] = now
         return None
 
-    def get(self, ns: str, path: str) -> Flow[StoredEntry | None]:
-        # The hottest flow: its requests are yielded inline rather than through `flow.read`.
+    def get(self, ns: str, path: str) -> Op[StoredEntry | None]:
+        # The hottest flow: its requests are yielded inline rather than through `self.ops.read`.
         validate_entry_path(path)
-        entry: StoredEntry | None = yield Call("read", (ns, path))
+        entry: StoredEntry | None = yield self.ops.op("read", ns, path)
         if entry is not None:
             touch = self._note_read(ns, path)
             if touch is not None:
@@ -196,7 +197,7 @@ class StoreCore:
 
     def put(
         self, ns: str, path: str | None, content: str, meta: Mapping[str, Any] | None
-    ) -> Flow[PutResult]:
+    ) -> Op[PutResult]:
         if path is not None:
             validate_entry_path(path)
         check_content(content, ns=ns, path=path)
@@ -208,82 +209,82 @@ class StoreCore:
                 if touch is not None:
                     yield from _best_effort(touch)
                 return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
-        yield from flow.write(ns, path, StoredEntry(content, prepared))
+        yield from self.ops.write(ns, path, StoredEntry(content, prepared))
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 
     def append(
         self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
-    ) -> Flow[PutResult]:
+    ) -> Op[PutResult]:
         validate_entry_path(path)
         check_content(content, ns=ns, path=path)
         if meta is None and self.supports("append", ns):
-            yield from flow.append(ns, path, content)
+            yield from self.ops.append(ns, path, content)
         else:
-            existing = yield from flow.read(ns, path)
+            existing = yield from self.ops.read(ns, path)
             now = self.clock()
             merged: dict[str, Any] = dict(existing.meta) if existing is not None else {}
             merged.update(meta or {})
             merged["updated_at"] = (meta or {}).get("updated_at", now)
             combined = (existing.content if existing is not None else "") + content
-            yield from flow.write(ns, path, StoredEntry(combined, prepare_meta(merged, now)))
+            yield from self.ops.write(ns, path, StoredEntry(combined, prepare_meta(merged, now)))
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 
-    def delete(self, ns: str, path: str) -> Flow[bool]:
+    def delete(self, ns: str, path: str) -> Op[bool]:
         validate_entry_path(path)
-        deleted = yield from flow.delete(ns, path)
+        deleted = yield from self.ops.delete(ns, path)
         self._seen.get(ns, {}).pop(path, None)
         return deleted
 
-    def list(self, ns: str, prefix: str) -> Flow[list[ListedEntry]]:
+    def list(self, ns: str, prefix: str) -> Op[list[ListedEntry]]:
         validate_prefix(prefix)
-        listed = yield from flow.list_entries(ns, prefix)
+        listed = yield from self.ops.list(ns, prefix)
         return sorted(listed, key=attrgetter("path"))
 
-    def entries(self, ns: str, prefix: str) -> Flow[dict[str, StoredEntry]]:
+    def entries(self, ns: str, prefix: str) -> Op[dict[str, StoredEntry]]:
         validate_prefix(prefix)
         if self.supports("read_all", ns):
-            found = yield from flow.read_all(ns, prefix)
+            found = yield from self.ops.read_all(ns, prefix)
         else:
             found = {}
-            for listed in (yield from flow.list_entries(ns, prefix)):
-                entry = yield from flow.read(ns, listed.path)
+            for listed in (yield from self.ops.list(ns, prefix)):
+                entry = yield from self.ops.read(ns, listed.path)
                 if entry is not None:
                     found[listed.path] = entry
         return {path: found[path] for path in sorted(found)}
 
     def search(
         self, ns: str, query: str, prefix: str, limit: int | None
-    ) -> Flow[builtins.list[SearchHit]]:
+    ) -> Op[builtins.list[SearchHit]]:
         if not isinstance(query, str) or not query:
             raise ConfigError("a search query must be a non-empty str")
         validate_prefix(prefix)
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise ConfigError(f"a search limit must be an int or None, got {limit!r}")
         self.require("search", ns)
-        hits = yield from flow.search(ns, query, prefix, limit)
+        hits = yield from self.ops.search(ns, query, prefix, limit)
         return hits
 
-    def _exists(self, ns: str, path: str) -> Flow[bool]:
+    def _exists(self, ns: str, path: str) -> Op[bool]:
         if self.supports("exists", ns):
-            return (yield from flow.exists(ns, path))
-        return (yield from flow.read(ns, path)) is not None
+            return (yield from self.ops.exists(ns, path))
+        return (yield from self.ops.read(ns, path)) is not None
 
-    def exists(self, ns: str, path: str) -> Flow[bool]:
+    def exists(self, ns: str, path: str) -> Op[bool]:
         validate_entry_path(path)
         return (yield from self._exists(ns, path))
 
-    def physical_path(self, ns: str, path: str) -> Flow[str | None]:
+    def physical_path(self, ns: str, path: str) -> Op[str | None]:
         validate_entry_path(path)
         if not self.supports("get_physical_path", ns):
             return None
-        return (yield from flow.get_physical_path(ns, path))
+        return (yield from self.ops.get_physical_path(ns, path))
 
-    def snapshot(self, ns: str) -> Flow[dict[str, StoredEntry]]:
+    def snapshot(self, ns: str) -> Op[dict[str, StoredEntry]]:
         self.require("snapshot", ns)
-        data = yield from flow.snapshot(ns)
+        data = yield from self.ops.snapshot(ns)
         return {path: data[path] for path in sorted(data)}
 
-    def restore(self, ns: str, data: Mapping[str, StoredEntry]) -> Flow[None]:
+    def restore(self, ns: str, data: Mapping[str, StoredEntry]) -> Op[None]:
         self.require("restore", ns)
         if not isinstance(data, Mapping):
             raise ConfigError(f"restore() takes a mapping of path to StoredEntry, got {data!r}")
@@ -294,11 +295,13 @@ class StoreCore:
                 raise ConfigError(f"snapshot value for {path!r} is not a StoredEntry")
             check_content(entry.content, ns=ns, path=path)
             checked[path] = StoredEntry(entry.content, prepare_meta(entry.meta, self.clock()))
-        yield from flow.restore(ns, checked)
+        yield from self.ops.restore(ns, checked)
         self._seen.pop(ns, None)
 
-    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Flow[CleanupReport]:
+    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Op[CleanupReport]:
         validate_namespace(ns)
         policy = self.eviction.get(ns, EvictionPolicy()).override(**caps)
-        report = yield from cleanup_flow(ns, policy, self.clock(), self._seen.setdefault(ns, {}))
+        report = yield from cleanup_flow(
+            self.ops, ns, policy, self.clock(), self._seen.setdefault(ns, {})
+        )
         return report

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Generator, Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal, TypedDict, Unpack
 
 from contextchef.errors import ConfigError
-from contextchef.store import flow
 from contextchef.store.backend import ListedEntry
+from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import URI_PREFIX
 
 __all__ = [
@@ -177,18 +177,22 @@ def _candidate(listed: ListedEntry, seen: Mapping[str, float]) -> _Candidate:
 
 
 def cleanup_flow(
-    ns: str, policy: EvictionPolicy, now: float, seen: MutableMapping[str, float]
-) -> Generator[flow.Call, Any, CleanupReport]:
+    ops: BackendOps,
+    ns: str,
+    policy: EvictionPolicy,
+    now: float,
+    seen: MutableMapping[str, float],
+) -> Op[CleanupReport]:
     """One sweep of `ns` under `policy`; `seen` holds this process's read times, by path."""
-    listed = yield from flow.list_entries(ns, "")
+    listed = yield from ops.list(ns, "")
     candidates = [_candidate(item, seen) for item in listed]
     evicted: list[Evicted] = []
     failed: list[EvictionFailure] = []
 
-    def evict(item: _Candidate, reason: EvictionReason) -> Generator[flow.Call, Any, bool]:
+    def evict(item: _Candidate, reason: EvictionReason) -> Op[bool]:
         uri = f"{URI_PREFIX}{ns}/{item.path}"
         try:
-            deleted = yield from flow.delete(ns, item.path)
+            deleted = yield from ops.delete(ns, item.path)
         except Exception as exc:
             logger.warning("eviction of %s (%s) failed: %s", uri, reason, exc)
             failed.append(EvictionFailure(item.path, uri, reason, exc))

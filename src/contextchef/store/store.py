@@ -9,7 +9,7 @@ calls. `AsyncStore` (in `contextchef.store.aio`) runs the same flows for async c
     store = Store(FileSystemBackend(".context"), eviction={"vfs": {"max_files": 500}})
     notes = store.namespace("notes")
     notes.put("plan.md", "# Plan\\n")          # PutResult(path='plan.md', uri='context://notes/plan.md')
-    notes.put(long_tool_output)               # content-addressed: notes_<sha256[:16]>.txt
+    notes.put_content(long_tool_output)       # content-addressed: notes_<sha256[:16]>.txt
     store.cleanup("vfs")                      # CleanupReport(...)
 """
 
@@ -18,8 +18,9 @@ from __future__ import annotations
 import builtins
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Self, TypeVar, Unpack, overload
+from typing import Any, Generic, Self, TypeVar, Unpack
 
+from contextchef._effects import drive_sync
 from contextchef.errors import ConfigError
 from contextchef.store.backend import (
     AsyncStorageBackend,
@@ -31,7 +32,7 @@ from contextchef.store.backend import (
 )
 from contextchef.store.core import PutResult, StoreCore
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy
-from contextchef.store.flow import Flow, run_sync
+from contextchef.store.ops import Op
 from contextchef.store.paths import (
     ContextAddress,
     content_path,
@@ -70,6 +71,18 @@ class StoreBase(Generic[V]):
         raise NotImplementedError
 
     @classmethod
+    def over(cls, core: StoreCore) -> Self:
+        """A store sharing `core` (backend, eviction policies, read times) with its owner."""
+        store = cls.__new__(cls)
+        store._attach(core)
+        return store
+
+    @property
+    def core(self) -> StoreCore:
+        """The flows behind this store (what the chef and `Memory` drive)."""
+        return self._core
+
+    @classmethod
     def of(
         cls, source: StorageBackend | AsyncStorageBackend | StoreBase[Any], **options: Any
     ) -> Self:
@@ -81,9 +94,7 @@ class StoreBase(Generic[V]):
         if isinstance(source, cls):
             return source
         if isinstance(source, StoreBase):
-            store = cls.__new__(cls)
-            store._attach(source._core)
-            return store
+            return cls.over(source._core)
         return cls(source, **options)
 
     def __repr__(self) -> str:
@@ -140,7 +151,7 @@ class ViewBase:
         return format_uri(self._ns, path)
 
     def content_path(self, content: str) -> str:
-        """The path `put(content)` stores `content` under: `<ns>_<sha256[:16]>.txt`."""
+        """The path `put_content(content)` stores `content` under: `<ns>_<sha256[:16]>.txt`."""
         return content_path(self._ns, content)
 
     def supports(self, capability: Capability) -> bool:
@@ -170,38 +181,30 @@ class Store(StoreBase["NamespaceView"]):
     def cleanup(self, ns: str, **caps: Unpack[Caps]) -> CleanupReport:
         """Run one eviction sweep of `ns`. `max_files`, `max_bytes` and `max_age` given here
         override the namespace's policy, field by field."""
-        return run_sync(self._core.backend, self._core.cleanup(ns, **caps))
+        return drive_sync(self._core.cleanup(ns, **caps))
 
 
 class NamespaceView(ViewBase):
     """One namespace of a `Store`. Every path is checked before the backend sees it."""
 
-    def _run(self, flow: Flow[T]) -> T:
-        return run_sync(self._core.backend, flow)
+    def _run(self, flow: Op[T]) -> T:
+        return drive_sync(flow)
 
     def get(self, path: str) -> StoredEntry | None:
         """The entry at `path`, or None; a hit refreshes its last-read time."""
-        return run_sync(self._core.backend, self._core.get(self._ns, path))
+        return drive_sync(self._core.get(self._ns, path))
 
-    @overload
-    def put(self, content: str, /, *, meta: Mapping[str, Any] | None = None) -> PutResult: ...
+    def put(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
+        """Write `content` at `path` (replacing what is there); `meta` is free-form JSON."""
+        return self._run(self._core.put(self._ns, path, content, meta))
 
-    @overload
-    def put(
-        self, path: str, content: str, /, meta: Mapping[str, Any] | None = None
-    ) -> PutResult: ...
+    def put_content(self, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
+        """Store `content` under a path derived from it, `<ns>_<sha256[:16]>.txt`.
 
-    def put(
-        self, first: str, content: str | None = None, /, meta: Mapping[str, Any] | None = None
-    ) -> PutResult:
-        """`put(path, content, meta=None)` writes `path`; `put(content)` derives the path.
-
-        The derived path is `<ns>_<sha256[:16]>.txt`: putting the same content again is a no-op
-        (the first write and its meta win) and returns the same URI, in any process.
+        Putting the same content again is a no-op (the first write and its meta win) and
+        returns the same URI, in any process.
         """
-        if content is None:
-            return self._run(self._core.put(self._ns, None, first, meta))
-        return self._run(self._core.put(self._ns, first, content, meta))
+        return self._run(self._core.put(self._ns, None, content, meta))
 
     def append(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
         """Add `content` to the end of `path`, creating it when missing."""

@@ -1,0 +1,316 @@
+"""Memory's policy, once: every operation as a flow over the store's `memory/` namespace.
+
+`MemoryCore` holds what memory knows beyond the store (the key allowlist, the default TTL, the
+selector, the hooks, the turn counter) and turns each operation into a flow of effects (see
+`contextchef._effects`): store reads and writes are `StoreOp`s, the host's hooks are `Call`s.
+`Memory` drives the flows synchronously and `AsyncMemory` awaits them, so an async-native
+backend is awaited without a thread hop and an async `on_memory_update` hook really decides.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, get_args
+
+from contextchef._effects import Call, Flow
+from contextchef.errors import (
+    ConfigError,
+    EntryExistsError,
+    EntryNotFoundError,
+    MemoryKeyNotAllowedError,
+    MemoryVetoedError,
+)
+from contextchef.memory.entry import (
+    MEMORY_NAMESPACE,
+    TTL,
+    UNSET,
+    Expiry,
+    MemoryArtifacts,
+    MemoryChange,
+    MemoryEntry,
+    MemoryMode,
+    MemoryPlacement,
+    Unset,
+    entry_meta,
+    parse_snapshot,
+    parse_ttl,
+    read_entry,
+    render_memory_block,
+    snapshot_data,
+)
+from contextchef.store.core import StoreCore
+from contextchef.store.paths import validate_entry_path
+
+__all__ = ["MemoryCore", "Selector", "UpdateHook"]
+
+logger = logging.getLogger("contextchef.memory")
+
+Selector = Callable[[list[MemoryEntry]], Iterable[MemoryEntry]]
+UpdateHook = Callable[[str, str | None, str | None], object]
+
+NS = MEMORY_NAMESPACE
+
+
+class MemoryCore:
+    """Configuration, the turn counter and every memory flow (see `Memory` for the options)."""
+
+    def __init__(
+        self,
+        store: StoreCore,
+        *,
+        default_ttl: TTL = None,
+        allowed_keys: Iterable[str] | None = None,
+        selector: Selector | None = None,
+        on_memory_update: UpdateHook | None = None,
+        on_memory_changed: Callable[[MemoryChange], object] | None = None,
+        on_memory_expired: Callable[[MemoryEntry], object] | None = None,
+        placement: MemoryPlacement = "after_system",
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if isinstance(allowed_keys, str):
+            raise ConfigError("allowed_keys must be a list of keys, not a single string")
+        for name, hook in (
+            ("selector", selector),
+            ("on_memory_update", on_memory_update),
+            ("on_memory_changed", on_memory_changed),
+            ("on_memory_expired", on_memory_expired),
+            ("clock", clock),
+        ):
+            if hook is not None and not callable(hook):
+                raise ConfigError(f"{name} must be callable, got {hook!r}")
+        if placement not in get_args(MemoryPlacement):
+            raise ConfigError(
+                f"memory placement must be 'after_system' or 'before_history_tail', "
+                f"got {placement!r}"
+            )
+        parse_ttl(default_ttl)
+        self.store = store
+        self.default_ttl = default_ttl
+        self.allowed: tuple[str, ...] | None = (
+            None
+            if allowed_keys is None
+            else tuple(sorted({validate_entry_path(key) for key in allowed_keys}))
+        )
+        self.selector = selector
+        self.on_update = on_memory_update
+        self.on_changed = on_memory_changed
+        self.on_expired = on_memory_expired
+        self.placement: MemoryPlacement = placement
+        self.clock: Callable[[], float] = clock if clock is not None else store.clock
+        self.turn = 0
+
+    def is_allowed(self, key: str) -> bool:
+        return self.allowed is None or key in self.allowed
+
+    def render(self, entries: Sequence[MemoryEntry], mode: MemoryMode) -> str:
+        return render_memory_block(entries, mode, self.allowed)
+
+    def advance_turn(self) -> int:
+        self.turn += 1
+        return self.turn
+
+    # -- developer path ---------------------------------------------------------------------
+
+    def get(self, key: str) -> Flow[MemoryEntry | None]:
+        validate_entry_path(key)
+        stored = yield from self.store.get(NS, key)
+        if stored is None:
+            return None
+        entry = read_entry(key, stored)
+        if entry.is_expired(self.clock(), self.turn):
+            yield from self._expire(entry)
+            return None
+        return entry
+
+    def entries(self) -> Flow[tuple[MemoryEntry, ...]]:
+        return (yield from self._sweep())[0]
+
+    def set(
+        self, key: str, value: str, description: str | Unset | None, ttl: TTL | Unset
+    ) -> Flow[MemoryEntry]:
+        validate_entry_path(key)
+        old = yield from self.get(key)
+        return (yield from self._write(key, value, old, description, ttl))
+
+    def delete(self, key: str) -> Flow[bool]:
+        old = yield from self.get(key)
+        if old is None:
+            return False
+        return (yield from self._remove(old))
+
+    # -- model path -------------------------------------------------------------------------
+
+    def create(self, key: str, value: str, description: str | None) -> Flow[MemoryEntry]:
+        self._check_allowed(key)
+        if (yield from self.get(key)) is not None:
+            raise EntryExistsError(f"memory key {key!r} already exists", namespace=NS, path=key)
+        yield from self._check_veto(key, value, None)
+        return (yield from self._write(key, value, None, description, UNSET))
+
+    def update(self, key: str, value: str, description: str | Unset | None) -> Flow[MemoryEntry]:
+        old = yield from self._existing(key)
+        yield from self._check_veto(key, value, old.value)
+        return (yield from self._write(key, value, old, description, UNSET))
+
+    def remove(self, key: str) -> Flow[None]:
+        old = yield from self._existing(key)
+        yield from self._check_veto(key, None, old.value)
+        yield from self._remove(old)
+
+    def rename(self, key: str, new_key: str) -> Flow[MemoryEntry]:
+        self._check_allowed(new_key)
+        old = yield from self._existing(key)
+        if (yield from self.get(new_key)) is not None:
+            raise EntryExistsError(
+                f"memory key {new_key!r} already exists", namespace=NS, path=new_key
+            )
+        yield from self._check_veto(new_key, old.value, None)
+        yield from self._check_veto(key, None, old.value)
+        expiry = (old.expires_at, old.expires_at_turn)
+        moved = yield from self._write(new_key, old.value, None, old.description, expiry)
+        yield from self._remove(old)
+        return moved
+
+    # -- compile path and snapshots ---------------------------------------------------------
+
+    def compile_artifacts(self, mode: MemoryMode) -> Flow[MemoryArtifacts]:
+        if mode not in get_args(MemoryMode):
+            raise ConfigError(f"memory mode must be 'legacy' or 'unified', got {mode!r}")
+        live, expired = yield from self._sweep()
+        shown = yield from self._select(live)
+        return MemoryArtifacts(shown, expired, self.render(shown, mode))
+
+    def snapshot(self) -> Flow[dict[str, Any]]:
+        stored = yield from self.store.entries(NS, "")
+        return snapshot_data(stored, self.turn)
+
+    def restore(self, data: Mapping[str, Any] | None) -> Flow[None]:
+        entries, turn = parse_snapshot(data)
+        if self.store.supports("restore", NS):
+            yield from self.store.restore(NS, entries)
+        else:
+            for listed in (yield from self.store.list(NS, "")):
+                yield from self.store.delete(NS, listed.path)
+            for key, entry in entries.items():
+                yield from self.store.put(NS, key, entry.content, entry.meta)
+        self.turn = turn
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _sweep(self) -> Flow[tuple[tuple[MemoryEntry, ...], tuple[str, ...]]]:
+        now, turn = self.clock(), self.turn
+        live: list[MemoryEntry] = []
+        expired: list[str] = []
+        for key, stored in (yield from self.store.entries(NS, "")).items():
+            entry = read_entry(key, stored)
+            if entry.is_expired(now, turn):
+                yield from self._expire(entry)
+                expired.append(key)
+            else:
+                live.append(entry)
+        return tuple(live), tuple(expired)
+
+    def _select(self, live: tuple[MemoryEntry, ...]) -> Flow[tuple[MemoryEntry, ...]]:
+        if self.selector is None:
+            return live
+        picked = yield Call.of(self.selector, list(live), what="memory selector")
+        chosen = tuple(picked)
+        for item in chosen:
+            if not isinstance(item, MemoryEntry):
+                raise ConfigError(
+                    f"a memory selector must return MemoryEntry objects, got {item!r}"
+                )
+        return chosen
+
+    def _write(
+        self,
+        key: str,
+        value: str,
+        old: MemoryEntry | None,
+        description: str | Unset | None,
+        ttl: TTL | Unset | Expiry,
+    ) -> Flow[MemoryEntry]:
+        if not isinstance(value, str):
+            raise ConfigError(f"a memory value must be a str, not {type(value).__name__}")
+        if not isinstance(description, str | Unset | None):
+            raise ConfigError("a memory description must be a str or None")
+        now = self.clock()
+        if isinstance(ttl, tuple):
+            expiry: Expiry = ttl
+        elif ttl is UNSET and old is not None:
+            expiry = (old.expires_at, old.expires_at_turn)
+        else:
+            expiry = self._expiry(self.default_ttl if ttl is UNSET else ttl, now)
+        entry = MemoryEntry(
+            key=key,
+            value=value,
+            description=(old.description if old else None) if description is UNSET else description,
+            created_at=old.created_at if old else now,
+            updated_at=now,
+            update_count=old.update_count + 1 if old else 1,
+            expires_at=expiry[0],
+            expires_at_turn=expiry[1],
+        )
+        yield from self.store.put(NS, key, value, entry_meta(entry))
+        yield from self._notify(MemoryChange("set", key, value, old.value if old else None))
+        return entry
+
+    def _expiry(self, ttl: object, now: float) -> Expiry:
+        parsed = parse_ttl(ttl)
+        if parsed is None:
+            return None, None
+        unit, amount = parsed
+        if unit == "turns":
+            return None, self.turn + int(amount)
+        return now + amount, None
+
+    def _remove(self, old: MemoryEntry) -> Flow[bool]:
+        removed = yield from self.store.delete(NS, old.key)
+        if removed:
+            yield from self._notify(MemoryChange("delete", old.key, None, old.value))
+        return removed
+
+    def _expire(self, entry: MemoryEntry) -> Flow[None]:
+        yield from self._call("on_memory_expired", self.on_expired, entry)
+        yield from self.store.delete(NS, entry.key)
+        yield from self._notify(MemoryChange("expire", entry.key, None, entry.value))
+
+    def _existing(self, key: str) -> Flow[MemoryEntry]:
+        self._check_allowed(key)
+        old = yield from self.get(key)
+        if old is None:
+            raise EntryNotFoundError(f"no memory entry {key!r}", namespace=NS, path=key)
+        return old
+
+    def _check_allowed(self, key: str) -> None:
+        validate_entry_path(key)
+        if not self.is_allowed(key):
+            raise MemoryKeyNotAllowedError(key, self.allowed or ())
+
+    def _check_veto(self, key: str, value: str | None, old: str | None) -> Flow[None]:
+        """Ask `on_memory_update`; False, an exception, or an awaitable the synchronous API
+        cannot wait for all veto the write."""
+        if self.on_update is None:
+            return
+        try:
+            verdict = yield Call.of(self.on_update, key, value, old, what="on_memory_update hook")
+        except Exception:
+            logger.warning(
+                "on_memory_update raised for key %r; the write is vetoed", key, exc_info=True
+            )
+            raise MemoryVetoedError(key) from None
+        if verdict is False:
+            raise MemoryVetoedError(key)
+
+    def _notify(self, change: MemoryChange) -> Flow[None]:
+        yield from self._call("on_memory_changed", self.on_changed, change)
+
+    @staticmethod
+    def _call(name: str, callback: Callable[[Any], object] | None, argument: object) -> Flow[None]:
+        if callback is None:
+            return
+        try:
+            yield Call.of(callback, argument, what=name)
+        except Exception:
+            logger.warning("%s raised; the memory operation went ahead", name, exc_info=True)
