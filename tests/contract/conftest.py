@@ -4,8 +4,10 @@ To plug a backend in, add one entry to BACKENDS: a name and a factory taking a f
 directory (persistent backends keep their files there) and returning the backend. Backends that
 survive a reopen also appear in PERSISTENT, so reopen-and-read tests run against them.
 
-Store-level tests also run once per API (`store_api`): through the synchronous `Store` and
-through `AsyncStore` (driven from a private event loop), so both drivers meet the same contract.
+Store-level tests also run once per API (`store_api`): through the synchronous `Store`, through
+`AsyncStore` over the synchronous backend (worker threads), and through `AsyncStore` over the
+backend presented as async-native (`NativeAsync`: every call awaited on the loop), so both
+drivers and both async paths meet the same contract.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pytest
 
 from contextchef.store import AsyncStore, FileSystemBackend, InMemoryBackend, Store
 from contextchef.store.backends.sqlite import SQLiteBackend
-from tests.contract.helpers import Blocking, Clock
+from tests.contract.helpers import Blocking, Clock, NativeAsync
 
 BackendFactory = Callable[[Path], Any]
 
@@ -57,7 +59,7 @@ def clock() -> Clock:
     return Clock(time.time() + 1000.0)
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=["sync", "async", "async-native"])
 def store_api(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -71,6 +73,8 @@ def make_store(store_api: str, clock: Clock) -> Iterator[Callable[..., Any]]:
         options.setdefault("clock", clock)
         if store_api == "sync":
             return Store(backend, **options)
+        if store_api == "async-native":
+            backend = NativeAsync(backend)
         return Blocking(AsyncStore(backend, **options), loop)
 
     yield make

@@ -27,7 +27,7 @@ from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
 from contextchef.store.entries import appended, utf8_length
 from contextchef.store.search import scan
 
-__all__ = ["InMemoryBackend"]
+__all__ = ["AsyncInMemoryBackend", "InMemoryBackend"]
 
 
 def _parents(path: str) -> Iterator[str]:
@@ -148,3 +148,43 @@ class InMemoryBackend:
         stored.setdefault("updated_at", now)
         stored["bytes"] = utf8_length(content)
         return StoredEntry(content, MappingProxyType(stored))
+
+
+class AsyncInMemoryBackend:
+    """An async-native `AsyncStorageBackend` over an `InMemoryBackend`: the same semantics, as
+    coroutines, for testing async code paths (an `AsyncStore` awaits it with no thread hop)."""
+
+    def __init__(self, inner: InMemoryBackend | None = None) -> None:
+        self.inner = inner if inner is not None else InMemoryBackend()
+
+    async def read(self, ns: str, path: str) -> StoredEntry | None:
+        return self.inner.read(ns, path)
+
+    async def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        self.inner.write(ns, path, entry)
+
+    async def delete(self, ns: str, path: str) -> bool:
+        return self.inner.delete(ns, path)
+
+    async def list(self, ns: str, prefix: str = "") -> builtins.list[ListedEntry]:
+        return self.inner.list(ns, prefix)
+
+    async def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
+        return self.inner.read_all(ns, prefix)
+
+    async def exists(self, ns: str, path: str) -> bool:
+        return self.inner.exists(ns, path)
+
+    async def append(self, ns: str, path: str, content: str) -> None:
+        self.inner.append(ns, path, content)
+
+    async def search(
+        self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
+    ) -> builtins.list[SearchHit]:
+        return self.inner.search(ns, query, prefix=prefix, limit=limit)
+
+    async def snapshot(self, ns: str) -> dict[str, StoredEntry]:
+        return self.inner.snapshot(ns)
+
+    async def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
+        self.inner.restore(ns, snapshot)
