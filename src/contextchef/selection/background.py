@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from typing import Any
 
 from contextchef._effects import Handle, Spawn
 from contextchef.messages import Message
@@ -19,6 +20,7 @@ from contextchef.selection.strategies import (
     OverflowResult,
     Strategy,
     StrategyFlow,
+    require_strategy,
     run_strategy,
 )
 
@@ -39,13 +41,16 @@ def _is_prefix(source: tuple[Message, ...], history: tuple[Message, ...]) -> boo
     return all(a is b for a, b in zip(source, history[: len(source)], strict=True))
 
 
-class Background:
+class Background(Strategy):
     """Runs `inner` in the background; see the module docstring."""
 
     def __init__(self, inner: Strategy) -> None:
         self.inner = inner
-        self.name = f"background({inner.name})"
         self._job: _Job | None = None
+
+    @property
+    def name(self) -> str:
+        return f"background({self.inner.name})"
 
     def pending(self) -> bool:
         """Whether a finished job waits to be swapped in (the runner then skips its gates)."""
@@ -78,11 +83,15 @@ class Background:
         return self._unchanged(input, "background compression started")
 
     def commit(self, result: OverflowResult, window: str) -> None:
-        commit = getattr(self.inner, "commit", None)
-        if callable(commit):
-            commit(result, window)
+        self.inner.commit(result, window)
+
+    def snapshot(self) -> Any:
+        return self.inner.snapshot()
+
+    def restore(self, state: Any) -> None:
+        self.inner.restore(state)
 
 
 def background(inner: Strategy) -> Background:
     """Run `inner` off the critical path."""
-    return Background(inner)
+    return Background(require_strategy(inner, "background inner strategy"))
