@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -10,8 +11,9 @@ from contextchef import ContextChef, Strategy, anchored, background, chain, rese
 from contextchef.errors import ConfigError
 from contextchef.selection.janitor import OverflowConfig
 from contextchef.selection.strategies import OverflowInput, OverflowResult
+from contextchef.tokens import MessageCounter
 from tests.selection.test_overflow import Model, dialogue
-from tests.selection.test_strategies_more import janitor, long_history
+from tests.selection.test_strategies_more import Gate, janitor, long_history, wait_done
 
 
 class KeepLast(Strategy):
@@ -165,3 +167,27 @@ def test_server_and_background_forward_the_hooks() -> None:
     assert inner.commits == [("x", "w9")]
     assert wrapped.server_compaction("anthropic") is not None
     assert wrapped.server_compaction("openai") is None
+
+
+def test_background_counts_with_its_own_counter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job runs in a thread; the compile's counter (an unlocked memo) stays on the main one."""
+    main = threading.main_thread()
+    seen: dict[bool, set[int]] = {True: set(), False: set()}
+    count_all = MessageCounter.count_all
+
+    def recording(self: MessageCounter, messages: Any) -> int:
+        seen[threading.current_thread() is main].add(id(self))
+        return count_all(self, messages)
+
+    monkeypatch.setattr(MessageCounter, "count_all", recording)
+    gate = Gate()
+    strategy = background(summarize(gate, preserve_ratio=0.5))
+    chef = ContextChef(**janitor(strategy=strategy, archive=None))
+    history = long_history()
+    chef.set_history(history).compile()  # starts the job, which blocks on the gate
+    chef.set_history([*history, {"role": "assistant", "content": "meanwhile"}]).compile()
+    gate.release.set()
+    wait_done(strategy)
+    assert chef.compile().meta.overflow.changed
+    assert seen[True] and seen[False], "both threads counted"
+    assert not seen[True] & seen[False], "the background job shared the compile's counter"

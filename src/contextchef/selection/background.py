@@ -5,6 +5,10 @@ The first over-budget compile starts the inner strategy in the background (a wor
 compile swaps the finished result in — but only if the history it was computed from is still
 the head of the current one; messages appended meanwhile are kept after it. A stale result is
 discarded, and a new job starts if the history is still over budget.
+
+The job counts tokens with its own `MessageCounter` (over the compile's tokenizer): the
+compile's counter memoises without a lock and is swept by every compile, so it must not be
+shared with a worker thread.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from contextchef.selection.strategies import (
     require_strategy,
     run_strategy,
 )
+from contextchef.tokens import MessageCounter
 
 __all__ = ["Background", "background"]
 
@@ -78,7 +83,10 @@ class Background(Strategy):
             logger.info("discarded a background compression: the history moved on")
         if not (input.budget.over or input.forced):
             return self._unchanged(input, "within budget")
-        handle = yield Spawn(run_strategy(self.inner, input))
+        own = input
+        if input.tokenizer is not None:
+            own = replace(input, count=MessageCounter(input.tokenizer).count_all)
+        handle = yield Spawn(run_strategy(self.inner, own))
         self._job = _Job(input.history, handle)
         return self._unchanged(input, "background compression started")
 

@@ -280,7 +280,7 @@ class Janitor:
         if on_start:
             yield Emit(on_start, CompressStart(len(history), budget, forced))
         count: Callable[[Sequence[Message]], int] = counter.count_all
-        request = OverflowInput(history, budget, count, forced, window)
+        request = OverflowInput(history, budget, count, forced, window, counter.tokenizer)
         try:
             result: OverflowResult = yield from run_strategy(strategy, request)
         except Exception as exc:

@@ -29,6 +29,7 @@ from contextchef.errors import ConfigError
 from contextchef.messages import Message, Turn, content_text, group_turns
 from contextchef.selection.budget import Budget
 from contextchef.selection.compaction import Compressor, summary_flow, summary_message
+from contextchef.tokens import Tokenizer
 
 if TYPE_CHECKING:
     from contextchef.selection.server import ServerCompaction
@@ -49,13 +50,19 @@ logger = logging.getLogger("contextchef.selection.strategies")
 
 @dataclass(frozen=True, slots=True)
 class OverflowInput:
-    """What a strategy sees: the history, the budget, a counter, and whether the pass is forced."""
+    """What a strategy sees: the history, the budget, a counter, and whether the pass is forced.
+
+    `tokenizer` is the one behind `count` (when the runner knows it): work that leaves the
+    compile's thread, such as `background`, counts with its own `MessageCounter` over it rather
+    than share the compile's unlocked memo.
+    """
 
     history: tuple[Message, ...]
     budget: Budget
     count: Callable[[Sequence[Message]], int]
     forced: bool = False
     window: str = ""
+    tokenizer: Tokenizer | None = None
 
 
 @dataclass(frozen=True, slots=True)
