@@ -212,12 +212,10 @@ def compile_flow(
                 tools=(*state.tools, *runtime.library_tools),
                 prefill=sandwich.prefill,
                 cache=cache,
+                server_compaction=report.server if report is not None else None,
             )
         )
     cache.sweep()
-    if report is not None and report.server:
-        merged = {**data, **report.server}
-        data = {key: merged[key] for key in sorted(merged)}
 
     for rewritten in (yield from _run_slot(slots, "after_adapt", data)):
         if rewritten is not None:

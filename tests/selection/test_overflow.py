@@ -11,7 +11,7 @@ import pytest
 
 from contextchef import AsyncContextChef, ContextChef, prompts
 from contextchef.errors import ConfigError
-from contextchef.selection.strategies import OverflowResult, chain, reset, summarize
+from contextchef.selection.strategies import OverflowResult, Strategy, chain, reset, summarize
 
 
 class PerMessage:
@@ -339,8 +339,8 @@ async def test_async_chef_awaits_an_async_model() -> None:
     assert "async" in payload["messages"][0]["content"]
 
 
-def test_a_custom_strategy_is_any_object_with_name_and_apply() -> None:
-    class KeepLast:
+def test_a_custom_strategy_subclasses_strategy_with_name_and_apply() -> None:
+    class KeepLast(Strategy):
         name = "keep-last"
 
         def apply(self, input: Any) -> OverflowResult:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from contextchef import AsyncContextChef, ContextChef, anchored, background, server, summarize
+from contextchef.selection.background import Background
 from tests.adapters.sdk_anthropic import validate_request
 from tests.selection.test_overflow import Model, PerMessage, dialogue, ids
 
@@ -156,7 +157,7 @@ def test_strategies_keep_tool_calls_with_their_results(make: Any) -> None:
     strategy = make()
     chef = ContextChef(**janitor(strategy=strategy, archive=None))
     chef.set_history(history).compile()
-    if hasattr(strategy, "pending"):
+    if isinstance(strategy, Background):
         wait_done(strategy)
         chef.set_history(history).compile()
     roles = [m["role"] for m in chef.history]

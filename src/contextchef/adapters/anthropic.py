@@ -1,8 +1,10 @@
 """The `anthropic` target: keyword arguments of `client.messages.create` (minus model/max_tokens).
 
-The payload is `{"messages", "system"?, "tools"?}`. Anthropic wants alternating user/assistant
-turns, so the adapter merges consecutive same-role messages into one turn: parallel tool results
-share one user turn, and a user message right after them joins that turn too. Tool calls become
+The payload is `{"messages", "system"?, "tools"?}`, plus `betas` and `context_management` when
+the input asks for server-side compaction (see `anthropic_compaction`). Anthropic wants
+alternating user/assistant turns, so the adapter merges consecutive same-role messages into one
+turn: parallel tool results share one user turn, and a user message right after them joins that
+turn too. Tool calls become
 `tool_use` blocks (arguments parsed, keys sorted) and results `tool_result` blocks. Signed
 thinking and redacted thinking go first in their assistant turn; unsigned thinking (from another
 provider) cannot be verified by Anthropic and is left out. A prefill is a real trailing assistant
@@ -43,6 +45,7 @@ from typing import Any, NamedTuple
 
 from contextchef import prompts
 from contextchef._jsonvalue import loads_sorted
+from contextchef.adapters.anthropic_compaction import compaction_keys
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
 from contextchef.errors import CompileError, ConfigError
 from contextchef.messages import Message
@@ -306,7 +309,10 @@ class AnthropicAdapter:
         _strip_final_whitespace(messages)
         self._place_breakpoints(system_blocks, messages, system_marks + marks)
 
-        payload: dict[str, Any] = {"messages": messages}
+        payload: dict[str, Any] = {}
+        if request.server_compaction is not None:  # `betas`, `context_management` sort first
+            payload.update(compaction_keys(request.server_compaction))
+        payload["messages"] = messages
         if system_blocks:
             payload["system"] = system_blocks
         if request.tools:

@@ -14,12 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Required, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Required, TypedDict, runtime_checkable
 
 from contextchef._jsonvalue import sorted_keys
 from contextchef._memo import ConversionCache
 from contextchef.errors import ToolDefinitionError, UnknownTargetError
 from contextchef.messages import Message
+
+if TYPE_CHECKING:
+    from contextchef.selection.server import ServerCompaction
 
 __all__ = [
     "AdapterInput",
@@ -50,6 +53,8 @@ class AdapterInput:
     `messages` is the rolling history with the tail already stitched into it; it may still hold
     system messages (mid-conversation ones, or dynamic state placed as a system message), which
     each adapter places as its provider allows. `prefill` is text the reply must start with.
+    `server_compaction` asks the provider to compact the context itself (the `server` strategy);
+    an adapter whose provider cannot ignores it.
     """
 
     system: Sequence[Message]
@@ -57,6 +62,7 @@ class AdapterInput:
     tools: Sequence[ToolDefinition] = ()
     prefill: str | None = None
     cache: ConversionCache | None = None
+    server_compaction: ServerCompaction | None = None
 
 
 @runtime_checkable

@@ -18,7 +18,7 @@ from contextchef.selection.janitor import (
     OverflowConfig,
     OverflowReport,
 )
-from contextchef.selection.server import Server, server
+from contextchef.selection.server import Server, ServerCompaction, server
 from contextchef.selection.strategies import (
     OverflowInput,
     OverflowResult,
@@ -42,6 +42,7 @@ __all__ = [
     "OverflowReport",
     "OverflowResult",
     "Server",
+    "ServerCompaction",
     "Strategy",
     "anchored",
     "asummarize_history",

@@ -14,14 +14,20 @@ from dataclasses import replace
 from typing import Any
 
 from contextchef import prompts
-from contextchef.selection.strategies import OverflowInput, OverflowResult, StrategyFlow, summarize
+from contextchef.selection.strategies import (
+    OverflowInput,
+    OverflowResult,
+    Strategy,
+    StrategyFlow,
+    summarize,
+)
 
 __all__ = ["Anchored", "anchored"]
 
 KEPT_ANCHORS = 8
 
 
-class Anchored:
+class Anchored(Strategy):
     """Summarises like `summarize`, but each summary extends the previous one."""
 
     name = "anchored"

@@ -5,12 +5,17 @@ The first over-budget compile starts the inner strategy in the background (a wor
 compile swaps the finished result in — but only if the history it was computed from is still
 the head of the current one; messages appended meanwhile are kept after it. A stale result is
 discarded, and a new job starts if the history is still over budget.
+
+The job counts tokens with its own `MessageCounter` (over the compile's tokenizer): the
+compile's counter memoises without a lock and is swept by every compile, so it must not be
+shared with a worker thread.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from typing import Any
 
 from contextchef._effects import Handle, Spawn
 from contextchef.messages import Message
@@ -19,8 +24,10 @@ from contextchef.selection.strategies import (
     OverflowResult,
     Strategy,
     StrategyFlow,
+    require_strategy,
     run_strategy,
 )
+from contextchef.tokens import MessageCounter
 
 __all__ = ["Background", "background"]
 
@@ -39,13 +46,16 @@ def _is_prefix(source: tuple[Message, ...], history: tuple[Message, ...]) -> boo
     return all(a is b for a, b in zip(source, history[: len(source)], strict=True))
 
 
-class Background:
+class Background(Strategy):
     """Runs `inner` in the background; see the module docstring."""
 
     def __init__(self, inner: Strategy) -> None:
         self.inner = inner
-        self.name = f"background({inner.name})"
         self._job: _Job | None = None
+
+    @property
+    def name(self) -> str:
+        return f"background({self.inner.name})"
 
     def pending(self) -> bool:
         """Whether a finished job waits to be swapped in (the runner then skips its gates)."""
@@ -73,16 +83,23 @@ class Background:
             logger.info("discarded a background compression: the history moved on")
         if not (input.budget.over or input.forced):
             return self._unchanged(input, "within budget")
-        handle = yield Spawn(run_strategy(self.inner, input))
+        own = input
+        if input.tokenizer is not None:
+            own = replace(input, count=MessageCounter(input.tokenizer).count_all)
+        handle = yield Spawn(run_strategy(self.inner, own))
         self._job = _Job(input.history, handle)
         return self._unchanged(input, "background compression started")
 
     def commit(self, result: OverflowResult, window: str) -> None:
-        commit = getattr(self.inner, "commit", None)
-        if callable(commit):
-            commit(result, window)
+        self.inner.commit(result, window)
+
+    def snapshot(self) -> Any:
+        return self.inner.snapshot()
+
+    def restore(self, state: Any) -> None:
+        self.inner.restore(state)
 
 
 def background(inner: Strategy) -> Background:
     """Run `inner` off the critical path."""
-    return Background(inner)
+    return Background(require_strategy(inner, "background inner strategy"))

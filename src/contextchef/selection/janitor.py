@@ -24,10 +24,12 @@ from contextchef.errors import ConfigError, InvalidPathError
 from contextchef.messages import Message
 from contextchef.selection.budget import Budget, JanitorConfig, pick_usage
 from contextchef.selection.compaction import summary_message
+from contextchef.selection.server import ServerCompaction
 from contextchef.selection.strategies import (
     OverflowInput,
     OverflowResult,
     Strategy,
+    require_strategy,
     run_strategy,
     summarize,
 )
@@ -105,8 +107,7 @@ class OverflowConfig:
     @classmethod
     def of(cls, value: OverflowConfig | Mapping[str, Any] | None) -> OverflowConfig:
         config = options(cls, value, "overflow")
-        if not callable(getattr(config.strategy, "apply", None)):
-            raise ConfigError("overflow strategy needs a name and an apply(input) method")
+        require_strategy(config.strategy)
         if config.handoff is not None and not isinstance(config.handoff, HandoffConfig):
             config = replace(config, handoff=HandoffConfig.of(config.handoff))
         archive = config.archive
@@ -154,7 +155,11 @@ class CompressEnd:
 
 @dataclass(frozen=True, slots=True)
 class OverflowReport:
-    """What the overflow phase of one compile did (in `payload.meta.overflow`)."""
+    """What the overflow phase of one compile did (in `payload.meta.overflow`).
+
+    `server` is the server-side compaction asked of the provider instead (the strategy's
+    `server_compaction(target)`); the compile hands it to the adapter.
+    """
 
     history: tuple[Message, ...]
     changed: bool
@@ -166,7 +171,7 @@ class OverflowReport:
     span: tuple[Message, ...] = ()
     forced: bool = False
     failures: int = 0
-    server: Mapping[str, Any] | None = None
+    server: ServerCompaction | None = None
     notice: str | None = None
 
 
@@ -243,13 +248,11 @@ class Janitor:
         budget = self.measure(history, system, tools_tokens, counter)
         window = self.lineage.current
         strategy = self.overflow.strategy
-        server_payload = getattr(strategy, "server_payload", None)
-        server = server_payload(target) if callable(server_payload) else None
+        server = strategy.server_compaction(target)
         if server is not None:
             reason = "compacted server-side by the provider"
             return OverflowReport(history, False, budget, window, reason=reason, server=server)
-        pending_check = getattr(strategy, "pending", None)
-        pending = bool(pending_check()) if callable(pending_check) else False
+        pending = strategy.pending()
         if not history:
             return OverflowReport(history, False, budget, window, reason="the history is empty")
         if not (forced or budget.over or pending):
@@ -275,7 +278,7 @@ class Janitor:
         if on_start:
             yield Emit(on_start, CompressStart(len(history), budget, forced))
         count: Callable[[Sequence[Message]], int] = counter.count_all
-        request = OverflowInput(history, budget, count, forced, window)
+        request = OverflowInput(history, budget, count, forced, window, counter.tokenizer)
         try:
             result: OverflowResult = yield from run_strategy(strategy, request)
         except Exception as exc:
@@ -286,9 +289,7 @@ class Janitor:
         if result.changed:
             self.failures = 0
             self.lineage = self.lineage.advance(self.overflow.window_ids())
-            commit = getattr(strategy, "commit", None)
-            if callable(commit):
-                commit(result, self.lineage.current)
+            strategy.commit(result, self.lineage.current)
             if result.span:
                 archived = yield from self._archive(result.span, store)
             if result.summary is not None and result.history:
@@ -347,26 +348,23 @@ class Janitor:
 
     def snapshot(self) -> dict[str, Any]:
         """The runner's state for `ContextChef.snapshot` (a strategy's own state included)."""
-        snapshot = getattr(self.overflow.strategy, "snapshot", None)
         return {
             "failures": self.failures,
             "lineage": self.lineage,
             "noticed_window": self.noticed_window,
             "reported": self.reported,
-            "strategy": copy_json(snapshot()) if callable(snapshot) else None,
+            "strategy": copy_json(self.overflow.strategy.snapshot()),
         }
 
     def restore(self, state: Mapping[str, Any] | None) -> None:
-        restore = getattr(self.overflow.strategy, "restore", None)
+        restore = self.overflow.strategy.restore
         if not state:
             self.reset()
-            if callable(restore):
-                restore(None)
+            restore(None)
             return
         self.failures = int(state.get("failures", 0))
         self.reported = state.get("reported")
         self.noticed_window = state.get("noticed_window")
         lineage = state.get("lineage")
         self.lineage = lineage if isinstance(lineage, Lineage) else replace(self.lineage)
-        if callable(restore):
-            restore(copy_json(state.get("strategy")))
+        restore(copy_json(state.get("strategy")))

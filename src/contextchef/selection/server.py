@@ -1,48 +1,78 @@
-"""The `server` strategy: let Anthropic compact the context server-side.
+"""The `server` strategy: let the provider compact the context server-side.
 
-On the `anthropic` target the overflow phase is skipped and the payload asks the API to compact
-(`context_management` plus its beta flag); such a payload is for
-`client.beta.messages.create(**payload)`. On every other target the `fallback` strategy runs
+On a target that can compact itself (today `anthropic`) the overflow phase is skipped and the
+compile hands the adapter a provider-neutral `ServerCompaction` request, which the adapter
+renders in its own wire form (on Anthropic the payload is then for
+`client.beta.messages.create(**payload)`). On every other target the `fallback` strategy runs
 (or nothing, if there is none).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from contextchef._jsonvalue import sorted_keys
+from contextchef.errors import ConfigError
 from contextchef.selection.strategies import (
     OverflowInput,
     OverflowResult,
     Strategy,
     StrategyFlow,
+    require_strategy,
     run_strategy,
 )
 
-__all__ = ["SERVER_TARGETS", "Server", "server"]
+__all__ = ["SERVER_TARGETS", "Server", "ServerCompaction", "server"]
 
 SERVER_TARGETS = frozenset(("anthropic",))
-_COMPACT_EDIT = "compact_20260112"
-_BETA_FOR_EDIT = {_COMPACT_EDIT: "compact-2026-01-12"}
-_CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 
 
-class Server:
-    """Server-side compaction on Anthropic, `fallback` elsewhere."""
+@dataclass(frozen=True, slots=True)
+class ServerCompaction:
+    """A request for server-side compaction, in no provider's terms (adapters render it).
 
-    def __init__(self, config: Mapping[str, Any] | None, fallback: Strategy | None) -> None:
-        self.config: dict[str, Any] = sorted_keys(config or {"edits": [{"type": _COMPACT_EDIT}]})
+    `trigger_tokens`: compact once the input reaches this many tokens (None: the provider's
+    default). `instructions`: extra guidance for the provider's summary. `pause_after_compaction`:
+    ask the provider to stop after compacting and return the compaction to the caller.
+    `native`: the provider's own configuration object, sent verbatim in place of the fields above
+    by the adapter that understands it (an escape hatch for settings with no neutral form).
+    """
+
+    trigger_tokens: int | None = None
+    instructions: str | None = None
+    pause_after_compaction: bool = False
+    native: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        tokens = self.trigger_tokens
+        if tokens is not None and (
+            not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0
+        ):
+            raise ConfigError(f"server trigger_tokens must be a positive int, got {tokens!r}")
+        if self.instructions is not None and not isinstance(self.instructions, str):
+            raise ConfigError("server instructions must be a string")
+        if self.native is not None:
+            if not isinstance(self.native, Mapping):
+                raise ConfigError("server native config must be a dict")
+            object.__setattr__(self, "native", sorted_keys(self.native))
+
+
+class Server(Strategy):
+    """Server-side compaction where the target supports it, `fallback` elsewhere."""
+
+    def __init__(self, request: ServerCompaction, fallback: Strategy | None) -> None:
+        self.request = request
         self.fallback = fallback
-        self.name = f"server({fallback.name})" if fallback else "server"
 
-    def server_payload(self, target: str) -> dict[str, Any] | None:
-        """Extra request keys for `target`, or None when the target cannot compact itself."""
-        if target not in SERVER_TARGETS:
-            return None
-        edits = [edit.get("type") for edit in self.config.get("edits", [])]
-        betas = sorted({_BETA_FOR_EDIT.get(str(e), _CONTEXT_MANAGEMENT_BETA) for e in edits})
-        return {"betas": betas, "context_management": self.config}
+    @property
+    def name(self) -> str:
+        return f"server({self.fallback.name})" if self.fallback else "server"
+
+    def server_compaction(self, target: str) -> ServerCompaction | None:
+        """The request for `target`, or None when the target cannot compact itself."""
+        return self.request if target in SERVER_TARGETS else None
 
     def apply(self, input: OverflowInput) -> StrategyFlow:
         if self.fallback is None:
@@ -50,7 +80,48 @@ class Server:
             return OverflowResult(input.history, False, self.name, reason)
         return (yield from run_strategy(self.fallback, input))
 
+    def pending(self) -> bool:
+        return self.fallback is not None and self.fallback.pending()
 
-def server(config: Mapping[str, Any] | None = None, *, fallback: Strategy | None = None) -> Server:
-    """Anthropic server-side compaction (`config` is its `context_management`)."""
-    return Server(config, fallback)
+    def commit(self, result: OverflowResult, window: str) -> None:
+        if self.fallback is not None:
+            self.fallback.commit(result, window)
+
+    def snapshot(self) -> Any:
+        return None if self.fallback is None else self.fallback.snapshot()
+
+    def restore(self, state: Any) -> None:
+        if self.fallback is not None:
+            self.fallback.restore(state)
+
+
+def server(
+    config: ServerCompaction | Mapping[str, Any] | None = None,
+    *,
+    trigger_tokens: int | None = None,
+    instructions: str | None = None,
+    pause_after_compaction: bool = False,
+    fallback: Strategy | None = None,
+) -> Server:
+    """Provider-side compaction, with `fallback` on targets without it.
+
+    Describe the compaction with the keyword options, or pass a ready `ServerCompaction`; a
+    plain dict `config` is the provider's own configuration, sent verbatim (`native`).
+    """
+    if config is not None and (trigger_tokens, instructions, pause_after_compaction) != (
+        None,
+        None,
+        False,
+    ):
+        raise ConfigError("server(): pass either a config or the keyword options, not both")
+    if config is None:
+        request = ServerCompaction(trigger_tokens, instructions, pause_after_compaction)
+    elif isinstance(config, ServerCompaction):
+        request = config
+    elif isinstance(config, Mapping):
+        request = ServerCompaction(native=config)
+    else:
+        raise ConfigError("server config must be a ServerCompaction, a dict or None")
+    if fallback is not None:
+        require_strategy(fallback, "server fallback")
+    return Server(request, fallback)

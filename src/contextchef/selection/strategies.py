@@ -1,10 +1,12 @@
 """Overflow strategies: what to do with the history when it outgrows its budget.
 
-A strategy is any object with a `name` and `apply(input) -> OverflowResult`; `apply` may also be
-a generator of effects (see `contextchef._effects`), which is how the built-in ones call the
-user's compression model without caring whether it is sync or async. Every split falls on a
-turn boundary, so a tool call is never separated from its result, and pinned turns survive
-verbatim, in order, right after the summary.
+A strategy subclasses `Strategy`: a `name` and `apply(input) -> OverflowResult`; `apply` may also
+be a generator of effects (see `contextchef._effects`), which is how the built-in ones call the
+user's compression model without caring whether it is sync or async. The optional hooks
+(`pending`, `commit`, `snapshot`, `restore`, `server_compaction`) have no-op defaults on the base
+class, and the runner calls them by name, so a misspelt override is just an unused method.
+Every split falls on a turn boundary, so a tool call is never separated from its result, and
+pinned turns survive verbatim, in order, right after the summary.
 
 - `summarize(...)`: the old turns become one summary message from the user's model (or are
   dropped when there is no model);
@@ -14,11 +16,12 @@ verbatim, in order, right after the summary.
 
 from __future__ import annotations
 
+import abc
 import logging
 import math
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from contextchef import prompts
 from contextchef._effects import Call, Effect
@@ -26,12 +29,17 @@ from contextchef.errors import ConfigError
 from contextchef.messages import Message, Turn, content_text, group_turns
 from contextchef.selection.budget import Budget
 from contextchef.selection.compaction import Compressor, summary_flow, summary_message
+from contextchef.tokens import Tokenizer
+
+if TYPE_CHECKING:
+    from contextchef.selection.server import ServerCompaction
 
 __all__ = [
     "OverflowInput",
     "OverflowResult",
     "Strategy",
     "chain",
+    "require_strategy",
     "reset",
     "run_strategy",
     "summarize",
@@ -42,13 +50,19 @@ logger = logging.getLogger("contextchef.selection.strategies")
 
 @dataclass(frozen=True, slots=True)
 class OverflowInput:
-    """What a strategy sees: the history, the budget, a counter, and whether the pass is forced."""
+    """What a strategy sees: the history, the budget, a counter, and whether the pass is forced.
+
+    `tokenizer` is the one behind `count` (when the runner knows it): work that leaves the
+    compile's thread, such as `background`, counts with its own `MessageCounter` over it rather
+    than share the compile's unlocked memo.
+    """
 
     history: tuple[Message, ...]
     budget: Budget
     count: Callable[[Sequence[Message]], int]
     forced: bool = False
     window: str = ""
+    tokenizer: Tokenizer | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,16 +85,61 @@ class OverflowResult:
     steps: tuple[OverflowResult, ...] = field(default=())
 
 
-class Strategy(Protocol):
-    """Anything with a name and an `apply` (plain, or a generator of effects)."""
+class Strategy(abc.ABC):
+    """The base class of every overflow strategy, built-in or user-defined.
+
+    Subclasses provide `name` (a class attribute, a dataclass field or a property) and `apply`,
+    which returns an `OverflowResult` or is a generator of effects returning one. The hooks
+    below are optional: the runner always calls them, by these exact names, and the defaults
+    do nothing — override the ones the strategy needs.
+    """
+
+    __slots__ = ()
 
     @property
-    def name(self) -> str: ...
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The strategy's name, as reported in `payload.meta.overflow.strategy`."""
 
-    def apply(self, input: OverflowInput) -> Any: ...
+    @abc.abstractmethod
+    def apply(self, input: OverflowInput) -> Any:
+        """Shrink `input.history`: an `OverflowResult`, or a generator of effects returning one."""
+
+    def server_compaction(self, target: str) -> ServerCompaction | None:
+        """The server-side compaction to ask `target` for, or None (the default) to run `apply`.
+
+        When this returns a request, the overflow phase is skipped for that compile and the
+        request travels to the target's adapter (`AdapterInput.server_compaction`).
+        """
+        return None
+
+    def pending(self) -> bool:
+        """Whether a finished result waits to land; True makes the runner call `apply` even
+        within budget or with the circuit breaker open. Default: False."""
+        return False
+
+    def commit(self, result: OverflowResult, window: str) -> None:  # noqa: B027 (a no-op hook)
+        """Called once `result` has landed and `window` is the new window's id. Default: nothing."""
+
+    def snapshot(self) -> Any:
+        """The strategy's own state as a JSON value for `ContextChef.snapshot`. Default: None."""
+        return None
+
+    def restore(self, state: Any) -> None:  # noqa: B027 (a no-op hook)
+        """Take back what `snapshot` returned (None: start afresh). Default: nothing."""
 
 
 StrategyFlow = Generator[Effect, Any, OverflowResult]
+
+
+def require_strategy(value: Any, what: str = "overflow strategy") -> Strategy:
+    """`value` if it is a `Strategy`; a `ConfigError` that says how to make one otherwise."""
+    if isinstance(value, Strategy):
+        return value
+    raise ConfigError(
+        f"{what} must subclass contextchef.Strategy (give it a `name` and an `apply(input)`; "
+        f"the optional hooks default to no-ops), got {type(value).__name__}"
+    )
 
 
 def run_strategy(strategy: Strategy, input: OverflowInput) -> StrategyFlow:
@@ -118,7 +177,7 @@ def _flatten(turns: Sequence[Turn]) -> list[Message]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Summarize:
+class _Summarize(Strategy):
     compression_model: Compressor | None
     preserve_ratio: float | None
     preserve_recent_messages: int | None
@@ -247,7 +306,7 @@ def summarize(
 
 
 @dataclass(frozen=True, slots=True)
-class _Reset:
+class _Reset(Strategy):
     notice: str | None
     name: str = "reset"
 
@@ -267,7 +326,7 @@ def reset(*, notice: str | None = None) -> Strategy:
 
 
 @dataclass(frozen=True, slots=True)
-class _Chain:
+class _Chain(Strategy):
     strategies: tuple[Strategy, ...]
     name: str
 
@@ -307,9 +366,29 @@ class _Chain:
             steps=tuple(steps),
         )
 
+    def pending(self) -> bool:
+        return any(strategy.pending() for strategy in self.strategies)
+
+    def commit(self, result: OverflowResult, window: str) -> None:
+        """Each member whose own step changed the history commits that step."""
+        for strategy, step in zip(self.strategies, result.steps, strict=False):
+            if step.changed:
+                strategy.commit(step, window)
+
+    def snapshot(self) -> Any:
+        states = [strategy.snapshot() for strategy in self.strategies]
+        return None if all(state is None for state in states) else states
+
+    def restore(self, state: Any) -> None:
+        states = state if isinstance(state, list) else []
+        for index, strategy in enumerate(self.strategies):
+            strategy.restore(states[index] if index < len(states) else None)
+
 
 def chain(*strategies: Strategy) -> Strategy:
     """Run strategies in order until the history fits under the trigger."""
     if not strategies:
         raise ConfigError("chain() needs at least one strategy")
+    for index, strategy in enumerate(strategies):
+        require_strategy(strategy, f"chain() member {index}")
     return _Chain(strategies, f"chain({'>'.join(s.name for s in strategies)})")
