@@ -43,7 +43,7 @@ from contextchef.store.backends.sqlite.identity import (
     resolve_project,
 )
 from contextchef.store.backends.sqlite.migrations import open_database
-from contextchef.store.datadir import default_database_path, refuse_real_user_data_under_pytest
+from contextchef.store.datadir import default_database_path
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
 
@@ -88,7 +88,6 @@ class SQLiteBackend:
         allow_home_project: bool = False,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_database_path()
-        refuse_real_user_data_under_pytest(self.path)
         self._project_spec: str | os.PathLike[str] = Path.cwd() if project is None else project
         self._allow_home = allow_home_project
         self._lock = threading.RLock()
