@@ -36,6 +36,15 @@ BACKENDS["filesystem"] = lambda tmp_path: FileSystemBackend(tmp_path / ".context
 PERSISTENT.add("filesystem")
 
 
+NAMESPACES = ("notes", "memory")
+"""The namespaces the raw protocol tests run in (`memory` is stored apart on SQLite)."""
+
+
+@pytest.fixture(params=NAMESPACES)
+def ns(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(params=sorted(BACKENDS))
 def backend_name(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -1,4 +1,7 @@
-"""What a user relies on from `Store` / `AsyncStore`, on every backend, through both APIs."""
+"""What a user relies on from `Store` / `AsyncStore`, on every backend, through both APIs.
+
+Tests taking `ns` run in `notes` and in `memory` (which SQLite keeps versioned, apart).
+"""
 
 from __future__ import annotations
 
@@ -29,8 +32,8 @@ def test_put_get_round_trip(store: Any, clock: Clock) -> None:
     assert notes.get("missing.md") is None
 
 
-def test_put_keeps_given_times(store: Any) -> None:
-    notes = store.namespace("notes")
+def test_put_keeps_given_times(store: Any, ns: str) -> None:
+    notes = store.namespace(ns)
     notes.put("a.md", "a", {"created_at": 1_600_000_000.5, "updated_at": 1_650_000_000})
     got = notes.get("a.md")
     assert got.meta["created_at"] == pytest.approx(1_600_000_000.5, abs=1e-6)
@@ -51,9 +54,9 @@ def test_content_addressed_put_is_idempotent(store: Any) -> None:
     assert store.namespace("notes").put_content(content).path == f"notes_{digest}.txt"
 
 
-def test_append(store: Any, clock: Clock) -> None:
-    notes = store.namespace("notes")
-    assert notes.append("log.txt", "one\n") == ("log.txt", "context://notes/log.txt")
+def test_append(store: Any, clock: Clock, ns: str) -> None:
+    notes = store.namespace(ns)
+    assert notes.append("log.txt", "one\n") == ("log.txt", f"context://{ns}/log.txt")
     notes.append("log.txt", "two\n")
     assert notes.get("log.txt").content == "one\ntwo\n"
     created = notes.get("log.txt").meta["created_at"]
@@ -67,8 +70,8 @@ def test_append(store: Any, clock: Clock) -> None:
     assert got.meta["bytes"] == len(got.content)
 
 
-def test_delete(store: Any) -> None:
-    notes = store.namespace("notes")
+def test_delete(store: Any, ns: str) -> None:
+    notes = store.namespace(ns)
     notes.put("dir/a.md", "a")
     assert notes.exists("dir/a.md") is True
     assert notes.delete("dir/a.md") is True
@@ -78,8 +81,8 @@ def test_delete(store: Any) -> None:
     assert notes.exists("dir/a.md") is False
 
 
-def test_list_and_entries_are_sorted_and_recursive(store: Any) -> None:
-    notes = store.namespace("notes")
+def test_list_and_entries_are_sorted_and_recursive(store: Any, ns: str) -> None:
+    notes = store.namespace(ns)
     for path in ("zeta.md", "dir/sub/b.md", "alpha.md", "dir/a.md", "10.md", "9.md"):
         notes.put(path, f"content {path}")
     expected = ["10.md", "9.md", "alpha.md", "dir/a.md", "dir/sub/b.md", "zeta.md"]
@@ -93,8 +96,8 @@ def test_list_and_entries_are_sorted_and_recursive(store: Any) -> None:
     assert notes.list("nothing/") == []
 
 
-def test_directory_paths_are_not_entries(store: Any) -> None:
-    notes = store.namespace("notes")
+def test_directory_paths_are_not_entries(store: Any, ns: str) -> None:
+    notes = store.namespace(ns)
     notes.put("dir/a.md", "a")
     for directory in ("dir/", "dir/sub/"):
         with pytest.raises(InvalidPathError, match="directory"):
@@ -107,12 +110,12 @@ def test_directory_paths_are_not_entries(store: Any) -> None:
     assert notes.exists("dir") is False
 
 
-def test_search(store: Any) -> None:
-    notes = store.namespace("notes")
+def test_search(store: Any, ns: str) -> None:
+    notes = store.namespace(ns)
     notes.put("a.md", "The PLAN is to read the failing test, then plan again.")
     notes.put("dir/b.md", "nothing to see")
     notes.put("dir/c.md", "a plan")
-    if not store.supports("search", "notes"):
+    if not store.supports("search", ns):
         with pytest.raises(StoreCapabilityError):
             notes.search("plan")
         return
@@ -228,8 +231,8 @@ def test_capabilities_missing_from_a_minimal_backend(
         notes.supports("teleport")
 
 
-def test_snapshot_and_restore(store: Any) -> None:
-    notes = store.namespace("notes")
+def test_snapshot_and_restore(store: Any, ns: str) -> None:
+    notes = store.namespace(ns)
     if not (notes.supports("snapshot") and notes.supports("restore")):
         return
     notes.put("a.md", "a", {"tag": 1})
@@ -253,10 +256,10 @@ def _fill(notes: Any, clock: Clock, paths: list[str], size: int = 10) -> None:
 
 
 def test_eviction_by_age_then_least_recently_used(
-    make_store: Callable[..., Any], backend: Any, clock: Clock
+    make_store: Callable[..., Any], backend: Any, clock: Clock, ns: str
 ) -> None:
-    store = make_store(backend, eviction={"notes": {"max_age": 100, "max_files": 2}})
-    notes = store.namespace("notes")
+    store = make_store(backend, eviction={ns: {"max_age": 100, "max_files": 2}})
+    notes = store.namespace(ns)
     _fill(notes, clock, ["old1.md", "old2.md"])
     clock.advance(200)
     _fill(notes, clock, ["a.md", "b.md", "c.md", "d.md"])
@@ -264,7 +267,7 @@ def test_eviction_by_age_then_least_recently_used(
     notes.get("b.md")
     clock.advance(1)
     notes.get("a.md")
-    report = store.cleanup("notes")
+    report = store.cleanup(ns)
     assert [(item.path, item.reason) for item in report.evicted] == [
         ("old1.md", "max_age"),
         ("old2.md", "max_age"),
@@ -275,23 +278,23 @@ def test_eviction_by_age_then_least_recently_used(
     assert report.count("max_age") == 2
     assert report.evicted_bytes == 40
     assert [item.path for item in notes.list()] == ["a.md", "b.md"]
-    assert store.cleanup("notes").evicted == ()
+    assert store.cleanup(ns).evicted == ()
 
 
-def test_eviction_by_bytes_and_overrides(store: Any, clock: Clock) -> None:
-    notes = store.namespace("notes")
+def test_eviction_by_bytes_and_overrides(store: Any, clock: Clock, ns: str) -> None:
+    notes = store.namespace(ns)
     _fill(notes, clock, ["a.md", "b.md", "c.md"], size=100)
     notes.put("é.md", "é" * 50)  # 100 UTF-8 bytes, newest
-    report = store.cleanup("notes", max_bytes=250)
+    report = store.cleanup(ns, max_bytes=250)
     assert [(item.path, item.reason) for item in report.evicted] == [
         ("a.md", "max_bytes"),
         ("b.md", "max_bytes"),
     ]
-    assert store.cleanup("notes", max_files=float("inf")).evicted == ()
-    assert len(store.cleanup("notes", max_files=0).evicted) == 2
+    assert store.cleanup(ns, max_files=float("inf")).evicted == ()
+    assert len(store.cleanup(ns, max_files=0).evicted) == 2
     assert notes.list() == []
     with pytest.raises(ConfigError):
-        store.cleanup("notes", max_files=-1)
+        store.cleanup(ns, max_files=-1)
 
 
 def test_failing_delete_is_reported_and_the_sweep_goes_on(
@@ -309,19 +312,19 @@ def test_failing_delete_is_reported_and_the_sweep_goes_on(
 
 
 def test_reopen_keeps_entries_and_access_times(
-    make_store: Callable[..., Any], reopen: Callable[[], Any], clock: Clock
+    make_store: Callable[..., Any], reopen: Callable[[], Any], clock: Clock, ns: str
 ) -> None:
     first = make_store(reopen())
-    notes = first.namespace("notes")
+    notes = first.namespace(ns)
     _fill(notes, clock, ["a.md", "b.md", "c.md"])
     clock.advance(10)
     notes.get("a.md")
-    assert reopen().read("notes", "b.md").content == "x" * 10  # a raw read does not touch
+    assert reopen().read(ns, "b.md").content == "x" * 10  # a raw read does not touch
     again = make_store(reopen())
     clock.advance(10)
-    assert again.namespace("notes").get("c.md").content == "x" * 10
+    assert again.namespace(ns).get("c.md").content == "x" * 10
     third = make_store(reopen())
-    report = third.cleanup("notes", max_files=2)
+    report = third.cleanup(ns, max_files=2)
     assert [item.path for item in report.evicted] == ["b.md"]
 
 

@@ -36,6 +36,7 @@ Capability = Literal[
     "restore",
     "get_physical_path",
     "touch",
+    "history",
 ]
 CAPABILITIES: tuple[Capability, ...] = (
     "read_all",
@@ -46,6 +47,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     "restore",
     "get_physical_path",
     "touch",
+    "history",
 )
 
 
@@ -103,6 +105,9 @@ class StorageBackend(Protocol):
     - `snapshot(ns) -> dict[str, StoredEntry]` and `restore(ns, snapshot) -> None`
     - `get_physical_path(ns, path) -> str | None`
     - `touch(ns, path, accessed_at) -> None` (persists the last-read time for eviction)
+    - `history(ns, path) -> list[StoredEntry]`: every version of an entry, oldest first, the
+      current one (if any) last, each with its meta plus `recorded_at` and, when they apply,
+      `superseded_at`/`deleted_at`; for backends that keep versions (SQLite's `memory`)
     - `supports(capability, ns) -> bool` (when absent: "the method exists")
     """
 

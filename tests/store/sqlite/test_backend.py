@@ -227,7 +227,10 @@ def test_touch_sets_accessed_at_only(backend: SQLiteBackend) -> None:
 def test_capabilities(backend: SQLiteBackend) -> None:
     for capability in CAPABILITIES:
         assert callable(getattr(backend, capability))
-        expected = capability != "get_physical_path"
+        assert backend_supports(backend, capability, "memory") is (
+            capability != "get_physical_path"
+        )
+        expected = capability not in ("get_physical_path", "history")
         assert backend_supports(backend, capability, "notes") is expected
     assert backend.get_physical_path("notes", "x") is None
 

@@ -1,4 +1,4 @@
-"""Connection pragmas, the write-lock retry, error translation and the test-database guard."""
+"""Connection pragmas, the write-lock retry, error translation and the data directory."""
 
 from __future__ import annotations
 
@@ -97,26 +97,25 @@ def test_default_path_is_in_contextchef_home(
         assert backend.path.is_file()
 
 
-def test_tests_cannot_open_the_real_user_database(
+def test_without_contextchef_home_the_user_data_dir_is_the_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "real"))
-    real = tmp_path / "real" / "contextchef" / "context.db"
-    with pytest.raises(StoreError, match="test process"):
-        SQLiteBackend(real, project="test:x")
+    """The library never looks at pytest: only CONTEXTCHEF_HOME and platformdirs decide."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "user"))
     monkeypatch.delenv(datadir.HOME_ENV)
-    with pytest.raises(StoreError, match=datadir.HOME_ENV):
+    expected = tmp_path / "user" / "contextchef" / "context.db"
+    assert datadir.default_database_path() == expected
+    with SQLiteBackend(project="test:x") as backend:
+        assert backend.path == expected and expected.is_file()
+
+
+def test_the_suite_refuses_the_real_user_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests/conftest.py, not the library, keeps tests away from the real user data."""
+    monkeypatch.delenv(datadir.HOME_ENV)
+    with pytest.raises(pytest.fail.Exception, match="real user data directory"):
+        datadir.default_database_path()
+    with pytest.raises(pytest.fail.Exception, match="real user data directory"):
         SQLiteBackend(project="test:x")
-    assert not (tmp_path / "real").exists()
-
-
-def test_outside_tests_the_user_data_dir_is_the_default(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "real"))
-    monkeypatch.delenv(datadir.HOME_ENV)
-    monkeypatch.setattr(datadir, "_under_pytest", lambda: False)
-    assert datadir.default_database_path() == tmp_path / "real" / "contextchef" / "context.db"
 
 
 def test_a_reader_never_blocks_a_writer(backend: SQLiteBackend) -> None:

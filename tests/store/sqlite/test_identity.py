@@ -183,9 +183,9 @@ def test_backend_defaults_to_the_working_directory_project(
     with SQLiteBackend(tmp_path / "c.db") as here:
         assert here.project.derived == f"git:{root}"
         here.write("notes", "shared.md", StoredEntry("seen by every clone"))
-        here.memories.set("k", "project memory")
+        here.write("memory", "k", StoredEntry("project memory"))
     with SQLiteBackend(tmp_path / "c.db", project=tmp_path / "clone") as clone:
         assert clone.read("notes", "shared.md") is not None
-        assert clone.memories.get("k") is not None
+        assert clone.read("memory", "k") is not None
     with SQLiteBackend(tmp_path / "c.db", project=str(tmp_path / "clone")) as by_string:
         assert by_string.project.id == clone.project.id

@@ -27,7 +27,7 @@ def populate(path: Path, n: int = 300) -> dict[str, str]:
             for key, value in expected.items():
                 backend.write("notes", key, StoredEntry(value, {"i": key}))
         backend.write("vfs", "one.txt", StoredEntry("vfs file"))
-        backend.memories.set("k", "v")
+        backend.write("memory", "k", StoredEntry("v"))
     return expected
 
 
@@ -65,7 +65,19 @@ def test_check_reports_a_stale_search_index(db_path: Path) -> None:
     )
     conn.close()
     report = mt.check(db_path)
-    assert report.problems == ["full-text index: 1 entries are not indexed"]
+    assert report.problems == ["full-text index entries_fts: 1 entries are not indexed"]
+
+
+def test_check_reports_a_stale_memory_search_index(db_path: Path) -> None:
+    populate(db_path, 5)
+    conn = connect(db_path)
+    conn.execute("DROP TRIGGER memories_fts_insert")
+    conn.execute(
+        "INSERT INTO memories(project_id, key, content, created_at) VALUES (1, 'unindexed', 'x', 0)"
+    )
+    conn.close()
+    report = mt.check(db_path)
+    assert report.problems == ["full-text index memories_fts: 1 memory versions are not indexed"]
 
 
 def test_migrate_dry_run_leaves_the_file_byte_identical(db_path: Path) -> None:
@@ -94,8 +106,8 @@ def test_vacuum_shrinks_and_prunes(db_path: Path, monkeypatch: pytest.MonkeyPatc
         for i in range(300):
             backend.delete("notes", f"e/{i:04d}")
         for i in range(5):
-            backend.memories.set("k", f"v{i}")
-    monkeypatch.setattr("contextchef.store.backends.sqlite.memories.LOG_MAX_ROWS_PER_PROJECT", 2)
+            backend.write("memory", "k", StoredEntry(f"v{i}"))
+    monkeypatch.setattr("contextchef.store.backends.sqlite._memories.LOG_MAX_ROWS_PER_PROJECT", 2)
     steps: list[tuple[int, int]] = []
     report = mt.vacuum(db_path, progress=lambda d, t: steps.append((d, t)))
     assert report.bytes_after < report.bytes_before
@@ -118,12 +130,14 @@ def test_backup_and_restore_round_trip(tmp_path: Path, db_path: Path) -> None:
 
     with SQLiteBackend(db_path, project="test:maint") as backend:
         backend.write("notes", "after-backup", StoredEntry("not in the backup"))
+        backend.write("memory", "k", StoredEntry("v2 not in the backup"))
         restored = restore(result.path, db_path)
     assert restored.moved_aside is not None
     assert {p.name for p in restored.moved_aside.iterdir()} >= {"context.db"}
     with SQLiteBackend(db_path, project="test:maint") as backend:
         assert backend.read("notes", "after-backup") is None
         assert {k: v.content for k, v in backend.read_all("notes").items()} == expected
+        assert [v.content for v in backend.history("memory", "k")] == ["v"]
     with SQLiteBackend(restored.moved_aside / "context.db", project="test:maint") as old:
         assert old.read("notes", "after-backup") is not None
 
@@ -191,7 +205,8 @@ def test_corrupted_page_is_reported_and_repaired(db_path: Path) -> None:
     assert entries.unreadable and not outcome.lossless
     with SQLiteBackend(db_path, project="test:maint") as backend:
         salvaged = {k: v.content for k, v in backend.read_all("notes").items()}
-        assert backend.memories.get("k") is not None
+        assert backend.read("memory", "k") is not None
+        assert [h.path for h in backend.search("memory", "v")] == ["k"]
         assert backend.read("vfs", "one.txt") is not None
         hits = backend.search("notes", "payload 0001")
     assert len(salvaged) == entries.recovered - 1  # the vfs entry is the other one
@@ -206,4 +221,4 @@ def test_repair_of_a_healthy_database_loses_nothing(db_path: Path) -> None:
     assert outcome.lossless
     with SQLiteBackend(db_path, project="test:maint") as backend:
         assert {k: v.content for k, v in backend.read_all("notes").items()} == expected
-        assert [m.content for m in backend.memories.history("k")] == ["v"]
+        assert [m.content for m in backend.history("memory", "k")] == ["v"]

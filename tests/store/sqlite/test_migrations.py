@@ -48,7 +48,8 @@ def _seed(conn: sqlite3.Connection, version: int) -> None:
         )
     if version >= 3:
         conn.execute(
-            "INSERT INTO memories(project_id, key, content, created_at) VALUES (1, 'k', 'v', 0)"
+            "INSERT INTO memories(project_id, key, content, created_at) "
+            "VALUES (1, 'k', 'remembered before the upgrade', 0)"
         )
 
 
@@ -66,6 +67,8 @@ def test_migrated_schema_equals_fresh_schema(tmp_path: Path, start: int) -> None
     with SQLiteBackend(tmp_path / "old.db", project="test:seed") as upgraded:
         expected = ["seed.md"] if start else []
         assert [h.path for h in upgraded.search("notes", "upgrade")] == expected
+        remembered = ["k"] if start >= 3 else []
+        assert [h.path for h in upgraded.search("memory", "upgrade")] == remembered
 
 
 def test_m001_creates_projects_and_entries(db_path: Path) -> None:
@@ -104,6 +107,29 @@ def test_m003_creates_memories_and_the_log(db_path: Path) -> None:
     conn.execute("INSERT INTO memory_log(project_id, key, op, at) VALUES (1, 'k', 'create', 0)")
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute("INSERT INTO memory_log(project_id, key, op, at) VALUES (1, 'k', 'bad', 0)")
+
+
+def test_m004_indexes_memories_recorded_before_it(db_path: Path) -> None:
+    conn = _at_version(db_path, 3)
+    conn.execute("INSERT INTO projects(identity, created_at) VALUES ('test:m4', 0)")
+    conn.execute("BEGIN")  # superseded_by is deferred: it may point at the row inserted next
+    conn.execute(
+        "INSERT INTO memories(id, project_id, key, content, created_at, superseded_by) "
+        "VALUES (1, 1, 'goal', 'ship the old version', 0, 2)"
+    )
+    conn.execute(
+        "INSERT INTO memories(id, project_id, key, content, created_at) "
+        "VALUES (2, 1, 'goal', 'ship the new version', 1)"
+    )
+    conn.execute("COMMIT")
+    conn.close()
+    with SQLiteBackend(db_path, project="test:m4") as backend:
+        assert [h.path for h in backend.search("memory", "new")] == ["goal"]
+        assert backend.search("memory", "old") == []  # indexed, but not the current version
+        assert [v.content for v in backend.history("memory", "goal")] == [
+            "ship the old version",
+            "ship the new version",
+        ]
 
 
 def test_too_new_database_is_refused_and_left_untouched(db_path: Path) -> None:

@@ -1,19 +1,16 @@
 """The embedded default store: SQLite with a schema fence, migrations and stable project identity.
 
-`SQLiteBackend` implements the whole storage protocol over one machine-wide `context.db`;
-`maintenance`, `backup` and `repair` hold the operations behind `contextchef db`.
+`SQLiteBackend` implements the whole storage protocol over one machine-wide `context.db`, and
+keeps every version of the `memory` namespace (the `history` capability); `maintenance`,
+`backup` and `repair` hold the operations behind `contextchef db`.
 """
 
 from contextchef.store.backends.sqlite.backend import SQLiteBackend
 from contextchef.store.backends.sqlite.identity import ProjectRef
-from contextchef.store.backends.sqlite.memories import Memories, Memory, MemoryScope
 from contextchef.store.backends.sqlite.migrations import LATEST_SCHEMA_VERSION
 
 __all__ = [
     "LATEST_SCHEMA_VERSION",
-    "Memories",
-    "Memory",
-    "MemoryScope",
     "ProjectRef",
     "SQLiteBackend",
 ]

@@ -1,10 +1,12 @@
 """`SQLiteBackend`: the embedded default store, one shared database file per machine.
 
-Every entry of every namespace (memory/, notes/, vfs/, archive/) is a row of `entries`, scoped
-to the backend's project, so two projects never see each other's entries while a clone of the
-same repository shares them. The protocol's `memory/` namespace stays in `entries` too, with the
-exact overwrite/delete semantics every backend has; the keyed, versioned memories the Memory
-module needs live in their own table, reached through `backend.memories` (see memories.py).
+Every entry is scoped to the backend's project, so two projects never see each other's entries
+while a clone of the same repository shares them. Entries of notes/, vfs/, archive/ (and any
+other namespace) are rows of `entries`, overwritten and deleted in place. The `memory`
+namespace is served from the `memories` table instead (see _memories.py): the same protocol,
+but every change is a new version (the old one kept through `superseded_by`), a delete is a
+soft delete, every mutation is logged in `memory_log`, and the optional `history` capability
+returns a key's versions.
 
 Meta: `created_at`, `updated_at`, `accessed_at` and `bytes` are columns (`bytes` is always the
 UTF-8 length of the content); every other key is kept as JSON and round-trips. A write that
@@ -30,73 +32,27 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from contextchef.errors import StoreError
+from contextchef.errors import StoreCapabilityError, StoreError
 from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry
+from contextchef.store.backends.sqlite._memories import MEMORY_NAMESPACE, MemoryTable
+from contextchef.store.backends.sqlite._query import fts_query, prefix_bounds, split_meta
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
 from contextchef.store.backends.sqlite.identity import (
     ProjectRef,
     project_for_identity,
     resolve_project,
-    user_scope,
 )
-from contextchef.store.backends.sqlite.memories import Memories, MemoryScope
 from contextchef.store.backends.sqlite.migrations import open_database
-from contextchef.store.datadir import default_database_path, refuse_real_user_data_under_pytest
+from contextchef.store.datadir import default_database_path
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
 
 log = logging.getLogger("contextchef.store.backends.sqlite.backend")
 
-_TIME_KEYS = ("created_at", "updated_at", "accessed_at")
-_DERIVED_KEYS = (*_TIME_KEYS, "bytes")
 _IDENTITY = re.compile(r"^[A-Za-z@][A-Za-z0-9+._-]+:")
 _ENTRY = "content, meta, created_at, updated_at, accessed_at, bytes"
 _LISTED = "path, meta, created_at, updated_at, accessed_at, bytes"
 _SCOPE = "project_id = ? AND namespace = ?"
-
-
-def prefix_bounds(prefix: str) -> tuple[str, str | None]:
-    """`(low, high)` with `low <= s < high` exactly for strings `s` starting with `prefix`.
-
-    SQLite compares TEXT by UTF-8 bytes, which orders like code points, so incrementing the last
-    code point gives the exclusive upper bound and the primary-key index serves the range.
-    """
-    if not prefix:
-        return "", None
-    last = ord(prefix[-1]) + 1
-    if 0xD800 <= last <= 0xDFFF:
-        last = 0xE000
-    if last > 0x10FFFF:
-        return prefix, None
-    return prefix, prefix[:-1] + chr(last)
-
-
-def fts_query(text: str) -> str | None:
-    """An FTS5 query matching every word of `text` as a prefix; None when it has no words.
-
-    Each word is wrapped in double quotes (inner quotes doubled), so FTS5 operators and syntax
-    characters in user input are plain text and never raise. A NUL would end the query string
-    inside SQLite's parser, so it separates words like whitespace.
-    """
-    words = [w for w in text.replace("\x00", " ").split() if any(ch.isalnum() for ch in w)]
-    if not words:
-        return None
-    return " ".join('"' + w.replace('"', '""') + '"*' for w in words)
-
-
-def _dump_meta(meta: Mapping[str, Any], ns: str, path: str) -> tuple[str, dict[str, float]]:
-    free = {k: v for k, v in meta.items() if k not in _DERIVED_KEYS}
-    times = {
-        k: float(v)
-        for k in _TIME_KEYS
-        if isinstance(v := meta.get(k), int | float) and not isinstance(v, bool)
-    }
-    try:
-        return json.dumps(free, sort_keys=True, ensure_ascii=False), times
-    except (TypeError, ValueError) as exc:
-        raise StoreError(
-            f"meta of {ns}/{path} is not JSON-serialisable: {exc}", namespace=ns, path=path
-        ) from exc
 
 
 def _meta(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -112,7 +68,8 @@ def _meta(row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 class SQLiteBackend:
-    """The full `StorageBackend` protocol, with every capability, over one SQLite file.
+    """The full `StorageBackend` protocol over one SQLite file: every capability except
+    `get_physical_path`, and `history` for the `memory` namespace.
 
     Args:
         path: the database file; default: `context.db` in the data directory
@@ -131,12 +88,10 @@ class SQLiteBackend:
         allow_home_project: bool = False,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_database_path()
-        refuse_real_user_data_under_pytest(self.path)
         self._project_spec: str | os.PathLike[str] = Path.cwd() if project is None else project
         self._allow_home = allow_home_project
         self._lock = threading.RLock()
         self._project: ProjectRef | None = None
-        self._user: ProjectRef | None = None
         self._abandoned: list[sqlite3.Connection] = []
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -144,8 +99,7 @@ class SQLiteBackend:
             raise StoreError(f"cannot create the directory {self.path.parent}: {exc}") from exc
         self._conn = open_database(self.path)
         self._pid = os.getpid()
-        self.memories = Memories(self.connection, self._scope_id)
-        """Keyed memories with history, project- or user-scoped."""
+        self._memories = MemoryTable()
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -209,28 +163,25 @@ class SQLiteBackend:
                     self._project = resolve_project(conn, spec, allow_home=self._allow_home)
         return self._project
 
-    def _scope_id(self, scope: MemoryScope) -> int:
-        if scope == "user":
-            if self._user is None:
-                with self.connection("resolving the user scope") as conn:
-                    self._user = user_scope(conn)
-            return self._user.id
-        return self.project.id
-
     # -- required protocol ------------------------------------------------------------------
 
     def read(self, ns: str, path: str) -> StoredEntry | None:
         pid = self.project.id
         with self.connection(f"reading {ns}/{path}", ns=ns, path=path) as conn:
+            if ns == MEMORY_NAMESPACE:
+                return self._memories.read(conn, pid, path)
             row = conn.execute(
                 f"SELECT {_ENTRY} FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
             ).fetchone()
         return None if row is None else StoredEntry(row[0], _meta(row))
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
-        meta, times = _dump_meta(entry.meta, ns, path)
+        meta, times = split_meta(entry.meta, ns, path)
         pid = self.project.id
         with self._writing(f"writing {ns}/{path}", ns=ns, path=path) as conn:
+            if ns == MEMORY_NAMESPACE:
+                self._memories.write(conn, pid, path, entry.content, entry.meta)
+                return
             self._upsert(conn, pid, ns, path, entry.content, meta, times)
 
     @staticmethod
@@ -268,6 +219,8 @@ class SQLiteBackend:
     def delete(self, ns: str, path: str) -> bool:
         pid = self.project.id
         with self._writing(f"deleting {ns}/{path}", ns=ns, path=path) as conn:
+            if ns == MEMORY_NAMESPACE:
+                return self._memories.delete(conn, pid, path)
             cursor = conn.execute(
                 f"DELETE FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
             )
@@ -283,23 +236,48 @@ class SQLiteBackend:
             return conn.execute(sql, params).fetchall()
 
     def list(self, ns: str, prefix: str = "") -> builtins.list[ListedEntry]:
+        if ns == MEMORY_NAMESPACE:
+            pid = self.project.id
+            with self.connection(f"listing {ns}/{prefix}", ns=ns) as conn:
+                return self._memories.list(conn, pid, prefix)
         rows = self._rows(ns, prefix, _LISTED, f"listing {ns}/{prefix}")
         return [ListedEntry(row[0], _meta(row)) for row in rows]
 
     # -- capabilities -----------------------------------------------------------------------
 
     def supports(self, capability: str, ns: str) -> bool:
-        """Every capability except `get_physical_path`: entries are rows, not files."""
-        del ns
+        """Every capability but `get_physical_path` (entries are rows, not files); `history`
+        only for the `memory` namespace, the one that keeps versions."""
+        if capability == "history":
+            return ns == MEMORY_NAMESPACE
         return capability in CAPABILITIES and capability != "get_physical_path"
 
+    def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
+        """Every version of `memory/<path>`, oldest first, the current one (if any) last.
+
+        Each version's meta is the entry's meta plus `recorded_at` (when the version was
+        written) and, when they apply, `superseded_at` and `deleted_at`. Raises
+        `StoreCapabilityError` for any other namespace: only `memory` keeps versions.
+        """
+        if ns != MEMORY_NAMESPACE:
+            raise StoreCapabilityError(ns, ["history"])
+        pid = self.project.id
+        with self.connection(f"reading the history of {ns}/{path}", ns=ns, path=path) as conn:
+            return self._memories.history(conn, pid, path)
+
     def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
+        if ns == MEMORY_NAMESPACE:
+            pid = self.project.id
+            with self.connection(f"reading {ns}/{prefix}*", ns=ns) as conn:
+                return self._memories.read_all(conn, pid, prefix)
         rows = self._rows(ns, prefix, f"path, {_ENTRY}", f"reading {ns}/{prefix}*")
         return {row[0]: StoredEntry(row[1], _meta(row)) for row in rows}
 
     def exists(self, ns: str, path: str) -> bool:
         pid = self.project.id
         with self.connection(f"checking {ns}/{path}", ns=ns, path=path) as conn:
+            if ns == MEMORY_NAMESPACE:
+                return self._memories.exists(conn, pid, path)
             row = conn.execute(
                 f"SELECT 1 FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
             ).fetchone()
@@ -309,6 +287,9 @@ class SQLiteBackend:
         pid = self.project.id
         now = time.time()
         with self._writing(f"appending to {ns}/{path}", ns=ns, path=path) as conn:
+            if ns == MEMORY_NAMESPACE:
+                self._memories.append(conn, pid, path, content)
+                return
             conn.execute(
                 "INSERT INTO entries(project_id, namespace, path, content, created_at, "
                 "updated_at, bytes) VALUES (?, ?, ?, ?, ?, ?, ?) "
@@ -325,6 +306,9 @@ class SQLiteBackend:
         if match is None or (limit is not None and limit <= 0):
             return []
         pid = self.project.id
+        if ns == MEMORY_NAMESPACE:
+            with self.connection(f"searching {ns} for {query!r}", ns=ns) as conn:
+                return self._memories.search(conn, pid, query, prefix, limit)
         low, high = prefix_bounds(prefix)
         bound = "" if high is None else " AND e.path < :high"
         sql = (
@@ -346,8 +330,11 @@ class SQLiteBackend:
     def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
         """Make namespace `ns` hold exactly `snapshot`, atomically."""
         pid = self.project.id
-        dumped = {path: _dump_meta(entry.meta, ns, path) for path, entry in snapshot.items()}
+        dumped = {path: split_meta(entry.meta, ns, path) for path, entry in snapshot.items()}
         with self._writing(f"restoring {ns}", ns=ns) as conn:
+            if ns == MEMORY_NAMESPACE:
+                self._memories.restore(conn, pid, snapshot)
+                return
             existing = {
                 row[0]
                 for row in conn.execute(f"SELECT path FROM entries WHERE {_SCOPE}", (pid, ns))
@@ -369,6 +356,9 @@ class SQLiteBackend:
         """Record the last read time; a missing entry is ignored. Never touches the FTS index."""
         pid = self.project.id
         with self._writing(f"touching {ns}/{path}", ns=ns, path=path) as conn:
+            if ns == MEMORY_NAMESPACE:
+                self._memories.touch(conn, pid, path, accessed_at)
+                return
             conn.execute(
                 f"UPDATE entries SET accessed_at = ? WHERE {_SCOPE} AND path = ?",
                 (float(accessed_at), pid, ns, path),

@@ -35,7 +35,6 @@ from contextchef.store.backends.sqlite.connection import write_transaction
 
 __all__ = [
     "GIT_TIMEOUT_S",
-    "USER_SCOPE_IDENTITY",
     "GitUnavailableError",
     "ProjectRef",
     "canonical_dir",
@@ -43,13 +42,9 @@ __all__ = [
     "git_root_commits",
     "project_for_identity",
     "resolve_project",
-    "user_scope",
 ]
 
 log = logging.getLogger("contextchef.store.backends.sqlite.identity")
-
-USER_SCOPE_IDENTITY = "@user"
-"""The identity of the user scope: memories shared by every project on the machine."""
 
 GIT_TIMEOUT_S = 5.0
 """How long one git probe may take before it counts as a transient failure."""
@@ -251,11 +246,6 @@ def _record(
 def project_for_identity(conn: sqlite3.Connection, identity: str) -> ProjectRef:
     """The project an explicit identity string names, created on first use."""
     return _record(conn, [identity], None, identity)
-
-
-def user_scope(conn: sqlite3.Connection) -> ProjectRef:
-    """The user scope: the pseudo-project whose memories every project shares."""
-    return project_for_identity(conn, USER_SCOPE_IDENTITY)
 
 
 def resolve_project(

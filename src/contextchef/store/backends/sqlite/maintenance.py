@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contextchef.errors import StoreError
+from contextchef.store.backends.sqlite._memories import prune_memory_log
 from contextchef.store.backends.sqlite.connection import (
     connect,
     translate_errors,
     write_transaction,
 )
-from contextchef.store.backends.sqlite.memories import prune_memory_log
 from contextchef.store.backends.sqlite.migrations import (
     LATEST_SCHEMA_VERSION,
     Progress,
@@ -105,7 +105,11 @@ class DatabaseInfo:
 
 
 def info(path: Path) -> DatabaseInfo:
-    """Path, schema version and fence, sizes, and row counts per namespace and project."""
+    """Path, schema version and fence, sizes, and row counts per namespace and project.
+
+    `entries` counts the `entries` table; the `memory` namespace lives in `memories`, counted
+    (current versions only) in `memories`.
+    """
     with read_only(path) as conn, translate_errors(f"reading {path}"):
         version = schema_version(conn)
         readable = version <= LATEST_SCHEMA_VERSION
@@ -156,22 +160,30 @@ class CheckReport:
         return not self.problems
 
 
+_FTS_INDEXES = (
+    ("entries", "entries_fts", "entries", "entry"),
+    ("memories", "memories_fts", "memory versions", "memory version"),
+)
+"""(content table, FTS5 index, its rows, one row) that `check` compares."""
+
+
 def _fts_problems(conn: sqlite3.Connection) -> list[str]:
-    """Entries missing from the FTS index, and index rows whose entry is gone."""
+    """Rows missing from each FTS index, and index rows whose row is gone."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if "entries_fts_docsize" not in tables:
-        return []
-    missing = conn.execute(
-        "SELECT count(*) FROM entries WHERE id NOT IN (SELECT id FROM entries_fts_docsize)"
-    ).fetchone()[0]
-    stray = conn.execute(
-        "SELECT count(*) FROM entries_fts_docsize WHERE id NOT IN (SELECT id FROM entries)"
-    ).fetchone()[0]
     problems = []
-    if missing:
-        problems.append(f"full-text index: {missing} entries are not indexed")
-    if stray:
-        problems.append(f"full-text index: {stray} index rows have no entry")
+    for table, index, rows, row in _FTS_INDEXES:
+        if f"{index}_docsize" not in tables:
+            continue
+        missing = conn.execute(
+            f"SELECT count(*) FROM {table} WHERE id NOT IN (SELECT id FROM {index}_docsize)"
+        ).fetchone()[0]
+        stray = conn.execute(
+            f"SELECT count(*) FROM {index}_docsize WHERE id NOT IN (SELECT id FROM {table})"
+        ).fetchone()[0]
+        if missing:
+            problems.append(f"full-text index {index}: {missing} {rows} are not indexed")
+        if stray:
+            problems.append(f"full-text index {index}: {stray} index rows have no {row}")
     return problems
 
 
@@ -242,6 +254,7 @@ def vacuum(path: Path, *, progress: Progress | None = None) -> VacuumReport:
             steps = (
                 "prune",
                 "INSERT INTO entries_fts(entries_fts) VALUES ('optimize')",
+                "INSERT INTO memories_fts(memories_fts) VALUES ('optimize')",
                 "PRAGMA wal_checkpoint(TRUNCATE)",
                 "VACUUM",
                 "PRAGMA wal_checkpoint(TRUNCATE)",

@@ -3,9 +3,9 @@
 Tables (the current shape is the sum of the migrations below):
 
 - `projects` (one row per project; `identity` is the first identity ever computed for it, or
-  `@user` for the user scope), `project_aliases` (every identity that maps to a project: each
-  git root, each `dir:` hash) and `project_dirs` (the last identity resolved for each
-  directory, reused when git fails transiently).
+  the explicit identity it was opened with), `project_aliases` (every identity that maps to a
+  project: each git root, each `dir:` hash) and `project_dirs` (the last identity resolved for
+  each directory, reused when git fails transiently).
 - `entries`: the store's text entries, unique per (project, namespace, path), with their times,
   byte size and free meta JSON. `entries_fts` is an FTS5 external-content index over path and
   content, kept in sync by triggers; the update trigger fires only when path or content changed,
@@ -13,7 +13,11 @@ Tables (the current shape is the sum of the migrations below):
 - `memories`: keyed facts, one *current* row per (project, key) (a partial unique index), older
   versions kept with `superseded_by` pointing at their successor; deletion is a `deleted_at`
   mark, never a destructive overwrite. `memory_log` is the append-only log of memory mutations
-  (updates are refused by a trigger), pruned by the retention policy of `memories.py`.
+  (updates are refused by a trigger), pruned by the retention policy of `_memories.py`. The
+  backend serves its `memory` namespace from these two tables (see `_memories.py`).
+- `memories_fts`: FTS5 external-content index over the key and content of every memory version
+  (versions are immutable, so rows are indexed on insert and removed on delete only); search
+  keeps the current rows.
 
 Rules (each one a lesson from the peer inventoried in shared/reference):
 
@@ -205,10 +209,39 @@ def m003_create_memories(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m004_add_memories_fts(conn: sqlite3.Connection) -> None:
+    """Full-text search over memory versions, so the `memory` namespace searches like the rest."""
+    _run(
+        conn,
+        (
+            """CREATE VIRTUAL TABLE memories_fts USING fts5(
+        key, content, content='memories', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2'
+    )""",
+            """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, key, content) VALUES (new.id, new.key, new.content);
+    END""",
+            """CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, key, content)
+        VALUES ('delete', old.id, old.key, old.content);
+    END""",
+            """CREATE TRIGGER memories_fts_update AFTER UPDATE OF key, content ON memories
+    WHEN old.content IS NOT new.content OR old.key IS NOT new.key BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, key, content)
+        VALUES ('delete', old.id, old.key, old.content);
+        INSERT INTO memories_fts(rowid, key, content) VALUES (new.id, new.key, new.content);
+    END""",
+            # Versions recorded before this step are indexed from the content table.
+            "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')",
+        ),
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(_CHAIN)
 """Every migration, oldest first; `MIGRATIONS[i].version == i + 1`."""
 
-LATEST_SCHEMA_VERSION = 3
+LATEST_SCHEMA_VERSION = 4
 """The newest schema this build understands; always equal to `MIGRATIONS[-1].version`."""
 
 
