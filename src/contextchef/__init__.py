@@ -1,12 +1,25 @@
-"""contextchef: compile an LLM agent's state into the best payload for the target provider."""
+"""contextchef: compile an LLM agent's state into the best payload for the target provider.
 
+Everything a user needs is importable from here; the names are listed, by group, in the README's
+"Public API" table (a test keeps the two equal). Modules whose names start with `_` are private.
+"""
+
+from contextchef._version import __version__
 from contextchef.adapters import (
     AdapterInput,
     AdapterRegistry,
+    AnthropicAdapter,
+    GeminiAdapter,
+    ImportedHistory,
     OpenAIChatAdapter,
+    OpenAIResponsesAdapter,
     TargetAdapter,
     ToolDefinition,
     adapter_registry,
+    from_anthropic,
+    from_gemini,
+    from_openai,
+    from_openai_responses,
     get_adapter,
 )
 from contextchef.chef import AsyncContextChef, ContextChef, Snapshot
@@ -34,9 +47,15 @@ from contextchef.errors import (
     UnknownTargetError,
     UnknownToolError,
 )
-from contextchef.events import CompileDone, CompileStart
-from contextchef.memory.entry import MemoryArtifacts, MemoryChange, MemoryEntry
-from contextchef.memory.memory import Memory
+from contextchef.events import AssembleContext, CompileDone, CompileStart
+from contextchef.memory import (
+    UNSET,
+    AsyncMemory,
+    Memory,
+    MemoryArtifacts,
+    MemoryChange,
+    MemoryEntry,
+)
 from contextchef.messages import (
     HistoryFix,
     Message,
@@ -47,24 +66,21 @@ from contextchef.messages import (
 from contextchef.payload import CompileMeta, LayerTokens, Payload
 from contextchef.placement.xml import object_to_xml
 from contextchef.retrieval import (
-    ContextTool,
-    Dispatcher,
+    ahandle_anthropic_memory,
     anthropic_memory_path,
     get_context_tool_definition,
     get_legacy_memory_tool_definitions,
     get_new_context_tool_definition,
-    get_recall_tool_definition,
     handle_anthropic_memory,
-    render_recalled,
 )
 from contextchef.selection import (
     Budget,
     CompactionPlan,
+    CompressEnd,
+    CompressStart,
     JanitorConfig,
     OverflowConfig,
-    OverflowInput,
     OverflowReport,
-    OverflowResult,
     ServerCompaction,
     Strategy,
     anchored,
@@ -87,14 +103,20 @@ from contextchef.store import (
     AsyncStore,
     CleanupReport,
     EvictionPolicy,
-    FileSystemBackend,
-    InMemoryBackend,
+    ListedEntry,
     NamespaceView,
     PutResult,
+    SearchHit,
+    StorageBackend,
     Store,
+    StoredEntry,
 )
-from contextchef.store.backend import ListedEntry, SearchHit, StorageBackend, StoredEntry
-from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.backends import (
+    AsyncInMemoryBackend,
+    FileSystemBackend,
+    InMemoryBackend,
+    SQLiteBackend,
+)
 from contextchef.tokens import (
     EstimateTokenizer,
     Tokenizer,
@@ -103,12 +125,15 @@ from contextchef.tokens import (
     estimate_object,
 )
 
-__version__ = "0.1.0"
-
 __all__ = [
+    "UNSET",
     "AdapterInput",
     "AdapterRegistry",
+    "AnthropicAdapter",
+    "AssembleContext",
     "AsyncContextChef",
+    "AsyncInMemoryBackend",
+    "AsyncMemory",
     "AsyncNamespaceView",
     "AsyncStorageBackend",
     "AsyncStore",
@@ -120,19 +145,21 @@ __all__ = [
     "CompileError",
     "CompileMeta",
     "CompileStart",
+    "CompressEnd",
+    "CompressStart",
     "ConfigError",
     "ContextChef",
     "ContextChefError",
-    "ContextTool",
-    "Dispatcher",
     "DynamicStateError",
     "EntryExistsError",
     "EntryNotFoundError",
     "EstimateTokenizer",
     "EvictionPolicy",
     "FileSystemBackend",
+    "GeminiAdapter",
     "HandoffConfig",
     "HistoryFix",
+    "ImportedHistory",
     "InMemoryBackend",
     "InvalidPathError",
     "JanitorConfig",
@@ -152,10 +179,9 @@ __all__ = [
     "NamespaceView",
     "OffloadConfig",
     "OpenAIChatAdapter",
+    "OpenAIResponsesAdapter",
     "OverflowConfig",
-    "OverflowInput",
     "OverflowReport",
-    "OverflowResult",
     "Payload",
     "PutResult",
     "SQLiteBackend",
@@ -178,7 +204,9 @@ __all__ = [
     "ToolDefinitionError",
     "UnknownTargetError",
     "UnknownToolError",
+    "__version__",
     "adapter_registry",
+    "ahandle_anthropic_memory",
     "anchored",
     "anthropic_memory_path",
     "asummarize_history",
@@ -189,16 +217,18 @@ __all__ = [
     "ensure_valid_history",
     "estimate",
     "estimate_object",
+    "from_anthropic",
+    "from_gemini",
+    "from_openai",
+    "from_openai_responses",
     "get_adapter",
     "get_context_tool_definition",
     "get_legacy_memory_tool_definitions",
     "get_new_context_tool_definition",
-    "get_recall_tool_definition",
     "group_turns",
     "handle_anthropic_memory",
     "object_to_xml",
     "plan_compaction",
-    "render_recalled",
     "reset",
     "server",
     "summarize",

@@ -12,6 +12,7 @@
 
 from contextchef.retrieval.anthropic_memory import (
     ANTHROPIC_MEMORY_ROOT,
+    ahandle_anthropic_memory,
     anthropic_memory_path,
     handle_anthropic_memory,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "Dispatcher",
     "FrozenDict",
     "FrozenList",
+    "ahandle_anthropic_memory",
     "anthropic_memory_path",
     "deep_freeze",
     "get_context_tool_definition",
