@@ -3,7 +3,7 @@ record of compactions that `set_history` re-applies to a host's ever-growing his
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +11,7 @@ from contextchef.adapters import ToolDefinition, normalize_tools
 from contextchef.errors import ConfigError
 from contextchef.memory.memory import Memory
 from contextchef.messages import Message
-from contextchef.prompts import ToolsMode
+from contextchef.prompts import Vocabulary
 from contextchef.retrieval.definitions import (
     get_context_tool_definition,
     get_legacy_memory_tool_definitions,
@@ -76,18 +76,29 @@ def context_tool_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"writable": tuple(writable)}
 
 
+class _Definitions:
+    """The library's tool definitions as the `ToolCatalog` a vocabulary picks from."""
+
+    def context_tool(self) -> ToolDefinition:
+        return get_context_tool_definition()
+
+    def new_context_tool(self) -> ToolDefinition:
+        return get_new_context_tool_definition()
+
+    def memory_tools(self, allowed_keys: Sequence[str] | None) -> Sequence[ToolDefinition]:
+        return get_legacy_memory_tool_definitions(allowed_keys)
+
+
 def library_tools(
-    mode: ToolsMode, memory: Memory | None, runner: Janitor | None
+    vocabulary: Vocabulary, memory: Memory | None, runner: Janitor | None
 ) -> tuple[ToolDefinition, ...]:
-    """The tools contextchef adds to the payload: the mode's vocabulary, and nothing else."""
-    if mode == "unified":
-        tools = [get_context_tool_definition()]
-        if runner is not None and runner.overflow.handoff is not None:
-            tools.append(get_new_context_tool_definition())
-    elif memory is not None:
-        tools = list(get_legacy_memory_tool_definitions(memory.allowed_keys))
-    else:
-        tools = []
+    """The tools contextchef adds to the payload: the vocabulary's, and nothing else."""
+    tools = vocabulary.tool_definitions(
+        _Definitions(),
+        memory=memory is not None,
+        allowed_keys=memory.allowed_keys if memory is not None else None,
+        handoff=runner is not None and runner.overflow.handoff is not None,
+    )
     return tuple(normalize_tools(tools))
 
 

@@ -44,7 +44,7 @@ from contextchef.pipeline import (
 )
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
-from contextchef.prompts import ToolsMode
+from contextchef.prompts import Vocabulary, vocabulary
 from contextchef.retrieval.context_tool import ContextTool
 from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.selection.budget import JanitorConfig
@@ -123,11 +123,10 @@ class _ChefBase:
             tokenizer = runner.config.tokenizer
         self._store = open_store(store)
         self._astore = AsyncStore.of(self._store)
-        if tools not in ("legacy", "unified"):
-            raise ConfigError(f"tools must be 'legacy' or 'unified', got {tools!r}")
+        self.vocabulary: Vocabulary = vocabulary(tools)
         if transform_tool_result is not None and not callable(transform_tool_result):
             raise ConfigError("transform_tool_result must be callable(content, info) -> str")
-        self.tools_mode: ToolsMode = "unified" if tools == "unified" else "legacy"
+        self.tools_mode: str = self.vocabulary.name
         self._memory = open_memory(memory, self._store)
         self._dispatcher = Dispatcher(
             ContextTool(self._store, memory=self._memory, **context_tool_options(context_tool)),
@@ -138,11 +137,11 @@ class _ChefBase:
             MessageCounter(tokenizer),
             runner,
             (self._store, self._astore),
-            self.tools_mode,
+            self.vocabulary,
             OffloadConfig.of(vfs),
             transform_tool_result,
             self._memory,
-            library_tools(self.tools_mode, self._memory, runner),
+            library_tools(self.vocabulary, self._memory, runner),
         )
         self._force_next = False
         self._compactions: list[Compaction] = []

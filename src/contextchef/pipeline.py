@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from contextchef import prompts
 from contextchef._effects import Call, Dual, Emit, drive_async, drive_sync
 from contextchef._effects import Flow as EffectFlow
 from contextchef._jsonvalue import sorted_keys
@@ -37,7 +36,7 @@ from contextchef.payload import CompileMeta, LayerTokens, Payload
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
-from contextchef.prompts import ToolsMode
+from contextchef.prompts import LegacyVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
@@ -89,7 +88,7 @@ class CompileRuntime:
     counter: MessageCounter = field(default_factory=MessageCounter)
     janitor: Janitor | None = None
     stores: tuple[Store, AsyncStore] | None = None
-    mode: ToolsMode = "legacy"
+    vocabulary: Vocabulary = field(default_factory=LegacyVocabulary)
     offload: OffloadConfig = field(default_factory=OffloadConfig)
     transform: TransformHook | None = None
     memory: Memory | None = None
@@ -158,7 +157,7 @@ def compile_flow(
             transform=runtime.transform,
             config=runtime.offload,
             stores=runtime.stores,
-            mode=runtime.mode,
+            vocabulary=runtime.vocabulary,
         )
     report: OverflowReport | None = None
     verdicts = yield from _run_slot(slots, "before_overflow", list(history))
@@ -174,7 +173,7 @@ def compile_flow(
             target=target,
             forced=forced,
             stores=runtime.stores,
-            mode=runtime.mode,
+            vocabulary=runtime.vocabulary,
             on_start=events.for_event("compress:start"),
             on_end=events.for_event("compress:end"),
         )
@@ -186,7 +185,7 @@ def compile_flow(
     artifacts: MemoryArtifacts | None = None
     if memory is not None:
         artifacts = yield Dual(
-            memory.compile_artifacts, _in_thread(memory.compile_artifacts), (runtime.mode,)
+            memory.compile_artifacts, _in_thread(memory.compile_artifacts), (runtime.vocabulary,)
         )
         memory.advance_turn()
         _check(signal)
@@ -274,14 +273,10 @@ def _memory_layers(
     """The system message that follows the system prompt (instruction, and the memory block
     when it is placed there), and the tail blocks (the memory block when placed at the tail)."""
     if artifacts is None:
-        if runtime.mode == "unified":
-            return [{"content": prompts.CONTEXT_STORE_INSTRUCTION, "role": "system"}], []
+        if (store_instruction := runtime.vocabulary.store_instruction) is not None:
+            return [{"content": store_instruction, "role": "system"}], []
         return [], []
-    instruction = (
-        prompts.CONTEXT_STORE_INSTRUCTION
-        if runtime.mode == "unified"
-        else prompts.MEMORY_INSTRUCTION
-    )
+    instruction = runtime.vocabulary.memory_instruction
     assert runtime.memory is not None
     if runtime.memory.placement == "before_history_tail":
         tail = [artifacts.block] if artifacts.block else []

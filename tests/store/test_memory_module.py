@@ -125,8 +125,8 @@ def test_bad_keys_values_and_options_raise(store: Store, clock: Clock) -> None:
         make(store, clock, selector="all")
     with pytest.raises(ConfigError, match="single string"):
         make(store, clock, allowed_keys="user")
-    with pytest.raises(ConfigError, match="mode"):
-        memory.compile_artifacts("modern")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="'legacy' or 'unified', got 'modern'"):
+        memory.compile_artifacts("modern")
 
 
 # -- TTL --------------------------------------------------------------------------------------

@@ -47,7 +47,6 @@ from contextchef.memory.entry import (
     MemoryArtifacts,
     MemoryChange,
     MemoryEntry,
-    MemoryMode,
     MemoryPlacement,
     Unset,
     entry_meta,
@@ -57,6 +56,7 @@ from contextchef.memory.entry import (
     render_memory_block,
     snapshot_data,
 )
+from contextchef.prompts import DEFAULT_VOCABULARY, Vocabulary, as_vocabulary
 from contextchef.store.backend import StorageBackend
 from contextchef.store.paths import validate_entry_path
 from contextchef.store.store import NamespaceView, Store
@@ -249,17 +249,20 @@ class Memory:
 
     # -- compile path -----------------------------------------------------------------------
 
-    def compile_artifacts(self, mode: MemoryMode = "legacy") -> MemoryArtifacts:
+    def compile_artifacts(
+        self, vocabulary: Vocabulary | str = DEFAULT_VOCABULARY
+    ) -> MemoryArtifacts:
         """One store pass: expire what is due, select what to show, render the block."""
-        if mode not in get_args(MemoryMode):
-            raise ConfigError(f"memory mode must be 'legacy' or 'unified', got {mode!r}")
+        vocabulary = as_vocabulary(vocabulary)
         live, expired = self._sweep()
         shown = self._select(live)
-        return MemoryArtifacts(shown, expired, self.render(shown, mode))
+        return MemoryArtifacts(shown, expired, self.render(shown, vocabulary))
 
-    def render(self, entries: Sequence[MemoryEntry], mode: MemoryMode = "legacy") -> str:
-        """The memory block of `mode` for `entries` (see `render_memory_block`)."""
-        return render_memory_block(entries, mode, self._allowed)
+    def render(
+        self, entries: Sequence[MemoryEntry], vocabulary: Vocabulary | str = DEFAULT_VOCABULARY
+    ) -> str:
+        """The memory block in `vocabulary` for `entries` (see `render_memory_block`)."""
+        return render_memory_block(entries, as_vocabulary(vocabulary), self._allowed)
 
     def advance_turn(self) -> int:
         """Count one turn (call once per compile, after `compile_artifacts`); the new count."""
