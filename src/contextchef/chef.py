@@ -104,7 +104,7 @@ class _ChefBase:
         overflow: OverflowConfig | Mapping[str, Any] | None = None,
         store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None = None,
         vfs: OffloadConfig | Mapping[str, Any] | None = None,
-        tools: str = "legacy",
+        tools: str = "unified",
         transform_tool_result: TransformHook | None = None,
         memory: Memory | Mapping[str, Any] | None = None,
         context_tool: Mapping[str, Any] | None = None,

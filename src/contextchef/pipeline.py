@@ -20,6 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol, TypeVar
 
 from contextchef._effects import Call, Dual, Emit, drive_async, drive_sync
@@ -36,7 +37,7 @@ from contextchef.payload import CompileMeta, LayerTokens, Payload
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
-from contextchef.prompts import LegacyVocabulary, Vocabulary
+from contextchef.prompts import UnifiedVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
@@ -88,7 +89,7 @@ class CompileRuntime:
     counter: MessageCounter = field(default_factory=MessageCounter)
     janitor: Janitor | None = None
     stores: tuple[Store, AsyncStore] | None = None
-    vocabulary: Vocabulary = field(default_factory=LegacyVocabulary)
+    vocabulary: Vocabulary = field(default_factory=UnifiedVocabulary)
     offload: OffloadConfig = field(default_factory=OffloadConfig)
     transform: TransformHook | None = None
     memory: Memory | None = None
@@ -168,7 +169,9 @@ def compile_flow(
         report = yield from runtime.janitor.flow(
             history,
             system=state.system_prompt,
-            tools_tokens=count_tools(state.tools, runtime.counter.tokenizer),
+            tools_tokens=count_tools(
+                state.tools + runtime.library_tools, runtime.counter.tokenizer
+            ),
             counter=runtime.counter,
             target=target,
             forced=forced,
@@ -274,15 +277,22 @@ def _memory_layers(
     when it is placed there), and the tail blocks (the memory block when placed at the tail)."""
     if artifacts is None:
         if (store_instruction := runtime.vocabulary.store_instruction) is not None:
-            return [{"content": store_instruction, "role": "system"}], []
+            return [_instruction_message(store_instruction)], []
         return [], []
     instruction = runtime.vocabulary.memory_instruction
     assert runtime.memory is not None
     if runtime.memory.placement == "before_history_tail":
         tail = [artifacts.block] if artifacts.block else []
-        return [{"content": instruction, "role": "system"}], tail
+        return [_instruction_message(instruction)], tail
     content = f"{instruction}\n\n{artifacts.block}" if artifacts.block else instruction
     return [{"content": content, "role": "system"}], []
+
+
+@lru_cache(maxsize=8)
+def _instruction_message(content: str) -> Message:
+    """One message object per instruction text: the conversion caches, keyed by identity, then
+    keep every message after it across compiles (never mutated, like the chef's history)."""
+    return {"content": content, "role": "system"}
 
 
 def count_layers(

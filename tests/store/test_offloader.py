@@ -68,7 +68,8 @@ def test_the_preview_is_byte_stable_and_offloading_is_idempotent() -> None:
 
 
 def test_legacy_mode_never_mentions_the_context_tool() -> None:
-    sent = ContextChef().set_history(history(log(2000))).compile()["messages"][-1]["content"]
+    chef = ContextChef(tools="legacy").set_history(history(log(2000)))
+    sent = chef.compile()["messages"][-1]["content"]
     assert "context tool" not in sent and "context://vfs/" in sent
 
 

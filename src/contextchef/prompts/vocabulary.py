@@ -95,7 +95,7 @@ class Vocabulary(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class UnifiedVocabulary:
     """One `context` tool over every namespace of the store (plus `new_context` with handoff)."""
 
@@ -145,7 +145,7 @@ class UnifiedVocabulary:
         return (catalog.context_tool(),)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LegacyVocabulary:
     """`create_memory` / `modify_memory` over memory keys; nothing names the `context` tool."""
 
@@ -198,7 +198,7 @@ _VOCABULARIES: Final[dict[str, Vocabulary]] = {
 }
 VOCABULARY_NAMES: Final = tuple(_VOCABULARIES)
 """The names `vocabulary()` accepts: `"legacy"` and `"unified"`."""
-DEFAULT_VOCABULARY: Final = _VOCABULARIES["legacy"]
+DEFAULT_VOCABULARY: Final = _VOCABULARIES["unified"]
 """The vocabulary a chef compiles with unless told otherwise (`tools="unified"`)."""
 
 
