@@ -4,7 +4,7 @@ host's ever-growing history."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +13,7 @@ from contextchef.errors import ConfigError
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.messages import Message
-from contextchef.prompts import ToolsMode
+from contextchef.prompts import Vocabulary, vocabulary
 from contextchef.retrieval.context_tool import DEFAULT_WRITABLE
 from contextchef.retrieval.definitions import (
     get_context_tool_definition,
@@ -65,7 +65,7 @@ def landed(before: tuple[Message, ...], after: tuple[Message, ...]) -> Compactio
 class ChefOptions:
     """The chef's scalar options, validated once (the store and memory are built from theirs)."""
 
-    tools: ToolsMode
+    vocabulary: Vocabulary
     writable: tuple[str, ...]
     vfs: OffloadConfig
     transform_tool_result: TransformHook | None
@@ -75,20 +75,18 @@ class ChefOptions:
     def of(
         cls,
         *,
-        tools: object,
+        tools: str,
         context_tool: Mapping[str, Any] | None,
         vfs: OffloadConfig | Mapping[str, Any] | None,
         transform_tool_result: object,
         default_target: object,
     ) -> ChefOptions:
-        if tools not in ("legacy", "unified"):
-            raise ConfigError(f"tools must be 'legacy' or 'unified', got {tools!r}")
         if transform_tool_result is not None and not callable(transform_tool_result):
             raise ConfigError("transform_tool_result must be callable(content, info) -> str")
         if default_target is not None and not isinstance(default_target, str):
             raise ConfigError("default_target must be a target name such as 'anthropic'")
         return cls(
-            tools="unified" if tools == "unified" else "legacy",
+            vocabulary=vocabulary(tools),
             writable=_writable(context_tool),
             vfs=OffloadConfig.of(vfs),
             transform_tool_result=transform_tool_result,
@@ -123,18 +121,29 @@ def open_memory(
     return MemoryCore(store, **memory)
 
 
+class _Definitions:
+    """The library's tool definitions as the `ToolCatalog` a vocabulary picks from."""
+
+    def context_tool(self) -> ToolDefinition:
+        return get_context_tool_definition()
+
+    def new_context_tool(self) -> ToolDefinition:
+        return get_new_context_tool_definition()
+
+    def memory_tools(self, allowed_keys: Sequence[str] | None) -> Sequence[ToolDefinition]:
+        return get_legacy_memory_tool_definitions(allowed_keys)
+
+
 def library_tools(
-    mode: ToolsMode, memory: MemoryCore | None, runner: Janitor | None
+    vocabulary: Vocabulary, memory: MemoryCore | None, runner: Janitor | None
 ) -> tuple[ToolDefinition, ...]:
-    """The tools contextchef adds to the payload: the mode's vocabulary, and nothing else."""
-    if mode == "unified":
-        tools = [get_context_tool_definition()]
-        if runner is not None and runner.overflow.handoff is not None:
-            tools.append(get_new_context_tool_definition())
-    elif memory is not None:
-        tools = list(get_legacy_memory_tool_definitions(memory.allowed))
-    else:
-        tools = []
+    """The tools contextchef adds to the payload: the vocabulary's, and nothing else."""
+    tools = vocabulary.tool_definitions(
+        _Definitions(),
+        memory=memory is not None,
+        allowed_keys=memory.allowed if memory is not None else None,
+        handoff=runner is not None and runner.overflow.handoff is not None,
+    )
     return tuple(normalize_tools(tools))
 
 

@@ -38,7 +38,7 @@ from contextchef.messages import Message, ensure_valid_history, validate_history
 from contextchef.pipeline import CompileRuntime, CompileState, Payload, Signal, compile_flow
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
-from contextchef.prompts import ToolsMode
+from contextchef.prompts import Vocabulary
 from contextchef.retrieval.context_tool import ContextTool
 from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.selection.budget import JanitorConfig
@@ -79,7 +79,7 @@ class _ChefBase:
         *,
         store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None = None,
         memory: Memory | AsyncMemory | Mapping[str, Any] | None = None,
-        tools: str = "legacy",
+        tools: str = "unified",
         context_tool: Mapping[str, Any] | None = None,
         janitor: JanitorConfig | Mapping[str, Any] | None = None,
         overflow: OverflowConfig | Mapping[str, Any] | None = None,
@@ -99,9 +99,9 @@ class _ChefBase:
             memory: durable facts shown to the model: a dict of `Memory` options
                 (`allowed_keys`, `default_ttl`, `placement`, hooks…) or a `Memory` /
                 `AsyncMemory`. None: no memory.
-            tools: the vocabulary of contextchef's own tools: `"unified"` (the `context`
-                tool over every namespace) or `"legacy"` (`create_memory`,
-                `modify_memory`).
+            tools: the vocabulary of contextchef's own tools: `"unified"` (the default: the
+                `context` tool over every namespace) or `"legacy"` (`create_memory`,
+                `modify_memory`, `recall_context`).
             context_tool: `{"writable": [...]}`: the namespaces the model may write
                 (default memory and notes).
             janitor: the window budget: `{"context_window": n, "trigger_ratio": r,
@@ -135,7 +135,8 @@ class _ChefBase:
         )
         self._core = open_store(store, asynchronous=self._asynchronous)
         self._store = store if isinstance(store, self._store_type) else None
-        self.tools_mode: ToolsMode = self._options.tools
+        self.vocabulary: Vocabulary = self._options.vocabulary
+        self.tools_mode: str = self.vocabulary.name
         self._memory = open_memory(memory, self._core)
         self._dispatcher = Dispatcher(
             ContextTool(self._core, memory=self._memory, writable=self._options.writable),
@@ -146,11 +147,11 @@ class _ChefBase:
             MessageCounter(tokenizer),
             runner,
             self._core,
-            self.tools_mode,
+            self.vocabulary,
             self._options.vfs,
             self._options.transform_tool_result,
             self._memory,
-            library_tools(self.tools_mode, self._memory, runner),
+            library_tools(self.vocabulary, self._memory, runner),
         )
         self._force_next = False
         self._compactions: list[Compaction] = []

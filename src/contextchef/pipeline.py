@@ -19,9 +19,9 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
-from contextchef import prompts
 from contextchef._effects import Call, Emit
 from contextchef._effects import Flow as EffectFlow
 from contextchef._jsonvalue import sorted_keys
@@ -36,7 +36,7 @@ from contextchef.payload import CompileMeta, LayerTokens, Payload
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
-from contextchef.prompts import ToolsMode
+from contextchef.prompts import UnifiedVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
@@ -83,7 +83,7 @@ class CompileRuntime:
     counter: MessageCounter = field(default_factory=MessageCounter)
     janitor: Janitor | None = None
     store: StoreCore | None = None
-    mode: ToolsMode = "legacy"
+    vocabulary: Vocabulary = field(default_factory=UnifiedVocabulary)
     offload: OffloadConfig = field(default_factory=OffloadConfig)
     transform: TransformHook | None = None
     memory: MemoryCore | None = None
@@ -152,7 +152,7 @@ def compile_flow(
             transform=runtime.transform,
             config=runtime.offload,
             store=runtime.store,
-            mode=runtime.mode,
+            vocabulary=runtime.vocabulary,
         )
     report: OverflowReport | None = None
     verdicts = yield from _run_slot(slots, "before_overflow", list(history))
@@ -163,12 +163,14 @@ def compile_flow(
         report = yield from runtime.janitor.flow(
             history,
             system=state.system_prompt,
-            tools_tokens=count_tools(state.tools, runtime.counter.tokenizer),
+            tools_tokens=count_tools(
+                state.tools + runtime.library_tools, runtime.counter.tokenizer
+            ),
             counter=runtime.counter,
             target=target,
             forced=forced,
             store=runtime.store,
-            mode=runtime.mode,
+            vocabulary=runtime.vocabulary,
             on_start=events.for_event("compress:start"),
             on_end=events.for_event("compress:end"),
         )
@@ -179,7 +181,7 @@ def compile_flow(
     memory = runtime.memory
     artifacts: MemoryArtifacts | None = None
     if memory is not None:
-        artifacts = yield from memory.compile_artifacts(runtime.mode)
+        artifacts = yield from memory.compile_artifacts(runtime.vocabulary)
         memory.advance_turn()
         _check(signal)
     top, context_blocks = _memory_layers(runtime, artifacts)
@@ -255,20 +257,23 @@ def _memory_layers(
     """The system message that follows the system prompt (instruction, and the memory block
     when it is placed there), and the tail blocks (the memory block when placed at the tail)."""
     if artifacts is None:
-        if runtime.mode == "unified":
-            return [{"content": prompts.CONTEXT_STORE_INSTRUCTION, "role": "system"}], []
+        if (store_instruction := runtime.vocabulary.store_instruction) is not None:
+            return [_instruction_message(store_instruction)], []
         return [], []
-    instruction = (
-        prompts.CONTEXT_STORE_INSTRUCTION
-        if runtime.mode == "unified"
-        else prompts.MEMORY_INSTRUCTION
-    )
+    instruction = runtime.vocabulary.memory_instruction
     assert runtime.memory is not None
     if runtime.memory.placement == "before_history_tail":
         tail = [artifacts.block] if artifacts.block else []
-        return [{"content": instruction, "role": "system"}], tail
+        return [_instruction_message(instruction)], tail
     content = f"{instruction}\n\n{artifacts.block}" if artifacts.block else instruction
     return [{"content": content, "role": "system"}], []
+
+
+@lru_cache(maxsize=8)
+def _instruction_message(content: str) -> Message:
+    """One message object per instruction text: the conversion caches, keyed by identity, then
+    keep every message after it across compiles (never mutated, like the chef's history)."""
+    return {"content": content, "role": "system"}
 
 
 def count_layers(

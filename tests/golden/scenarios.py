@@ -328,7 +328,7 @@ def unified_with_memory(chef: C) -> C:
     return plain(chef)
 
 
-@configured(memory={"placement": "before_history_tail", "clock": fixed_clock})
+@configured(tools="legacy", memory={"placement": "before_history_tail", "clock": fixed_clock})
 def legacy_memory_at_the_tail(chef: C) -> C:
     memory_of(chef).set("conventions", "Use pytest.")
     return state_last_user(chef)
@@ -338,6 +338,11 @@ def offloaded_tool_result(chef: C) -> C:
     turn = tool_turn()
     turn[-1] = {**turn[-1], "content": TEST_LOG}
     return chef.set_system_prompt(SYSTEM).set_history(turn)
+
+
+@configured(tools="legacy")
+def legacy_offloaded_tool_result(chef: C) -> C:
+    return offloaded_tool_result(chef)
 
 
 SCENARIOS: dict[str, Scenario[Any]] = {

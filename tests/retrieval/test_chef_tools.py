@@ -19,8 +19,8 @@ def tool_names(payload: Any) -> list[str]:
 
 
 def test_legacy_mode_emits_the_memory_tools_only_with_memory() -> None:
-    assert "tools" not in ContextChef().compile()
-    chef = ContextChef(memory={})
+    assert "tools" not in ContextChef(tools="legacy").compile()
+    chef = ContextChef(tools="legacy", memory={})
     first, second = chef.compile(), chef.compile()
     assert tool_names(first) == ["create_memory", "modify_memory"]
     assert json.dumps(first["tools"]) == json.dumps(second["tools"])
@@ -38,7 +38,7 @@ def test_unified_mode_emits_context_and_new_context_only_with_a_handoff() -> Non
 def test_a_user_tool_may_not_take_an_emitted_library_name() -> None:
     with pytest.raises(ToolDefinitionError, match="contextchef's own tools"):
         ContextChef(tools="unified").register_tools([{"name": "context"}])
-    ContextChef().register_tools([{"name": "context"}])  # legacy mode emits no `context`
+    ContextChef(tools="legacy").register_tools([{"name": "context"}])  # no `context` in legacy
 
 
 def payload_text(payload: Any) -> str:
@@ -92,14 +92,14 @@ def test_memory_after_the_system_prompt_or_at_the_tail() -> None:
     messages = top.compile()["messages"]
     assert messages[0]["content"] == "S"
     assert messages[1]["role"] == "system"
-    assert messages[1]["content"].startswith(prompts.MEMORY_INSTRUCTION)
+    assert messages[1]["content"].startswith(prompts.CONTEXT_STORE_INSTRUCTION)
     assert "Python &lt;3.11&gt;" in messages[1]["content"]
     assert top.compile().meta.memory_keys == ("lang",)
 
     tail = ContextChef(memory={"placement": "before_history_tail"}).set_system_prompt("S")
     tail.set_history([{"role": "user", "content": "q"}]).get_memory().set("lang", "Python")
     messages = tail.compile()["messages"]
-    assert messages[1] == {"content": prompts.MEMORY_INSTRUCTION, "role": "system"}
+    assert messages[1] == {"content": prompts.CONTEXT_STORE_INSTRUCTION, "role": "system"}
     assert messages[2]["content"].startswith("q\n\n") and "Python" in messages[2]["content"]
 
 

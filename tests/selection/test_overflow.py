@@ -54,8 +54,11 @@ class Model:
 
 
 def chef(model: Any = None, window: int = 100, ratio: float = 1.0, **overflow: Any) -> ContextChef:
+    """A chef in the legacy vocabulary: it adds no store instruction, so the payload's messages
+    are the history alone and summaries name no window (the unified shape is tested below)."""
     strategy = overflow.pop("strategy", None) or summarize(model, preserve_recent_messages=1)
     return ContextChef(
+        tools="legacy",
         tokenizer=PerMessage(),
         janitor={"context_window": window, "trigger_ratio": ratio},
         overflow={"strategy": strategy, "window_ids": ids(), **overflow},
@@ -100,6 +103,7 @@ def test_a_split_never_separates_parallel_tool_calls_from_their_results() -> Non
         *({"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(3)),
     ]
     c = ContextChef(
+        tools="legacy",
         tokenizer=PerMessage(),
         janitor={"context_window": 50, "trigger_ratio": 1},
         overflow={"strategy": summarize(Model(), preserve_ratio=0.9)},
@@ -263,7 +267,9 @@ def test_chain_escalates_when_the_first_strategy_fails() -> None:
 
 def test_a_forced_pass_keeps_the_last_turn_and_is_consumed() -> None:
     model = Model()
-    c = ContextChef(janitor={"context_window": 10**6}, overflow={"strategy": summarize(model)})
+    c = ContextChef(
+        tools="legacy", janitor={"context_window": 10**6}, overflow={"strategy": summarize(model)}
+    )
     c.set_history(dialogue(3)).request_new_context()
     messages = c.compile()["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant"]
@@ -336,7 +342,8 @@ async def test_async_chef_awaits_an_async_model() -> None:
         overflow={"strategy": summarize(model, preserve_recent_messages=1)},
     )
     payload = await c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()
-    assert "async" in payload["messages"][0]["content"]
+    assert payload["messages"][0]["content"] == prompts.CONTEXT_STORE_INSTRUCTION
+    assert "async" in payload["messages"][1]["content"]
 
 
 def test_a_custom_strategy_subclasses_strategy_with_name_and_apply() -> None:

@@ -78,7 +78,7 @@ def test_background_swaps_in_and_keeps_messages_appended_meanwhile() -> None:
     first = chef.set_history(history).compile()
     assert not first.meta.overflow.changed
     assert first.meta.overflow.reason == "background compression started"
-    assert len(first["messages"]) == len(history)
+    assert len(first["messages"]) == 1 + len(history)  # the store instruction, then the history
     history = [*history, {"role": "assistant", "content": "meanwhile"}]
     in_flight = chef.set_history(history).compile().meta.overflow
     assert in_flight.reason == "background compression in flight"
@@ -87,7 +87,7 @@ def test_background_swaps_in_and_keeps_messages_appended_meanwhile() -> None:
     landed = chef.set_history(history).compile()
     assert landed.meta.overflow.changed
     contents = [m["content"] for m in landed["messages"]]
-    assert "background summary" in contents[0]
+    assert "background summary" in contents[1]
     assert contents[-2:] == ["q", "meanwhile"]
     assert gate.calls == 1
 
@@ -118,7 +118,7 @@ async def test_background_runs_as_a_task_under_the_async_chef() -> None:
             break
         await asyncio.sleep(0.01)
     payload = await chef.compile()
-    assert "async background" in payload["messages"][0]["content"]
+    assert "async background" in payload["messages"][1]["content"]
 
 
 def test_server_compaction_on_anthropic_and_the_fallback_elsewhere() -> None:

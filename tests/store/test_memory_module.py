@@ -125,8 +125,8 @@ def test_bad_keys_values_and_options_raise(store: Store, clock: Clock) -> None:
         make(store, clock, selector="all")
     with pytest.raises(ConfigError, match="single string"):
         make(store, clock, allowed_keys="user")
-    with pytest.raises(ConfigError, match="mode"):
-        memory.compile_artifacts("modern")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="'legacy' or 'unified', got 'modern'"):
+        memory.compile_artifacts("modern")
 
 
 # -- TTL --------------------------------------------------------------------------------------
@@ -347,7 +347,7 @@ def test_selector_chooses_what_is_shown(store: Store, clock: Clock) -> None:
         memory.set(key, key.upper())
     artifacts = memory.compile_artifacts()
     assert artifacts.keys == ("b",)
-    assert artifacts.block.endswith("\n\nExisting memory keys: b.")
+    assert artifacts.block.endswith("\n\nMemory entries shown: context://memory/b.")
     assert '<entry key="a">' not in artifacts.block
     bad = make(store, clock, selector=lambda entries: ["a"])
     with pytest.raises(ConfigError, match="MemoryEntry"):

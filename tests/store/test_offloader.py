@@ -68,7 +68,8 @@ def test_the_preview_is_byte_stable_and_offloading_is_idempotent() -> None:
 
 
 def test_legacy_mode_never_mentions_the_context_tool() -> None:
-    sent = ContextChef().set_history(history(log(2000))).compile()["messages"][-1]["content"]
+    chef = ContextChef(tools="legacy").set_history(history(log(2000)))
+    sent = chef.compile()["messages"][-1]["content"]
     assert "context tool" not in sent and "context://vfs/" in sent
 
 
@@ -94,8 +95,9 @@ def test_transform_hook_rewrites_results_once_and_a_failing_hook_keeps_them() ->
 def test_preview_shapes() -> None:
     text = "a\n" * 100
     config = OffloadConfig(threshold=10, head_chars=0, tail_chars=0, error_chars=0)
-    assert preview(text, "context://vfs/x", config, "legacy").count("\n") == 3
-    assert prompts.OFFLOAD_SHOWN[(False, False)] in preview(text, "u", config, "legacy")
+    legacy = prompts.vocabulary("legacy")
+    assert preview(text, "context://vfs/x", config, legacy).count("\n") == 3
+    assert prompts.OFFLOAD_SHOWN[(False, False)] in preview(text, "u", config, legacy)
     assert not OffloadConfig(threshold=None).wants(text)
     assert not OffloadConfig(threshold=10, head_chars=150, tail_chars=100).wants(text)
 

@@ -29,7 +29,6 @@ from contextchef.memory.entry import (
     MemoryArtifacts,
     MemoryChange,
     MemoryEntry,
-    MemoryMode,
     MemoryPlacement,
     Unset,
     entry_meta,
@@ -39,6 +38,7 @@ from contextchef.memory.entry import (
     render_memory_block,
     snapshot_data,
 )
+from contextchef.prompts import Vocabulary, as_vocabulary
 from contextchef.store.core import StoreCore
 from contextchef.store.paths import validate_entry_path
 
@@ -103,8 +103,8 @@ class MemoryCore:
     def is_allowed(self, key: str) -> bool:
         return self.allowed is None or key in self.allowed
 
-    def render(self, entries: Sequence[MemoryEntry], mode: MemoryMode) -> str:
-        return render_memory_block(entries, mode, self.allowed)
+    def render(self, entries: Sequence[MemoryEntry], vocabulary: Vocabulary | str) -> str:
+        return render_memory_block(entries, as_vocabulary(vocabulary), self.allowed)
 
     def advance_turn(self) -> int:
         self.turn += 1
@@ -174,12 +174,11 @@ class MemoryCore:
 
     # -- compile path and snapshots ---------------------------------------------------------
 
-    def compile_artifacts(self, mode: MemoryMode) -> Flow[MemoryArtifacts]:
-        if mode not in get_args(MemoryMode):
-            raise ConfigError(f"memory mode must be 'legacy' or 'unified', got {mode!r}")
+    def compile_artifacts(self, vocabulary: Vocabulary | str) -> Flow[MemoryArtifacts]:
+        vocabulary = as_vocabulary(vocabulary)
         live, expired = yield from self._sweep()
         shown = yield from self._select(live)
-        return MemoryArtifacts(shown, expired, self.render(shown, mode))
+        return MemoryArtifacts(shown, expired, self.render(shown, vocabulary))
 
     def snapshot(self) -> Flow[dict[str, Any]]:
         stored = yield from self.store.entries(NS, "")

@@ -17,10 +17,9 @@ from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
-from contextchef import prompts
 from contextchef.errors import ConfigError
 from contextchef.placement.xml import escape_xml
-from contextchef.prompts import ToolsMode
+from contextchef.prompts import Vocabulary
 from contextchef.store.backend import StoredEntry
 from contextchef.store.paths import validate_entry_path
 
@@ -32,7 +31,6 @@ __all__ = [
     "MemoryArtifacts",
     "MemoryChange",
     "MemoryEntry",
-    "MemoryMode",
     "MemoryPlacement",
     "Unset",
     "entry_meta",
@@ -44,7 +42,6 @@ __all__ = [
 ]
 
 MEMORY_NAMESPACE: Final = "memory"
-MemoryMode = ToolsMode  # the tools mode picks the memory vocabulary too
 MemoryPlacement = Literal["after_system", "before_history_tail"]
 TTL: TypeAlias = int | Mapping[str, float] | timedelta | None
 """Turns (`3`, `{"turns": 3}`), seconds (`{"seconds": 60.0}`, a `timedelta`), or None: never."""
@@ -185,17 +182,16 @@ def render_entry(entry: MemoryEntry) -> str:
 
 
 def render_memory_block(
-    entries: Sequence[MemoryEntry], mode: MemoryMode, allowed_keys: Sequence[str] | None
+    entries: Sequence[MemoryEntry], vocabulary: Vocabulary, allowed_keys: Sequence[str] | None
 ) -> str:
-    """The memory block of `mode`: the header, `<memory>` with one `<entry>` per entry, and the
-    line naming the allowed keys (or, without a key list, the keys shown). Without entries it is
-    only that line when keys are limited, else `""`."""
-    unified = mode == "unified"
+    """The memory block in `vocabulary`: the header, `<memory>` with one `<entry>` per entry,
+    and the line naming the allowed keys (or, without a key list, the keys shown). Without
+    entries it is only that line when keys are limited, else `""`."""
     names = allowed_keys if allowed_keys is not None else [entry.key for entry in entries]
-    keys_line = prompts.memory_keys_line(unified, names, allowed=allowed_keys is not None)
+    keys_line = vocabulary.memory_keys_line(names, allowed=allowed_keys is not None)
     if not entries:
         return keys_line if allowed_keys is not None else ""
-    header = prompts.UNIFIED_MEMORY_BLOCK_HEADER if unified else prompts.MEMORY_BLOCK_HEADER
+    header = vocabulary.memory_block_header
     body = "\n".join(render_entry(entry) for entry in entries)
     return f"{header}\n<memory>\n{body}\n</memory>\n\n{keys_line}"
 

@@ -24,7 +24,7 @@ coroutine functions). Both drive the flows of `MemoryCore`, so they share every 
 
     memory = Memory(Store(InMemoryBackend()), allowed_keys=["user_name", "goal"])
     memory.set("goal", "ship v2", description="the user's current objective", ttl={"turns": 20})
-    artifacts = memory.compile_artifacts("unified")   # .entries, .expired, .block
+    artifacts = memory.compile_artifacts()   # .entries, .expired, .block
     memory.advance_turn()
 """
 
@@ -42,10 +42,10 @@ from contextchef.memory.entry import (
     MemoryArtifacts,
     MemoryChange,
     MemoryEntry,
-    MemoryMode,
     MemoryPlacement,
     Unset,
 )
+from contextchef.prompts import DEFAULT_VOCABULARY, Vocabulary
 from contextchef.store.aio import AsyncNamespaceView, AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.store import NamespaceView, Store
@@ -92,9 +92,11 @@ class _MemoryBase:
         """Whether the model may write `key`."""
         return self._core.is_allowed(key)
 
-    def render(self, entries: Sequence[MemoryEntry], mode: MemoryMode = "legacy") -> str:
-        """The memory block of `mode` for `entries` (see `render_memory_block`)."""
-        return self._core.render(entries, mode)
+    def render(
+        self, entries: Sequence[MemoryEntry], vocabulary: Vocabulary | str = DEFAULT_VOCABULARY
+    ) -> str:
+        """The memory block in `vocabulary` for `entries` (see `render_memory_block`)."""
+        return self._core.render(entries, vocabulary)
 
     def advance_turn(self) -> int:
         """Count one turn (the chef calls it once per compile); the new count."""
@@ -205,9 +207,11 @@ class Memory(_MemoryBase):
 
     # -- compile path and snapshots ---------------------------------------------------------
 
-    def compile_artifacts(self, mode: MemoryMode = "legacy") -> MemoryArtifacts:
+    def compile_artifacts(
+        self, vocabulary: Vocabulary | str = DEFAULT_VOCABULARY
+    ) -> MemoryArtifacts:
         """One store pass: expire what is due, select what to show, render the block."""
-        return drive_sync(self._core.compile_artifacts(mode))
+        return drive_sync(self._core.compile_artifacts(vocabulary))
 
     def snapshot(self) -> dict[str, Any]:
         """The turn counter and every stored entry (expired ones included), as JSON data."""
@@ -295,9 +299,11 @@ class AsyncMemory(_MemoryBase):
         """See `Memory.rename`."""
         return await drive_async(self._core.rename(key, new_key))
 
-    async def compile_artifacts(self, mode: MemoryMode = "legacy") -> MemoryArtifacts:
+    async def compile_artifacts(
+        self, vocabulary: Vocabulary | str = DEFAULT_VOCABULARY
+    ) -> MemoryArtifacts:
         """See `Memory.compile_artifacts`."""
-        return await drive_async(self._core.compile_artifacts(mode))
+        return await drive_async(self._core.compile_artifacts(vocabulary))
 
     async def snapshot(self) -> dict[str, Any]:
         """See `Memory.snapshot`."""

@@ -84,8 +84,8 @@ class HandoffConfig:
     def of(cls, value: HandoffConfig | Mapping[str, Any] | None) -> HandoffConfig | None:
         return None if value is None else options(cls, value, "handoff")
 
-    def notice(self, mode: prompts.ToolsMode, remaining: float) -> str:
-        text = self.prompt.strip() if self.prompt else prompts.handoff_notice(mode)
+    def notice(self, vocabulary: prompts.Vocabulary, remaining: float) -> str:
+        text = self.prompt.strip() if self.prompt else vocabulary.handoff_notice()
         return text.replace(prompts.HANDOFF_REMAINING, str(max(0, round(remaining))))
 
 
@@ -207,7 +207,7 @@ class Janitor:
         first = self.overflow.window_ids()
         self.lineage = Lineage(first, None, first)
 
-    def _notice(self, budget: Budget, mode: prompts.ToolsMode) -> str | None:
+    def _notice(self, budget: Budget, vocabulary: prompts.Vocabulary) -> str | None:
         """The handoff notice, once per window, when the headroom is down to its budget."""
         handoff = self.overflow.handoff
         if not isinstance(handoff, HandoffConfig) or budget.remaining > handoff.budget_tokens:
@@ -215,7 +215,7 @@ class Janitor:
         if self.noticed_window == self.lineage.current:
             return None
         self.noticed_window = self.lineage.current
-        return handoff.notice(mode, budget.remaining)
+        return handoff.notice(vocabulary, budget.remaining)
 
     def measure(
         self,
@@ -240,7 +240,7 @@ class Janitor:
         target: str = "",
         forced: bool = False,
         store: StoreCore | None = None,
-        mode: prompts.ToolsMode = "legacy",
+        vocabulary: prompts.Vocabulary = prompts.DEFAULT_VOCABULARY,
         on_start: tuple[Callable[[Any], Any], ...] = (),
         on_end: tuple[Callable[[Any], Any], ...] = (),
     ) -> Flow[OverflowReport]:
@@ -256,7 +256,7 @@ class Janitor:
         if not history:
             return OverflowReport(history, False, budget, window, reason="the history is empty")
         if not (forced or budget.over or pending):
-            notice = self._notice(budget, mode)
+            notice = self._notice(budget, vocabulary)
             return OverflowReport(
                 history, False, budget, window, reason="within budget", notice=notice
             )
@@ -296,7 +296,7 @@ class Janitor:
                 summary = result.summary
                 if archived is not None:
                     summary += "\n\n" + prompts.archive_citation(len(result.span), archived)
-                named = self.lineage.current if mode == "unified" else None
+                named = vocabulary.summary_window(self.lineage.current)
                 head = summary_message(summary, window=named)
                 result = replace(result, history=(head, *result.history[1:]), summary=summary)
         elif result.failed:

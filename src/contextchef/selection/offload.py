@@ -112,7 +112,7 @@ def _error_lines(middle: str, first_line: int, budget: int) -> list[str]:
     return kept
 
 
-def preview(content: str, uri: str, config: OffloadConfig, mode: prompts.ToolsMode) -> str:
+def preview(content: str, uri: str, config: OffloadConfig, vocabulary: prompts.Vocabulary) -> str:
     """The text that replaces an offloaded `content` in the payload (pure and deterministic)."""
     head_end = _head_end(content, config.head_chars)
     tail_start = max(head_end, _tail_start(content, config.tail_chars))
@@ -121,8 +121,7 @@ def preview(content: str, uri: str, config: OffloadConfig, mode: prompts.ToolsMo
     budget = config.error_chars
     errors = _error_lines(middle, first_middle_line, budget) if budget else []
     shown = prompts.OFFLOAD_SHOWN[(bool(head), bool(tail))]
-    notice = prompts.offload_notice(
-        mode,
+    notice = vocabulary.offload_notice(
         uri=uri,
         lines=content.count("\n") + 1,
         chars=len(content),

@@ -68,7 +68,7 @@ def _prepare_one(
     transform: TransformHook | None,
     config: OffloadConfig,
     store: StoreCore,
-    mode: prompts.ToolsMode,
+    vocabulary: prompts.Vocabulary,
 ) -> Flow[Message]:
     content = message.get("content")
     if not isinstance(content, str):
@@ -88,7 +88,7 @@ def _prepare_one(
         try:
             ns = config.namespace
             yield from store.put(ns, None, text, None)
-            text = preview(text, offload_uri(ns, text), config, mode)
+            text = preview(text, offload_uri(ns, text), config, vocabulary)
         except Exception as exc:
             logger.warning("offloading a %d-character tool result failed: %r", len(text), exc)
     if text == content:
@@ -104,7 +104,7 @@ def prepare_tool_results(
     transform: TransformHook | None,
     config: OffloadConfig,
     store: StoreCore,
-    mode: prompts.ToolsMode,
+    vocabulary: prompts.Vocabulary,
 ) -> Flow[tuple[Message, ...]]:
     """`history` with every tool result rewritten and, when long, offloaded."""
     if transform is None and config.threshold is None:
@@ -129,7 +129,12 @@ def prepare_tool_results(
                 names = _tool_names(history)
             name = names.get(message.get("tool_call_id", ""), "")
             replacement = yield from _prepare_one(
-                message, name, transform=transform, config=config, store=store, mode=mode
+                message,
+                name,
+                transform=transform,
+                config=config,
+                store=store,
+                vocabulary=vocabulary,
             )
             memo.put(message, replacement)
         out.append(replacement)

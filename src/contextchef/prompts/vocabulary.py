@@ -1,0 +1,216 @@
+"""The tool vocabulary a chef compiles with: which tools the model is offered and how the text
+around them names the store.
+
+A `Vocabulary` answers every question on which the two vocabularies differ, so the layers
+below the chef never compare mode strings: the chef picks one (`vocabulary(name)`) and hands
+it down. `UnifiedVocabulary` speaks of the `context` tool and `context://` paths;
+`LegacyVocabulary` of `create_memory` / `modify_memory` and plain memory keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol, TypeVar, runtime_checkable
+
+from contextchef.errors import ConfigError
+from contextchef.prompts import common, context_tool, memory_tools
+
+__all__ = [
+    "DEFAULT_VOCABULARY",
+    "VOCABULARY_NAMES",
+    "LegacyVocabulary",
+    "ToolCatalog",
+    "UnifiedVocabulary",
+    "Vocabulary",
+    "as_vocabulary",
+    "vocabulary",
+]
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class ToolCatalog(Protocol[T_co]):
+    """The library's tool definitions, as the layer that builds them supplies them."""
+
+    def context_tool(self) -> T_co: ...
+
+    def new_context_tool(self) -> T_co: ...
+
+    def memory_tools(self, allowed_keys: Sequence[str] | None) -> Sequence[T_co]: ...
+
+
+@runtime_checkable
+class Vocabulary(Protocol):
+    """Everything that differs between the tool vocabularies."""
+
+    @property
+    def name(self) -> str:
+        """The `tools=` option that selects this vocabulary."""
+        ...
+
+    @property
+    def store_instruction(self) -> str | None:
+        """The system text after the system prompt when no memory is configured, if any."""
+        ...
+
+    @property
+    def memory_instruction(self) -> str:
+        """The system text after the system prompt when memory is configured."""
+        ...
+
+    @property
+    def memory_block_header(self) -> str:
+        """The line above the `<memory>` block."""
+        ...
+
+    def memory_keys_line(self, keys: Sequence[str], *, allowed: bool) -> str:
+        """The line under the memory block: the writable keys (`allowed`), else those shown."""
+        ...
+
+    def offload_notice(
+        self, *, uri: str, lines: int, chars: int, shown: str, error_lines: int
+    ) -> str:
+        """The block that stands in for the middle of a tool output offloaded to `uri`."""
+        ...
+
+    def handoff_notice(self) -> str:
+        """The default one-per-window warning that the window is nearly full."""
+        ...
+
+    def summary_window(self, window: str) -> str | None:
+        """The window id a summary names, or None when the vocabulary does not name it."""
+        ...
+
+    def tool_definitions(
+        self,
+        catalog: ToolCatalog[T],
+        *,
+        memory: bool,
+        allowed_keys: Sequence[str] | None,
+        handoff: bool,
+    ) -> tuple[T, ...]:
+        """The tools the library adds to the payload, taken from `catalog`."""
+        ...
+
+
+@dataclass(frozen=True)
+class UnifiedVocabulary:
+    """One `context` tool over every namespace of the store (plus `new_context` with handoff)."""
+
+    @property
+    def name(self) -> str:
+        return "unified"
+
+    @property
+    def store_instruction(self) -> str | None:
+        return context_tool.CONTEXT_STORE_INSTRUCTION
+
+    @property
+    def memory_instruction(self) -> str:
+        return context_tool.CONTEXT_STORE_INSTRUCTION
+
+    @property
+    def memory_block_header(self) -> str:
+        return context_tool.UNIFIED_MEMORY_BLOCK_HEADER
+
+    def memory_keys_line(self, keys: Sequence[str], *, allowed: bool) -> str:
+        return context_tool.memory_keys_line(keys, allowed=allowed)
+
+    def offload_notice(
+        self, *, uri: str, lines: int, chars: int, shown: str, error_lines: int
+    ) -> str:
+        how = context_tool.offload_how(uri)
+        return common.offloaded_output(
+            how, lines=lines, chars=chars, shown=shown, error_lines=error_lines
+        )
+
+    def handoff_notice(self) -> str:
+        return common.context_notice(context_tool.HANDOFF_SAVE)
+
+    def summary_window(self, window: str) -> str | None:
+        return window
+
+    def tool_definitions(
+        self,
+        catalog: ToolCatalog[T],
+        *,
+        memory: bool,
+        allowed_keys: Sequence[str] | None,
+        handoff: bool,
+    ) -> tuple[T, ...]:
+        if handoff:
+            return catalog.context_tool(), catalog.new_context_tool()
+        return (catalog.context_tool(),)
+
+
+@dataclass(frozen=True)
+class LegacyVocabulary:
+    """`create_memory` / `modify_memory` over memory keys; nothing names the `context` tool."""
+
+    @property
+    def name(self) -> str:
+        return "legacy"
+
+    @property
+    def store_instruction(self) -> str | None:
+        return None
+
+    @property
+    def memory_instruction(self) -> str:
+        return memory_tools.MEMORY_INSTRUCTION
+
+    @property
+    def memory_block_header(self) -> str:
+        return memory_tools.MEMORY_BLOCK_HEADER
+
+    def memory_keys_line(self, keys: Sequence[str], *, allowed: bool) -> str:
+        return memory_tools.memory_keys_line(keys, allowed=allowed)
+
+    def offload_notice(
+        self, *, uri: str, lines: int, chars: int, shown: str, error_lines: int
+    ) -> str:
+        how = memory_tools.offload_how(uri)
+        return common.offloaded_output(
+            how, lines=lines, chars=chars, shown=shown, error_lines=error_lines
+        )
+
+    def handoff_notice(self) -> str:
+        return common.context_notice(memory_tools.HANDOFF_SAVE)
+
+    def summary_window(self, window: str) -> str | None:
+        return None
+
+    def tool_definitions(
+        self,
+        catalog: ToolCatalog[T],
+        *,
+        memory: bool,
+        allowed_keys: Sequence[str] | None,
+        handoff: bool,
+    ) -> tuple[T, ...]:
+        return tuple(catalog.memory_tools(allowed_keys)) if memory else ()
+
+
+_VOCABULARIES: Final[dict[str, Vocabulary]] = {
+    v.name: v for v in (LegacyVocabulary(), UnifiedVocabulary())
+}
+VOCABULARY_NAMES: Final = tuple(_VOCABULARIES)
+"""The names `vocabulary()` accepts: `"legacy"` and `"unified"`."""
+DEFAULT_VOCABULARY: Final = _VOCABULARIES["unified"]
+"""The vocabulary a chef compiles with unless told otherwise (`tools="unified"`)."""
+
+
+def vocabulary(name: str) -> Vocabulary:
+    """The vocabulary called `name` (the chef's `tools=` option); ConfigError if none is."""
+    found = _VOCABULARIES.get(name) if isinstance(name, str) else None
+    if found is None:
+        known = " or ".join(repr(known) for known in VOCABULARY_NAMES)
+        raise ConfigError(f"tools must be {known}, got {name!r}")
+    return found
+
+
+def as_vocabulary(value: Vocabulary | str) -> Vocabulary:
+    """`value` itself when it is a Vocabulary, else the vocabulary it names."""
+    return value if isinstance(value, Vocabulary) else vocabulary(value)
