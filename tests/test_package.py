@@ -1,16 +1,99 @@
-"""The public surface: a sorted, complete `__all__`, and the typed marker."""
+"""The public surface: `__all__` is the README's table, every chef option is in the signature,
+the version is the package's, and the typed marker ships."""
 
 from __future__ import annotations
 
+import inspect
+import re
+import subprocess
+import sys
+from importlib.metadata import version
 from pathlib import Path
 
+import pytest
+
 import contextchef
+from contextchef import AsyncContextChef, ContextChef
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+CHEF_OPTIONS = {
+    "store",
+    "memory",
+    "tools",
+    "context_tool",
+    "janitor",
+    "overflow",
+    "vfs",
+    "transform_tool_result",
+    "tokenizer",
+    "default_target",
+    "adapters",
+}
 
 
-def test_all_is_sorted_and_importable() -> None:
-    assert list(contextchef.__all__) == sorted(contextchef.__all__)
+def documented_names() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Public API", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
+    return [name for row in rows for name in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", row)]
+
+
+def test_all_is_the_documented_table() -> None:
+    documented = documented_names()
+    assert len(documented) == len(set(documented)), "a name is listed twice in the README"
+    assert sorted(contextchef.__all__) == sorted(["__version__", *documented])
+
+
+def test_all_is_importable_and_holds_no_internals() -> None:
     for name in contextchef.__all__:
         assert hasattr(contextchef, name), name
+    for internal in ("Dispatcher", "ContextTool", "render_recalled", "OverflowInput"):
+        assert internal not in contextchef.__all__
+
+
+def test_every_builtin_adapter_class_and_importer_is_exported() -> None:
+    for name in (
+        "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
+        "AnthropicAdapter",
+        "GeminiAdapter",
+        "from_openai",
+        "from_openai_responses",
+        "from_anthropic",
+        "from_gemini",
+    ):
+        assert name in contextchef.__all__
+
+
+def test_every_event_type_is_exported() -> None:
+    for name in ("CompileStart", "CompileDone", "CompressStart", "CompressEnd", "MemoryChange"):
+        assert name in contextchef.__all__
+
+
+@pytest.mark.parametrize("chef", [ContextChef, AsyncContextChef])
+def test_the_signature_lists_every_option(chef: type) -> None:
+    parameters = inspect.signature(chef).parameters
+    assert set(parameters) == CHEF_OPTIONS
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters.values())
+    doc = inspect.getdoc(chef.__init__) or ""
+    for option in CHEF_OPTIONS:
+        assert f"{option}:" in doc, f"help(ContextChef) does not describe {option}"
+
+
+def test_unknown_options_are_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="strore"):
+        ContextChef(strore="memory")  # type: ignore[call-arg]
+
+
+def test_version_is_the_package_version() -> None:
+    assert contextchef.__version__ == version("contextchef")
+    result = subprocess.run(
+        [sys.executable, "-m", "contextchef", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == f"contextchef {contextchef.__version__}"
 
 
 def test_package_is_typed() -> None:
