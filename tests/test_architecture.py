@@ -39,6 +39,8 @@ LAYERS = {
     "payload": 4,
     "chef": 4,
     "_chef_parts": 4,
+    "_chef_base": 4,
+    "snapshot": 4,
     "skills": 4,
     "cli": 5,
     "integrations": 5,

@@ -35,6 +35,7 @@ __all__ = [
     "library_tools",
     "open_memory",
     "open_store",
+    "record",
 ]
 
 
@@ -52,6 +53,26 @@ class Compaction:
         ):
             return history
         return [*self.replacement, *history[count:]]
+
+    def then(self, later: Compaction) -> Compaction | None:
+        """This compaction followed by `later`, as one, when `later` was made on this one's
+        result (its prefix starts with this replacement); None when they are unrelated."""
+        count = len(self.replacement)
+        if len(later.prefix) < count or any(
+            a is not b for a, b in zip(later.prefix[:count], self.replacement, strict=True)
+        ):
+            return None
+        return Compaction((*self.prefix, *later.prefix[count:]), later.replacement)
+
+
+def record(compactions: list[Compaction], new: Compaction) -> list[Compaction]:
+    """`compactions` with `new` added; a compaction made on the previous one's result is
+    folded into it, so an ever-growing history keeps one record, not one per overflow."""
+    if compactions:
+        folded = compactions[-1].then(new)
+        if folded is not None:
+            return [*compactions[:-1], folded]
+    return [*compactions, new]
 
 
 def landed(before: tuple[Message, ...], after: tuple[Message, ...]) -> Compaction:

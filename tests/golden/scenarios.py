@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from contextchef import AsyncContextChef, ContextChef, Memory
-from contextchef.chef import _ChefBase
+from contextchef._chef_base import _ChefBase
 
 C = TypeVar("C", bound=_ChefBase)
 Scenario = Callable[[C], C]

@@ -474,3 +474,30 @@ def test_an_archived_span_reads_back_as_a_transcript_through_the_context_tool() 
     assert '"version"' not in shown  # a transcript, not the raw JSON
     refused = c.handle_tool("context", {"command": "delete", "path": uri})
     assert refused.startswith("Error: ") and "read-only" in refused
+
+
+def test_repeated_overflows_on_a_growing_host_list_keep_one_compaction_record() -> None:
+    model = Model()
+    c = chef(model)
+    host: list[Any] = [*dialogue(6), {"role": "user", "content": "q0"}]
+    for turn in range(1, 4):
+        c.set_history(host)
+        assert c.compile().meta.overflow.changed
+        host += [*dialogue(6), {"role": "user", "content": f"q{turn}"}]
+    c.set_history(host)
+    assert [m["content"] for m in c.history][-1] == "q3"
+    assert len(c.history) < len(host)
+    assert len(c._compactions) == 1  # folded: one record however many overflows landed
+    assert model.calls == 3
+
+
+def test_compaction_records_fold_only_when_made_on_each_others_result() -> None:
+    from contextchef._chef_parts import Compaction, record
+
+    a, b, c, s1, s2 = ({"role": "user", "content": t} for t in "abc12")
+    first = Compaction((a, b), (s1,))
+    on_first = Compaction((s1, c), (s2,))
+    unrelated = Compaction((c,), (s2,))
+    assert record([first], on_first) == [Compaction((a, b, c), (s2,))]
+    assert record([first], unrelated) == [first, unrelated]
+    assert record([], first) == [first]

@@ -1,0 +1,367 @@
+"""`_ChefBase`: the state, setters, options, events and compile plumbing both chefs share.
+
+`ContextChef` and `AsyncContextChef` (in `chef`) add only what differs: their lock and the driver
+of each flow. Setters validate before they change anything, so a bad call raises and leaves the
+chef as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any, Self
+
+from contextchef._chef_parts import (
+    ChefOptions,
+    Compaction,
+    landed,
+    library_tools,
+    open_memory,
+    open_store,
+    record,
+)
+from contextchef._effects import Flow
+from contextchef._jsonvalue import copy_json
+from contextchef._memo import MessageIntake
+from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
+from contextchef.errors import ConfigError, ToolDefinitionError
+from contextchef.events import Handlers, Slots
+from contextchef.memory.core import MemoryCore
+from contextchef.memory.memory import AsyncMemory, Memory
+from contextchef.messages import Message, ensure_valid_history, validate_history
+from contextchef.pipeline import CompileRuntime, CompileState, Payload, Signal, compile_flow
+from contextchef.placement.guardrail import Guardrails, make_guardrails
+from contextchef.placement.state import DynamicState, render_dynamic_state
+from contextchef.prompts import Vocabulary
+from contextchef.retrieval.context_tool import ContextTool
+from contextchef.retrieval.dispatch import Dispatcher
+from contextchef.selection.budget import JanitorConfig
+from contextchef.selection.janitor import Janitor, OverflowConfig
+from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.tool_results import TransformHook
+from contextchef.snapshot import Snapshot, copy_state
+from contextchef.store.aio import AsyncStore
+from contextchef.store.backend import AsyncStorageBackend, StorageBackend
+from contextchef.store.store import Store, StoreBase
+from contextchef.tokens import MessageCounter, Tokenizer
+
+__all__ = ["_ChefBase"]
+
+
+def _as_messages(messages: str | Iterable[object], what: str) -> list[object]:
+    if isinstance(messages, str):
+        return [{"role": "system", "content": messages}] if what == "system prompt" else [messages]
+    if isinstance(messages, Mapping):
+        raise ConfigError(f"the {what} must be a list of messages, not a single dict")
+    return list(messages)
+
+
+class _ChefBase:
+    """State and configuration shared by the sync and async chefs."""
+
+    def __init__(
+        self,
+        *,
+        store: Store | AsyncStore | StorageBackend | AsyncStorageBackend | str | None = None,
+        memory: Memory | AsyncMemory | Mapping[str, Any] | None = None,
+        tools: str = "unified",
+        context_tool: Mapping[str, Any] | None = None,
+        janitor: JanitorConfig | Mapping[str, Any] | None = None,
+        overflow: OverflowConfig | Mapping[str, Any] | None = None,
+        vfs: OffloadConfig | Mapping[str, Any] | None = None,
+        transform_tool_result: TransformHook | None = None,
+        tokenizer: Tokenizer | None = None,
+        default_target: str | None = None,
+        adapters: AdapterRegistry | None = None,
+    ) -> None:
+        """Build a chef; every option is keyword-only and optional.
+
+        Args:
+            store: where memory/, notes/, vfs/ and archive/ live: a `Store` or `AsyncStore`,
+                a backend (`InMemoryBackend`, `FileSystemBackend`, `SQLiteBackend`, or an
+                async-native one for `AsyncContextChef`), `"memory"` (the default: nothing
+                touches the disk) or `"sqlite"` (the machine's embedded database).
+            memory: durable facts shown to the model: a dict of `Memory` options
+                (`allowed_keys`, `default_ttl`, `placement`, hooks…) or a `Memory` /
+                `AsyncMemory`. None: no memory.
+            tools: the vocabulary of contextchef's own tools: `"unified"` (the default: the
+                `context` tool over every namespace) or `"legacy"` (`create_memory`,
+                `modify_memory`, `recall_context`).
+            context_tool: `{"writable": [...]}`: the namespaces the model may write
+                (default memory and notes).
+            janitor: the window budget: `{"context_window": n, "trigger_ratio": r,
+                "usage_preference": ...}` or a `JanitorConfig`. With `overflow`, turns
+                overflow handling on.
+            overflow: what happens over budget: `{"strategy": summarize(...), "archive":
+                "archive", "handoff": {...}, "write_back": True, hooks…}` or an
+                `OverflowConfig`.
+            vfs: tool-result offloading: `{"threshold": chars, "namespace": "vfs", ...}` or
+                an `OffloadConfig`.
+            transform_tool_result: `(content, info) -> str`, applied to every tool result
+                before offloading.
+            tokenizer: the one token counter of the chef (budget and `payload.meta.tokens`);
+                default: an offline estimate.
+            default_target: the target `compile()` uses without one (default "openai").
+            adapters: an `AdapterRegistry` with your own targets (default: the built-ins).
+        """
+        self._options = ChefOptions.of(
+            tools=tools,
+            context_tool=context_tool,
+            vfs=vfs,
+            transform_tool_result=transform_tool_result,
+            default_target=default_target,
+        )
+        self._registry = adapters if adapters is not None else adapter_registry
+        self.default_target = self._options.default_target
+        runner = (
+            Janitor(janitor, overflow, exact=tokenizer is not None)
+            if janitor is not None or overflow is not None
+            else None
+        )
+        self._core = open_store(store, asynchronous=self._asynchronous)
+        self._store = store if isinstance(store, self._store_type) else None
+        self.vocabulary: Vocabulary = self._options.vocabulary
+        self.tools_mode: str = self.vocabulary.name
+        self._memory = open_memory(memory, self._core)
+        self._dispatcher = Dispatcher(
+            ContextTool(self._core, memory=self._memory, writable=self._options.writable),
+            on_new_context=self._new_context if runner is not None else None,
+        )
+        self._runtime = CompileRuntime(
+            self._registry,
+            MessageCounter(tokenizer),
+            runner,
+            self._core,
+            self.vocabulary,
+            self._options.vfs,
+            self._options.transform_tool_result,
+            self._memory,
+            library_tools(self.vocabulary, self._memory, runner),
+        )
+        self._force_next = False
+        self._compactions: list[Compaction] = []
+        self._handlers = Handlers()
+        self._slots = Slots()
+        self._system_intake = MessageIntake()
+        self._history_intake = MessageIntake()
+        self._state = CompileState((), (), (), None, None, ())
+        self._lock = self._make_lock()
+
+    _asynchronous = False
+    _store_type: type[StoreBase[Any]] = StoreBase
+
+    def _make_lock(self) -> Any:
+        raise NotImplementedError
+
+    # -- state setters ---------------------------------------------------------------------
+
+    def set_system_prompt(self, messages: str | Iterable[object]) -> Self:
+        """The static top layer: system messages (or one string), never changed by compile."""
+        taken = self._system_intake.take(_as_messages(messages, "system prompt"))
+        for index, message in enumerate(taken):
+            if message["role"] != "system":
+                raise ConfigError(
+                    f"system prompt message {index} has role {message['role']!r}; "
+                    "only system messages belong in the system prompt"
+                )
+        self._state = replace(self._state, system_prompt=tuple(taken))
+        return self
+
+    def set_history(self, messages: Iterable[object]) -> Self:
+        """The rolling conversation, as IR messages (see `contextchef.messages`).
+
+        What providers would reject is repaired now (`ensure_valid_history`), and every compile
+        reports the repairs in `payload.meta.repairs`.
+        """
+        taken = self._history_intake.take(_as_messages(messages, "history"))
+        for compaction in self._compactions:
+            taken = compaction.apply(taken)
+        history, repairs = ensure_valid_history(taken)
+        self._state = replace(self._state, history=tuple(history), repairs=tuple(repairs))
+        return self
+
+    def set_dynamic_state(
+        self, model_or_schema: Any, data: Any = None, *, placement: str = "last_user"
+    ) -> Self:
+        """The live task state: a pydantic model class and its data, or a model instance.
+
+        It is validated and rendered as XML now; `placement="last_user"` stitches it into the
+        last user message, `"system"` puts it in a system message of its own after the history.
+        """
+        state = render_dynamic_state(model_or_schema, data, placement=placement)
+        self._state = replace(self._state, state=state)
+        return self
+
+    def clear_dynamic_state(self) -> Self:
+        self._state = replace(self._state, state=None)
+        return self
+
+    def with_guardrails(
+        self,
+        options: Mapping[str, Any] | None = None,
+        /,
+        *,
+        enforce_xml: Mapping[str, Any] | str | None = None,
+        prefill: str | None = None,
+    ) -> Self:
+        """Ask for the reply inside an XML tag and/or starting with `prefill`.
+
+        Replaces earlier guardrails; `with_guardrails(None)` (or no arguments) clears them.
+        Applied at compile, so the order of setter calls never matters.
+        """
+        if options is not None:
+            if enforce_xml is not None or prefill is not None:
+                raise ConfigError("pass guardrails as a dict or as keywords, not both")
+            unknown = set(options) - {"enforce_xml", "prefill"}
+            if unknown:
+                raise ConfigError(f"unknown guardrail option(s) {sorted(unknown)}")
+            enforce_xml, prefill = options.get("enforce_xml"), options.get("prefill")
+        guardrails: Guardrails | None = make_guardrails(enforce_xml, prefill)
+        if guardrails == Guardrails():
+            guardrails = None
+        self._state = replace(self._state, guardrails=guardrails)
+        return self
+
+    def register_tools(self, tools: Iterable[Mapping[str, Any]]) -> Self:
+        """Replace the tool set; each tool is converted to every provider's own schema."""
+        normalized = normalize_tools(list(tools))
+        emitted = {tool["name"] for tool in self._runtime.library_tools}
+        clash = sorted(tool["name"] for tool in normalized if tool["name"] in emitted)
+        if clash:
+            raise ToolDefinitionError(
+                f"tool name(s) {clash} belong to contextchef's own tools in this configuration"
+            )
+        self._state = replace(self._state, tools=tuple(normalized))
+        return self
+
+    def clear_history(self) -> Self:
+        """Empty the history and start a new context window (overflow state is reset too)."""
+        self._state = replace(self._state, history=(), repairs=())
+        self._compactions.clear()
+        if self._runtime.janitor is not None:
+            self._runtime.janitor.reset()
+        return self
+
+    def report_token_usage(self, input_tokens: int) -> Self:
+        """Feed the provider's reported input tokens of the last call; the next compile's
+        budget uses it once (see `janitor={"usage_preference": ...}`)."""
+        self._require_janitor("report_token_usage").report_usage(input_tokens)
+        return self
+
+    def request_new_context(self) -> Self:
+        """Make the next compile run the overflow strategy whatever the budget (once)."""
+        self._require_janitor("request_new_context")
+        self._force_next = True
+        return self
+
+    def _new_context(self) -> None:
+        self._force_next = True
+
+    # -- library-owned tools -----------------------------------------------------------------
+
+    def owns_tool(self, name: str) -> bool:
+        """Whether `name` is one of contextchef's own tools (`context`, `new_context`, and the
+        legacy `create_memory`, `modify_memory`, `recall_context`), whatever the tools mode."""
+        return self._dispatcher.owns(name)
+
+    def _require_memory(self) -> MemoryCore:
+        if self._memory is None:
+            raise ConfigError("this chef has no memory: pass memory={...} to the chef")
+        return self._memory
+
+    def _require_janitor(self, what: str) -> Janitor:
+        if self._runtime.janitor is None:
+            raise ConfigError(f"{what}() needs overflow configured: ContextChef(janitor={{...}})")
+        return self._runtime.janitor
+
+    # -- reading state -----------------------------------------------------------------------
+
+    @property
+    def history(self) -> list[Message]:
+        """A copy of the history the chef holds (after repairs)."""
+        return [copy_json(m) for m in self._state.history]
+
+    @property
+    def system_prompt(self) -> list[Message]:
+        return [copy_json(m) for m in self._state.system_prompt]
+
+    @property
+    def dynamic_state(self) -> DynamicState | None:
+        return self._state.state
+
+    @property
+    def tools(self) -> list[ToolDefinition]:
+        return copy_json(list(self._state.tools))  # type: ignore[no-any-return]
+
+    # -- snapshots -------------------------------------------------------------------------
+
+    def _snapshot_flow(self, label: str | None) -> Flow[Snapshot]:
+        runner = self._runtime.janitor.snapshot() if self._runtime.janitor else None
+        memory = (yield from self._memory.snapshot()) if self._memory is not None else None
+        return Snapshot(copy_state(self._state), label, runner, memory)
+
+    def _restore_flow(self, snapshot: Snapshot) -> Flow[None]:
+        if not isinstance(snapshot, Snapshot):
+            raise ConfigError("restore() takes a Snapshot returned by snapshot()")
+        state = copy_state(snapshot.state)
+        validate_history(state.system_prompt + state.history)
+        if self._memory is not None and snapshot.memory is not None:
+            yield from self._memory.restore(snapshot.memory)
+        self._state = state
+        self._compactions.clear()
+        if self._runtime.janitor is not None:
+            self._runtime.janitor.restore(snapshot.runner)
+
+    # -- events ------------------------------------------------------------------------------
+
+    def on(self, event: str, handler: Callable[[Any], Any]) -> Callable[[], bool]:
+        """Call `handler(event)` on `event`; returns a function that unsubscribes it."""
+        self._handlers.add(event, handler)
+        return lambda: self.off(event, handler)
+
+    def off(self, event: str, handler: Callable[[Any], Any]) -> bool:
+        return self._handlers.remove(event, handler)
+
+    def use(self, slot: str, handler: Callable[..., Any]) -> Self:
+        """Take part in every compile at `slot` (see `contextchef.events.Slots`): unlike an
+        event handler, a slot handler that raises fails the compile."""
+        self._slots.add(slot, handler)
+        return self
+
+    def unuse(self, slot: str, handler: Callable[..., Any]) -> bool:
+        """Remove the first registration of `handler` at `slot`."""
+        return self._slots.remove(slot, handler)
+
+    # -- compiling ---------------------------------------------------------------------------
+
+    def _flow(
+        self, target: str | None, signal: Signal | None
+    ) -> tuple[CompileState, Flow[Payload]]:
+        """The flow of one compile, and the state it started from (see `_land`)."""
+        resolved = target if target is not None else self.default_target
+        self._registry.get(resolved)  # an unknown target fails before anything is consumed
+        forced, self._force_next = self._force_next, False
+        state = self._state
+        flow = compile_flow(
+            state,
+            self._runtime,
+            resolved,
+            signal=signal,
+            handlers=self._handlers,
+            slots=self._slots,
+            forced=forced,
+        )
+        return state, flow
+
+    def _land(self, started: CompileState, payload: Payload) -> Payload:
+        """Write a landed overflow result back into the chef's history (unless opted out, or
+        the history was replaced while the compile ran)."""
+        report = payload.meta.overflow
+        runner = self._runtime.janitor
+        if report is None or not report.changed or runner is None:
+            return payload
+        if not runner.overflow.write_back or self._state.history is not started.history:
+            return payload
+        self._compactions = record(self._compactions, landed(started.history, report.history))
+        self._state = replace(self._state, history=report.history, repairs=())
+        return payload
