@@ -139,6 +139,11 @@ class MemoryCore:
             return False
         return (yield from self._remove(old))
 
+    def history(self, key: str) -> Flow[tuple[MemoryEntry, ...]]:
+        validate_entry_path(key)
+        versions = yield from self.store.history(NS, key)
+        return tuple(read_entry(key, stored) for stored in versions)
+
     # -- model path -------------------------------------------------------------------------
 
     def create(self, key: str, value: str, description: str | None) -> Flow[MemoryEntry]:

@@ -88,6 +88,10 @@ class _MemoryBase:
         """The turn counter that turn-based TTLs count against."""
         return self._core.turn
 
+    def supports_history(self) -> bool:
+        """Whether the backend keeps every version of a memory (see `history`)."""
+        return self._core.store.supports("history", MEMORY_NAMESPACE)
+
     def is_allowed(self, key: str) -> bool:
         """Whether the model may write `key`."""
         return self._core.is_allowed(key)
@@ -181,6 +185,11 @@ class Memory(_MemoryBase):
     def delete(self, key: str) -> bool:
         """Remove `key`, bypassing the checks; False when there was nothing to remove."""
         return drive_sync(self._core.delete(key))
+
+    def history(self, key: str) -> tuple[MemoryEntry, ...]:
+        """Every version `key` has had, oldest first, on a backend that keeps them (SQLite);
+        `StoreCapabilityError` elsewhere. Deleted and expired versions are included."""
+        return drive_sync(self._core.history(key))
 
     # -- model path -------------------------------------------------------------------------
 
@@ -280,6 +289,10 @@ class AsyncMemory(_MemoryBase):
     async def delete(self, key: str) -> bool:
         """See `Memory.delete`."""
         return await drive_async(self._core.delete(key))
+
+    async def history(self, key: str) -> tuple[MemoryEntry, ...]:
+        """See `Memory.history`."""
+        return await drive_async(self._core.history(key))
 
     async def create(self, key: str, value: str, *, description: str | None = None) -> MemoryEntry:
         """See `Memory.create`."""

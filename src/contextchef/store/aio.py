@@ -109,6 +109,10 @@ class AsyncNamespaceView(ViewBase):
         """See `NamespaceView.get_physical_path`."""
         return await drive_async(self._core.physical_path(self._ns, path))
 
+    async def history(self, path: str) -> builtins.list[StoredEntry]:
+        """See `NamespaceView.history`."""
+        return await drive_async(self._core.history(self._ns, path))
+
     async def snapshot(self) -> dict[str, StoredEntry]:
         """See `NamespaceView.snapshot`."""
         return await drive_async(self._core.snapshot(self._ns))

@@ -279,6 +279,11 @@ class StoreCore:
             return None
         return (yield from self.ops.get_physical_path(ns, path))
 
+    def history(self, ns: str, path: str) -> Op[builtins.list[StoredEntry]]:
+        validate_entry_path(path)
+        self.require("history", ns)
+        return (yield from self.ops.history(ns, path))
+
     def snapshot(self, ns: str) -> Op[dict[str, StoredEntry]]:
         self.require("snapshot", ns)
         data = yield from self.ops.snapshot(ns)

@@ -80,6 +80,10 @@ class BackendOps:
     def restore(self, ns: str, data: dict[str, StoredEntry]) -> Op[None]:
         yield self.op("restore", ns, data)
 
+    def history(self, ns: str, path: str) -> Op[builtins.list[StoredEntry]]:
+        versions: builtins.list[StoredEntry] = yield self.op("history", ns, path)
+        return builtins.list(versions)
+
     def touch(self, ns: str, path: str, when: float) -> Op[None]:
         yield self.op("touch", ns, path, when)
 

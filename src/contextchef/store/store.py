@@ -236,6 +236,11 @@ class NamespaceView(ViewBase):
         """Where the entry lives on disk, or None when the backend has no files."""
         return self._run(self._core.physical_path(self._ns, path))
 
+    def history(self, path: str) -> builtins.list[StoredEntry]:
+        """Every stored version of `path`, oldest first (raises `StoreCapabilityError` where the
+        backend keeps no versions; SQLite keeps them for `memory/`)."""
+        return self._run(self._core.history(self._ns, path))
+
     def snapshot(self) -> dict[str, StoredEntry]:
         """Every entry of the namespace, for `restore` (raises `StoreCapabilityError`)."""
         return self._run(self._core.snapshot(self._ns))

@@ -254,3 +254,23 @@ def test_context_chef_memory_uses_the_memories_table(db_path: Path) -> None:
         "update",
         "delete",
     ]
+
+
+def test_memory_history_lists_every_version_on_sqlite(tmp_path: Path) -> None:
+    from contextchef import InMemoryBackend
+
+    memory = Memory(Store(SQLiteBackend(tmp_path / "h.db", project="test:history")))
+    assert memory.supports_history()
+    memory.set("goal", "ship v1")
+    memory.set("goal", "ship v2", description="the objective")
+    memory.delete("goal")
+    versions = memory.history("goal")
+    assert [v.value for v in versions] == ["ship v1", "ship v2"]
+    assert [v.update_count for v in versions] == [1, 2]
+    assert versions[1].description == "the objective"
+    assert memory.get("goal") is None
+
+    plain = Memory(Store(InMemoryBackend()))
+    assert not plain.supports_history()
+    with pytest.raises(StoreCapabilityError):
+        plain.history("goal")
