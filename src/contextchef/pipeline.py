@@ -26,6 +26,7 @@ from contextchef._effects import Call, Emit
 from contextchef._effects import Flow as EffectFlow
 from contextchef._jsonvalue import sorted_keys
 from contextchef._memo import ConversionCache
+from contextchef.adapters import BUILTIN_ADAPTERS
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
 from contextchef.errors import CompileAbortedError, ConfigError
 from contextchef.events import AssembleContext, CompileDone, CompileStart, Handlers, Slots
@@ -102,16 +103,17 @@ Flow = EffectFlow[Payload]
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector around a conversion, if it is running.
+def gc_paused(adapter: object) -> Iterator[None]:
+    """Pause the cyclic garbage collector around a built-in adapter's conversion.
 
     Converting a long history allocates tens of thousands of small dicts; with a large heap
     that triggers full collections which cost more than the conversion itself (2x at 10k
-    messages, measured in benchmarks/compile.py). The conversion creates no reference cycles,
-    so nothing is left for the collector to find, and the pause lasts one synchronous step:
-    never across an `await`.
+    messages, measured in benchmarks/compile.py). The built-in conversions create no reference
+    cycles and run no user code, so the pause lasts one synchronous step of our own code: never
+    across an `await` or a user callback. A collector that was already off is left off (and
+    never turned back on), and a user-registered adapter runs with the collector as it is.
     """
-    if not gc.isenabled():
+    if not isinstance(adapter, BUILTIN_ADAPTERS) or not gc.isenabled():
         yield
         return
     gc.disable()
@@ -206,7 +208,7 @@ def compile_flow(
     yield from _run_slot(slots, "before_adapt", tuple(sandwich.messages))
 
     cache = runtime.cache_for(target)
-    with gc_paused():
+    with gc_paused(adapter):
         data = adapter.compile(
             AdapterInput(
                 system=sandwich.system,
