@@ -261,7 +261,7 @@ class _ChefBase:
 
     def owns_tool(self, name: str) -> bool:
         """Whether `name` is one of contextchef's own tools (`context`, `new_context`, and the
-        legacy `create_memory`, `modify_memory`, `recall_context`), whatever the tools mode."""
+        legacy `create_memory`, `modify_memory`, `recall_context`), whatever the vocabulary."""
         return self._dispatcher.owns(name)
 
     def _require_memory(self) -> MemoryCore:

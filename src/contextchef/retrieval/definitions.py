@@ -42,7 +42,7 @@ MODIFY_MEMORY_TOOL: Final = "modify_memory"
 RECALL_TOOL: Final = "recall_context"
 LEGACY_TOOL_NAMES: Final = (CREATE_MEMORY_TOOL, MODIFY_MEMORY_TOOL, RECALL_TOOL)
 OWNED_TOOL_NAMES: Final = (CONTEXT_TOOL, NEW_CONTEXT_TOOL, *LEGACY_TOOL_NAMES)
-"""Every tool the dispatcher owns, whatever the tools mode."""
+"""Every tool the dispatcher owns, whatever the vocabulary."""
 
 COMMANDS: Final = ("view", "create", "str_replace", "insert", "delete", "rename", "search")
 """The `context` tool's commands, in the order its description lists them."""

@@ -1,7 +1,7 @@
 """One entry point for every tool the library owns: `owns(name)` and `handle(name, arguments)`.
 
 The dispatcher owns `context`, `new_context` and the legacy `create_memory`, `modify_memory`
-and `recall_context`, whatever tools mode the chef compiles with: the mode decides which
+and `recall_context`, whatever vocabulary the chef compiles with: the vocabulary decides which
 definitions the payload carries, not which calls are understood, so a model that still calls a
 tool of the other vocabulary during a migration is served. `arguments` is the JSON string the
 OpenAI and Anthropic SDKs hand over or an already parsed dict (Anthropic `input`, Gemini
@@ -102,7 +102,7 @@ class Dispatcher:
         return OWNED_TOOL_NAMES
 
     def owns(self, name: object) -> bool:
-        """Whether `name` is a library-owned tool (in either tools mode)."""
+        """Whether `name` is a library-owned tool (in either vocabulary)."""
         return isinstance(name, str) and name in OWNED_TOOL_NAMES
 
     def handle(self, name: str, arguments: object = None) -> str:

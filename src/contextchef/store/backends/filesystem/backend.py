@@ -1,6 +1,6 @@
 """`FileSystemBackend`: one directory per namespace, crash-safe, confined to its root.
 
-Layout (see `fslayout`) matches the TypeScript reference 4.2.1: `<root>/<ns>/<path>`, JSON
+Layout (see `layout`) matches the TypeScript reference 4.2.1: `<root>/<ns>/<path>`, JSON
 `{content, meta}` envelopes by default, raw files for `vfs/` and `archive/`. A directory written
 by either implementation opens in the other.
 
