@@ -1,10 +1,10 @@
 """A memory entry: its stored form, its TTL and its XML.
 
-`Memory` (in `memory.memory`, through `memory.core`) keeps one store entry per key: the content is the value, the meta
-holds `description`, `created_at`, `updated_at`, `update_count` and the expiry
-(`expires_at`, seconds since the epoch; `expires_at_turn`, a turn count). This module converts
-between that form and `MemoryEntry`, parses TTLs and renders the memory block, deterministically
-and XML-escaped.
+`Memory` (in `memory.memory`, through `memory.core`) keeps one store entry per key: the content
+is the value, the meta holds `description`, `created_at`, `updated_at`, `update_count` and the
+expiry (`expires_at`, seconds since the epoch; `expires_at_turn`, a turn count). This module
+converts between that form and `MemoryEntry`, parses TTLs and renders the memory block,
+deterministically and XML-escaped.
 """
 
 from __future__ import annotations

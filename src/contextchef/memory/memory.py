@@ -48,7 +48,7 @@ from contextchef.memory.entry import (
 from contextchef.prompts import DEFAULT_VOCABULARY, Vocabulary
 from contextchef.store.aio import AsyncNamespaceView, AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
-from contextchef.store.store import NamespaceView, Store
+from contextchef.store.store import NamespaceView, Store, StoreBase
 
 __all__ = ["AsyncMemory", "Memory"]
 
@@ -57,6 +57,51 @@ class _MemoryBase:
     """Construction and configuration shared by `Memory` and `AsyncMemory`."""
 
     _core: MemoryCore
+
+    _store_type: type[StoreBase[Any]] = StoreBase
+
+    def __init__(
+        self,
+        store: Store | AsyncStore | StorageBackend | AsyncStorageBackend,
+        *,
+        default_ttl: TTL = None,
+        allowed_keys: Iterable[str] | None = None,
+        selector: Selector | None = None,
+        on_memory_update: UpdateHook | None = None,
+        on_memory_changed: Callable[[MemoryChange], object] | None = None,
+        on_memory_expired: Callable[[MemoryEntry], object] | None = None,
+        placement: MemoryPlacement = "after_system",
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        """Memory over the `memory/` namespace of `store`.
+
+        Args:
+            store: the store (or a backend, wrapped in one) whose `memory/` namespace holds the
+                entries; `AsyncMemory` also takes an async-native backend.
+            default_ttl: the TTL of entries created without one (`None`: they never expire).
+            allowed_keys: the only keys the model may write; `None` allows any key.
+            selector: `selector(entries) -> entries` chooses which live entries a compile shows.
+            on_memory_update: `(key, new_value_or_None, old_value_or_None)`; returning False (or
+                raising) vetoes a model-path write.
+            on_memory_changed: receives a `MemoryChange` after every set, delete and expiry.
+            on_memory_expired: receives each `MemoryEntry` as it expires, before it is deleted.
+            placement: where the chef puts the block: `"after_system"` (stable prefix) or
+                `"before_history_tail"` (keeps the cached prefix stable when memory changes
+                often).
+            clock: seconds since the epoch, for times and second-based TTLs (default: the
+                store's clock).
+        """
+        self._core = MemoryCore(
+            self._store_type.of(store).core,
+            default_ttl=default_ttl,
+            allowed_keys=allowed_keys,
+            selector=selector,
+            on_memory_update=on_memory_update,
+            on_memory_changed=on_memory_changed,
+            on_memory_expired=on_memory_expired,
+            placement=placement,
+            clock=clock,
+        )
 
     @classmethod
     def over(cls, core: MemoryCore) -> Self:
@@ -108,48 +153,10 @@ class _MemoryBase:
 
 
 class Memory(_MemoryBase):
-    """Durable facts in `memory/`, with TTLs, a key allowlist, a veto hook and change events.
+    """Durable facts in `memory/`, with TTLs, a key allowlist, a veto hook and change events
+    (the options are described in `__init__`)."""
 
-    Args:
-        store: the store (or a backend, wrapped in one) whose `memory/` namespace holds the
-            entries.
-        default_ttl: the TTL of entries created without one (`None`: they never expire).
-        allowed_keys: the only keys the model may write; `None` allows any key.
-        selector: `selector(entries) -> entries` chooses which live entries a compile shows.
-        on_memory_update: `(key, new_value_or_None, old_value_or_None)`; returning False (or
-            raising) vetoes a model-path write.
-        on_memory_changed: receives a `MemoryChange` after every set, delete and expiry.
-        on_memory_expired: receives each `MemoryEntry` as it expires, before it is deleted.
-        placement: where the chef puts the block: `"after_system"` (stable prefix) or
-            `"before_history_tail"` (keeps the cached prefix stable when memory changes often).
-        clock: seconds since the epoch, for times and second-based TTLs (default: the
-            store's clock).
-    """
-
-    def __init__(
-        self,
-        store: Store | StorageBackend,
-        *,
-        default_ttl: TTL = None,
-        allowed_keys: Iterable[str] | None = None,
-        selector: Selector | None = None,
-        on_memory_update: UpdateHook | None = None,
-        on_memory_changed: Callable[[MemoryChange], object] | None = None,
-        on_memory_expired: Callable[[MemoryEntry], object] | None = None,
-        placement: MemoryPlacement = "after_system",
-        clock: Callable[[], float] | None = None,
-    ) -> None:
-        self._core = MemoryCore(
-            Store.of(store).core,
-            default_ttl=default_ttl,
-            allowed_keys=allowed_keys,
-            selector=selector,
-            on_memory_update=on_memory_update,
-            on_memory_changed=on_memory_changed,
-            on_memory_expired=on_memory_expired,
-            placement=placement,
-            clock=clock,
-        )
+    _store_type = Store
 
     @property
     def view(self) -> NamespaceView:
@@ -237,30 +244,7 @@ class AsyncMemory(_MemoryBase):
     `AsyncStorageBackend`), the same methods as coroutines, and hooks that may be coroutine
     functions."""
 
-    def __init__(
-        self,
-        store: AsyncStore | Store | StorageBackend | AsyncStorageBackend,
-        *,
-        default_ttl: TTL = None,
-        allowed_keys: Iterable[str] | None = None,
-        selector: Selector | None = None,
-        on_memory_update: UpdateHook | None = None,
-        on_memory_changed: Callable[[MemoryChange], object] | None = None,
-        on_memory_expired: Callable[[MemoryEntry], object] | None = None,
-        placement: MemoryPlacement = "after_system",
-        clock: Callable[[], float] | None = None,
-    ) -> None:
-        self._core = MemoryCore(
-            AsyncStore.of(store).core,
-            default_ttl=default_ttl,
-            allowed_keys=allowed_keys,
-            selector=selector,
-            on_memory_update=on_memory_update,
-            on_memory_changed=on_memory_changed,
-            on_memory_expired=on_memory_expired,
-            placement=placement,
-            clock=clock,
-        )
+    _store_type = AsyncStore
 
     @property
     def view(self) -> AsyncNamespaceView:
