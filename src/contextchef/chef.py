@@ -136,7 +136,7 @@ class _ChefBase:
         self._core = open_store(store, asynchronous=self._asynchronous)
         self._store = store if isinstance(store, self._store_type) else None
         self.tools_mode: ToolsMode = self._options.tools
-        self._memory = open_memory(memory, self._core)
+        self._memory = open_memory(memory, self._core, asynchronous=self._asynchronous)
         self._dispatcher = Dispatcher(
             ContextTool(self._core, memory=self._memory, writable=self._options.writable),
             on_new_context=self._new_context if runner is not None else None,
