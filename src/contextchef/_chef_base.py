@@ -122,7 +122,7 @@ class _ChefBase:
         self._store = store if isinstance(store, self._store_type) else None
         self.vocabulary: Vocabulary = self._options.vocabulary
         self.tools_mode: str = self.vocabulary.name
-        self._memory = open_memory(memory, self._core)
+        self._memory = open_memory(memory, self._core, asynchronous=self._asynchronous)
         self._dispatcher = Dispatcher(
             ContextTool(self._core, memory=self._memory, writable=self._options.writable),
             on_new_context=self._new_context if runner is not None else None,

@@ -130,12 +130,21 @@ def _writable(options: Mapping[str, Any] | None) -> tuple[str, ...]:
 
 
 def open_memory(
-    memory: Memory | AsyncMemory | Mapping[str, Any] | None, store: StoreCore
+    memory: Memory | AsyncMemory | Mapping[str, Any] | None,
+    store: StoreCore,
+    *,
+    asynchronous: bool,
 ) -> MemoryCore | None:
-    """The chef's memory flows from its `memory=` option."""
+    """The chef's memory flows from its `memory=` option. An `AsyncMemory` over an
+    async-native backend needs the async chef (like such a backend as `store=`)."""
     if memory is None:
         return None
     if isinstance(memory, Memory | AsyncMemory):
+        if memory.core.store.native_async and not asynchronous:
+            raise ConfigError(
+                f"the memory's {type(memory.core.store.backend).__name__} is an async-native "
+                "backend; use AsyncContextChef"
+            )
         return memory.core
     if not isinstance(memory, Mapping):
         raise ConfigError("memory must be a dict of Memory options or a Memory")

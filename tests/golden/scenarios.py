@@ -301,6 +301,17 @@ def configured(**config: Any) -> Callable[[Scenario[Any]], Scenario[Any]]:
     return mark
 
 
+def seeded(**entries: str) -> Callable[[Scenario[Any]], Scenario[Any]]:
+    """Mark a scenario as needing memory entries, set in this order before it runs (through
+    the chef's own memory API, so an async chef over an async-native store can seed them)."""
+
+    def mark(fn: Scenario[Any]) -> Scenario[Any]:
+        fn.memory = entries  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
 TEST_LOG = "\n".join(
     "FAILED tests/test_io.py::test_read - OSError: [Errno 2]" if i == 300 else f"test_{i} PASSED"
     for i in range(800)
@@ -322,15 +333,17 @@ def memory_of(chef: ContextChef | AsyncContextChef) -> Memory:
     janitor={},
     overflow={"handoff": {"budget_tokens": 10}, "window_ids": lambda: "w1"},
 )
+@seeded(
+    conventions="Use pytest; keep functions under 40 lines.",
+    user="Prefers <short> answers & plain words.",
+)
 def unified_with_memory(chef: C) -> C:
-    memory_of(chef).set("conventions", "Use pytest; keep functions under 40 lines.")
-    memory_of(chef).set("user", "Prefers <short> answers & plain words.")
     return plain(chef)
 
 
 @configured(tools="legacy", memory={"placement": "before_history_tail", "clock": fixed_clock})
+@seeded(conventions="Use pytest.")
 def legacy_memory_at_the_tail(chef: C) -> C:
-    memory_of(chef).set("conventions", "Use pytest.")
     return state_last_user(chef)
 
 
@@ -345,17 +358,49 @@ def legacy_offloaded_tool_result(chef: C) -> C:
     return offloaded_tool_result(chef)
 
 
+HELPERS = (
+    "call",
+    "tool_turn",
+    "configured",
+    "seeded",
+    "build",
+    "build_async",
+    "fixed_clock",
+    "memory_of",
+)
+
 SCENARIOS: dict[str, Scenario[Any]] = {
     name: fn
     for name, fn in sorted(globals().items())
     if callable(fn)
     and getattr(fn, "__module__", None) == __name__
-    and name not in ("call", "tool_turn", "configured", "build", "fixed_clock", "memory_of")
+    and name not in HELPERS
     and not name[0].isupper()
 }
 
 
-def build(name: str, kind: type[C]) -> C:
-    """The scenario `name` on a new chef of class `kind`, with the options it needs."""
+def _options(scenario: Scenario[Any], store: object) -> dict[str, Any]:
+    options = dict(getattr(scenario, "config", {}))
+    if store is not None:
+        options["store"] = store
+    return options
+
+
+def build(name: str, kind: type[C], *, store: object = None) -> C:
+    """The scenario `name` on a new chef of class `kind` (over `store`, if given), with the
+    options it needs and its memory seeded through the synchronous `Memory` API."""
     scenario = SCENARIOS[name]
-    return scenario(kind(**getattr(scenario, "config", {})))
+    chef = kind(**_options(scenario, store))
+    for key, value in getattr(scenario, "memory", {}).items():
+        memory_of(chef).set(key, value)
+    return scenario(chef)
+
+
+async def build_async(name: str, *, store: object = None) -> AsyncContextChef:
+    """The scenario `name` on a new `AsyncContextChef` (over `store`, if given), its memory
+    seeded through `AsyncMemory`: this also works over an async-native backend."""
+    scenario = SCENARIOS[name]
+    chef = AsyncContextChef(**_options(scenario, store))
+    for key, value in getattr(scenario, "memory", {}).items():
+        await chef.get_memory().set(key, value)
+    return scenario(chef)

@@ -14,7 +14,8 @@ import pytest
 
 from contextchef import AsyncContextChef, ContextChef
 from contextchef.adapters import adapter_registry
-from tests.golden.scenarios import SCENARIOS, build
+from contextchef.store.backends.inmemory import AsyncInMemoryBackend, InMemoryBackend
+from tests.golden.scenarios import SCENARIOS, build, build_async
 
 HERE = Path(__file__).parent
 TARGETS = adapter_registry.names()
@@ -43,6 +44,24 @@ async def test_async_chef_compiles_identical_bytes(target: str, scenario: str) -
     async_payload = await build(scenario, AsyncContextChef).compile(target=target)
     assert render(async_payload) == render(sync_payload)
     assert async_payload.meta == sync_payload.meta
+
+
+@pytest.mark.parametrize(("target", "scenario"), CASES)
+async def test_async_chef_over_an_async_native_store_compiles_identical_bytes(
+    target: str, scenario: str
+) -> None:
+    sync_store = InMemoryBackend()
+    sync_payload = build(scenario, ContextChef, store=sync_store).compile(target=target)
+    native = AsyncInMemoryBackend()
+    chef = await build_async(scenario, store=native)
+    assert chef.get_store().backend is native
+    async_payload = await chef.compile(target=target)
+    assert render(async_payload) == render(sync_payload)
+    assert async_payload.meta == sync_payload.meta
+    for ns in ("memory", "vfs", "archive"):  # the same entries landed in both stores
+        mine = {path: entry.content for path, entry in native.inner.read_all(ns).items()}
+        theirs = {path: entry.content for path, entry in sync_store.read_all(ns).items()}
+        assert mine == theirs, ns
 
 
 @pytest.mark.parametrize(("target", "scenario"), CASES)
