@@ -128,15 +128,15 @@ class _ChefBase:
             on_new_context=self._new_context if runner is not None else None,
         )
         self._runtime = CompileRuntime(
-            self._registry,
-            MessageCounter(tokenizer),
-            runner,
-            self._core,
-            self.vocabulary,
-            self._options.vfs,
-            self._options.transform_tool_result,
-            self._memory,
-            library_tools(self.vocabulary, self._memory, runner),
+            registry=self._registry,
+            counter=MessageCounter(tokenizer),
+            janitor=runner,
+            store=self._core,
+            vocabulary=self.vocabulary,
+            offload=self._options.vfs,
+            transform=self._options.transform_tool_result,
+            memory=self._memory,
+            library_tools=library_tools(self.vocabulary, self._memory, runner),
         )
         self._force_next = False
         self._compactions: list[Compaction] = []
@@ -144,7 +144,9 @@ class _ChefBase:
         self._slots = Slots()
         self._system_intake = MessageIntake()
         self._history_intake = MessageIntake()
-        self._state = CompileState((), (), (), None, None, ())
+        self._state = CompileState(
+            system_prompt=(), history=(), repairs=(), state=None, guardrails=None, tools=()
+        )
         self._lock = self._make_lock()
 
     _asynchronous = False

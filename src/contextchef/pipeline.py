@@ -64,7 +64,7 @@ class Signal(Protocol):
     def is_set(self) -> bool: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompileState:
     """The chef's layers, as read at the start of one compile."""
 
@@ -76,7 +76,7 @@ class CompileState:
     tools: tuple[ToolDefinition, ...]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CompileRuntime:
     """Per-chef memo shared by compiles: a conversion cache per target, the token counter."""
 

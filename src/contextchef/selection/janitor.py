@@ -153,7 +153,7 @@ class CompressEnd:
         return self.report.changed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OverflowReport:
     """What the overflow phase of one compile did (in `payload.meta.overflow`).
 
@@ -251,18 +251,43 @@ class Janitor:
         server = strategy.server_compaction(target)
         if server is not None:
             reason = "compacted server-side by the provider"
-            return OverflowReport(history, False, budget, window, reason=reason, server=server)
+            return OverflowReport(
+                history=history,
+                changed=False,
+                budget=budget,
+                window_id=window,
+                reason=reason,
+                server=server,
+            )
         pending = strategy.pending()
         if not history:
-            return OverflowReport(history, False, budget, window, reason="the history is empty")
+            return OverflowReport(
+                history=history,
+                changed=False,
+                budget=budget,
+                window_id=window,
+                reason="the history is empty",
+            )
         if not (forced or budget.over or pending):
             notice = self._notice(budget, vocabulary)
             return OverflowReport(
-                history, False, budget, window, reason="within budget", notice=notice
+                history=history,
+                changed=False,
+                budget=budget,
+                window_id=window,
+                reason="within budget",
+                notice=notice,
             )
         if self.failures >= BREAKER_LIMIT and not pending:
             reason = f"circuit breaker open after {self.failures} failed compressions"
-            return OverflowReport(history, False, budget, window, reason=reason, forced=forced)
+            return OverflowReport(
+                history=history,
+                changed=False,
+                budget=budget,
+                window_id=window,
+                reason=reason,
+                forced=forced,
+            )
 
         hook = self.overflow.on_before_compress
         if hook is not None:
@@ -308,16 +333,16 @@ class Janitor:
                 result.reason,
             )
         report = OverflowReport(
-            result.history if result.changed else history,
-            result.changed,
-            budget,
-            self.lineage.current,
-            result.strategy,
-            result.reason,
-            result.summary,
-            result.span,
-            forced,
-            self.failures,
+            history=result.history if result.changed else history,
+            changed=result.changed,
+            budget=budget,
+            window_id=self.lineage.current,
+            strategy=result.strategy,
+            reason=result.reason,
+            summary=result.summary,
+            span=result.span,
+            forced=forced,
+            failures=self.failures,
         )
         if result.changed and self.overflow.on_compress is not None:
             try:
