@@ -113,11 +113,7 @@ class _ChefBase:
         )
         self._registry = adapters if adapters is not None else adapter_registry
         self.default_target = self._options.default_target
-        runner = (
-            Janitor(janitor, overflow, exact=tokenizer is not None)
-            if janitor is not None or overflow is not None
-            else None
-        )
+        runner = Janitor(janitor, overflow) if janitor is not None or overflow is not None else None
         self._core = open_store(store, asynchronous=self._asynchronous)
         self._store = store if isinstance(store, self._store_type) else None
         self.vocabulary: Vocabulary = self._options.vocabulary

@@ -27,9 +27,12 @@ __all__ = [
     "Handlers",
     "SlotName",
     "Slots",
+    "WindowExceeded",
 ]
 
-EventName = Literal["compile:start", "compile:done", "compress:start", "compress:end"]
+EventName = Literal[
+    "compile:start", "compile:done", "compress:start", "compress:end", "window:exceeded"
+]
 EVENT_NAMES: tuple[str, ...] = get_args(EventName)
 
 Handler = Callable[[Any], Any]
@@ -50,6 +53,17 @@ class CompileDone:
 
     target: str
     payload: Payload
+
+
+@dataclass(frozen=True, slots=True)
+class WindowExceeded:
+    """A compiled payload holds more tokens than the window: what cannot leave it (the system
+    prompt, tools, pinned turns, the last turn, or what a slot added) is larger than the window.
+    Overflow drops everything else first, so this fires only when nothing more could go."""
+
+    target: str
+    tokens: int
+    limit: float
 
 
 class Handlers:

@@ -1,21 +1,31 @@
-"""What `compile()` returns: the SDK keyword arguments, and `meta` about how they were made."""
+"""What `compile()` returns: the SDK keyword arguments, and `meta` about how they were made.
+
+Token figures count what is sent: `PayloadCounter` counts the payload the target receives, part
+by part (its system blocks, its messages, its tools — in the target's own shapes), with the
+chef's tokenizer applied to each part's compact JSON text. So the figures differ per target as
+the payloads do, and with an exact tokenizer they are exact for that text.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contextchef._memo import ConversionCache
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import HistoryFix
 from contextchef.selection.janitor import OverflowReport
+from contextchef.tokens import Tokenizer
 
-__all__ = ["CompileMeta", "LayerTokens", "Payload"]
+__all__ = ["CompileMeta", "LayerTokens", "Payload", "PayloadCounter"]
 
 
 @dataclass(frozen=True, slots=True)
 class LayerTokens:
-    """Estimated tokens per sandwich layer (with the chef's tokenizer)."""
+    """Tokens per layer of the payload as sent (with the chef's tokenizer): the system blocks,
+    the history, the tail (the live state and blocks stitched at the end) and the tools."""
 
     system: int
     history: int
@@ -106,3 +116,60 @@ class Payload(dict[str, Any]):
     def __init__(self, data: dict[str, Any], meta: CompileMeta) -> None:
         super().__init__(data)
         self.meta = meta
+
+
+_SYSTEM_KEYS = ("system", "instructions", "system_instruction")
+_MESSAGE_KEYS = ("messages", "input", "contents")
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+
+
+class PayloadCounter:
+    """Counts a target's payload by parts, never counting an unchanged part twice.
+
+    The adapters hand out the same converted objects for unchanged messages compile after
+    compile, so the memo (by identity, swept once per compile) makes an incremental compile
+    count only what is new. Leading system messages (OpenAI's) count as system.
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self._memo = ConversionCache()
+
+    def _part(self, value: Any) -> int:
+        if isinstance(value, str):
+            return self.tokenizer.count_text(value)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return self.tokenizer.count_text(text)
+
+    def _items(self, value: Any) -> int:
+        if isinstance(value, list | tuple):
+            return sum(self._memo.convert(item, self._part) for item in value)
+        return self._part(value) if value else 0
+
+    def count(self, data: Mapping[str, Any], tail: int = 0) -> LayerTokens:
+        """The figures of `data`; `tail` (at most the history's share) is moved to the tail."""
+        scopes = [data]
+        config = data.get("config")
+        if isinstance(config, Mapping):
+            scopes.append(config)
+        system = tools = 0
+        for scope in scopes:
+            for key in _SYSTEM_KEYS:
+                system += self._items(scope.get(key))
+            tools += self._items(scope.get("tools"))
+        messages: Sequence[Any] = next(
+            (data[key] for key in _MESSAGE_KEYS if isinstance(data.get(key), list)), []
+        )
+        costs = self._memo.convert_all(messages, self._part)
+        lead = 0
+        for message, cost in zip(messages, costs, strict=True):
+            if not (isinstance(message, Mapping) and message.get("role") in _SYSTEM_ROLES):
+                break
+            lead += cost
+        history = sum(costs) - lead
+        tail = min(max(0, tail), history)
+        return LayerTokens(system=system + lead, history=history - tail, tail=tail, tools=tools)
+
+    def sweep(self) -> None:
+        """Forget parts not counted since the previous sweep (call once per compile)."""
+        self._memo.sweep()

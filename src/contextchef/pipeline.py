@@ -5,10 +5,16 @@ handlers, the summarizer, memory hooks, the store) it *yields* an effect and rec
 result (see `contextchef._effects`). `ContextChef.compile` drives it with `drive_sync`,
 `AsyncContextChef.compile` with `drive_async`, so both share every line of behaviour.
 
-Phases, in order: start (event, abort check) → assemble the sandwich → adapt to the target →
-done (event). The history was already validated and repaired when it was set. Token figures in
-`payload.meta.tokens` are counted on first access (through the per-message memo), so a compile
-whose figures nobody reads does not pay for counting.
+Phases, in order: start (event, abort check) → tool results (transform, offload) → memory →
+overflow (with a janitor) → assemble the sandwich → adapt to the target → done (event). The
+history was already validated and repaired when it was set.
+
+The budget counts what is sent: overflow measures a candidate history by building the payload
+the target would receive with it (the adapters' conversion caches make that cheap) and counting
+it with a `PayloadCounter`, so the library's tools, the memory block, the store instruction, the
+tail and the guardrails all count. When the history did not change and no slot takes part, the
+measured build *is* the payload, built once. Without a janitor, `payload.meta.tokens` is counted
+on first access, so a compile whose figures nobody reads does not pay for counting.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -29,20 +35,28 @@ from contextchef._memo import ConversionCache
 from contextchef.adapters import BUILTIN_ADAPTERS
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
 from contextchef.errors import CompileAbortedError, ConfigError
-from contextchef.events import AssembleContext, CompileDone, CompileStart, Handlers, Slots
+from contextchef.events import (
+    AssembleContext,
+    CompileDone,
+    CompileStart,
+    Handlers,
+    Slots,
+    WindowExceeded,
+)
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import HistoryFix, Message, validate_history
-from contextchef.payload import CompileMeta, LayerTokens, Payload
+from contextchef.payload import CompileMeta, LayerTokens, Payload, PayloadCounter
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
 from contextchef.prompts import UnifiedVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.server import ServerCompaction
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
 from contextchef.store.core import StoreCore
-from contextchef.tokens import MessageCounter, count_tools
+from contextchef.tokens import MessageCounter
 
 __all__ = [
     "CompileMeta",
@@ -52,7 +66,6 @@ __all__ = [
     "Payload",
     "Signal",
     "compile_flow",
-    "count_layers",
 ]
 
 logger = logging.getLogger("contextchef.pipeline")
@@ -91,12 +104,19 @@ class CompileRuntime:
     library_tools: tuple[ToolDefinition, ...] = ()
     tool_results: ToolResultMemo = field(default_factory=ToolResultMemo)
     caches: dict[str, ConversionCache] = field(default_factory=dict)
+    payload_counters: dict[str, PayloadCounter] = field(default_factory=dict)
 
     def cache_for(self, target: str) -> ConversionCache:
         cache = self.caches.get(target)
         if cache is None:
             cache = self.caches[target] = ConversionCache()
         return cache
+
+    def payload_counter(self, target: str) -> PayloadCounter:
+        counter = self.payload_counters.get(target)
+        if counter is None:
+            counter = self.payload_counters[target] = PayloadCounter(self.counter.tokenizer)
+        return counter
 
 
 Flow = EffectFlow[Payload]
@@ -156,6 +176,16 @@ def compile_flow(
             store=runtime.store,
             vocabulary=runtime.vocabulary,
         )
+
+    memory = runtime.memory
+    artifacts: MemoryArtifacts | None = None
+    if memory is not None:
+        artifacts = yield from memory.compile_artifacts(runtime.vocabulary)
+        memory.advance_turn()
+        _check(signal)
+    top, context_blocks = _memory_layers(runtime, artifacts)
+    build = _Builder(state, runtime, adapter, target, (*state.system_prompt, *top), context_blocks)
+
     report: OverflowReport | None = None
     verdicts = yield from _run_slot(slots, "before_overflow", list(history))
     if runtime.janitor is not None and False in verdicts:
@@ -164,10 +194,7 @@ def compile_flow(
     elif runtime.janitor is not None:
         report = yield from runtime.janitor.flow(
             history,
-            system=state.system_prompt,
-            tools_tokens=count_tools(
-                state.tools + runtime.library_tools, runtime.counter.tokenizer
-            ),
+            measure=build.measure,
             counter=runtime.counter,
             target=target,
             forced=forced,
@@ -177,49 +204,26 @@ def compile_flow(
             on_end=events.for_event("compress:end"),
         )
         history = report.history
+        if report.server is not None:
+            build.ask_server(report.server)
         _check(signal)
     yield from _run_slot(slots, "after_overflow", list(history), report)
-
-    memory = runtime.memory
-    artifacts: MemoryArtifacts | None = None
-    if memory is not None:
-        artifacts = yield from memory.compile_artifacts(runtime.vocabulary)
-        memory.advance_turn()
-        _check(signal)
-    top, context_blocks = _memory_layers(runtime, artifacts)
 
     context = AssembleContext(state.system_prompt, history, state.state)
     yield from _run_slot(slots, "before_assemble", context)
     notices = [report.notice] if report is not None and report.notice else []
     notices.extend(context.blocks)
-    sandwich = assemble(
-        (*state.system_prompt, *top),
-        history,
-        state=state.state,
-        guardrails=state.guardrails,
-        context_blocks=context_blocks,
-        notices=notices,
-    )
+    sandwich, data = build(history, tuple(notices))
     _check(signal)
 
-    for replaced in (yield from _run_slot(slots, "after_assemble", list(sandwich.messages))):
-        if replaced is not None:
-            sandwich = replace_messages(sandwich, replaced)
+    replaced = False
+    for messages in (yield from _run_slot(slots, "after_assemble", list(sandwich.messages))):
+        if messages is not None:
+            sandwich, replaced = replace_messages(sandwich, messages), True
     yield from _run_slot(slots, "before_adapt", tuple(sandwich.messages))
-
-    cache = runtime.cache_for(target)
-    with gc_paused(adapter):
-        data = adapter.compile(
-            AdapterInput(
-                system=sandwich.system,
-                messages=sandwich.messages,
-                tools=(*state.tools, *runtime.library_tools),
-                prefill=sandwich.prefill,
-                cache=cache,
-                server_compaction=report.server if report is not None else None,
-            )
-        )
-    cache.sweep()
+    if replaced:
+        data = build.adapt(sandwich)
+    build.done()
 
     for rewritten in (yield from _run_slot(slots, "after_adapt", data)):
         if rewritten is not None:
@@ -227,14 +231,101 @@ def compile_flow(
                 raise ConfigError("an after_adapt handler must return a dict or None")
             data = rewritten
 
+    counter = runtime.payload_counter(target)
+    tail = sandwich.messages[sandwich.tail_index] if sandwich.tail_index is not None else None
+    tail_tokens = runtime.counter.count(tail) if tail is not None else 0
+
     def count() -> LayerTokens:
-        return count_layers(sandwich, (*state.tools, *runtime.library_tools), runtime.counter)
+        tokens = counter.count(data, tail_tokens)
+        counter.sweep()
+        runtime.counter.sweep()
+        return tokens
 
     meta = CompileMeta(target, count, state.repairs, sandwich.tail_index, report, artifacts)
+    if runtime.janitor is not None:
+        total = meta.tokens.total
+        runtime.janitor.compiled(target, total)
+        limit = runtime.janitor.config.context_window
+        if total > limit:
+            logger.warning(
+                "the %s payload holds %d tokens, over the %g-token window", target, total, limit
+            )
+            if on_over := events.for_event("window:exceeded"):
+                yield Emit(on_over, WindowExceeded(target, total, limit))
     payload = Payload(data, meta)
     if on_done := events.for_event("compile:done"):
         yield Emit(on_done, CompileDone(target, payload))
     return payload
+
+
+class _Builder:
+    """Builds (and measures) the payload of one compile for a candidate history.
+
+    The last build is remembered: when the final assembly asks for the history and notices the
+    overflow phase already measured, that payload is reused rather than adapted again.
+    """
+
+    def __init__(
+        self,
+        state: CompileState,
+        runtime: CompileRuntime,
+        adapter: Any,
+        target: str,
+        system: tuple[Message, ...],
+        context_blocks: list[str],
+    ) -> None:
+        self.state, self.runtime, self.adapter = state, runtime, adapter
+        self.system, self.context_blocks = system, context_blocks
+        self.cache = runtime.cache_for(target)
+        self.counter = runtime.payload_counter(target)
+        self.tools = (*state.tools, *runtime.library_tools)
+        self.server: ServerCompaction | None = None
+        self._last: tuple[tuple[Message, ...], tuple[str, ...], Sandwich, dict[str, Any]] | None
+        self._last = None
+
+    def ask_server(self, server: ServerCompaction) -> None:
+        """Ask the target to compact server-side: later builds carry the request."""
+        self.server, self._last = server, None
+
+    def __call__(
+        self, history: tuple[Message, ...], notices: tuple[str, ...] = ()
+    ) -> tuple[Sandwich, dict[str, Any]]:
+        last = self._last
+        if last is not None and last[0] is history and last[1] == notices:
+            return last[2], last[3]
+        sandwich = assemble(
+            self.system,
+            history,
+            state=self.state.state,
+            guardrails=self.state.guardrails,
+            context_blocks=self.context_blocks,
+            notices=list(notices),
+        )
+        data = self.adapt(sandwich)
+        self._last = (history, notices, sandwich, data)
+        return sandwich, data
+
+    def adapt(self, sandwich: Sandwich) -> dict[str, Any]:
+        with gc_paused(self.adapter):
+            data: dict[str, Any] = self.adapter.compile(
+                AdapterInput(
+                    system=sandwich.system,
+                    messages=sandwich.messages,
+                    tools=self.tools,
+                    prefill=sandwich.prefill,
+                    cache=self.cache,
+                    server_compaction=self.server,
+                )
+            )
+        return data
+
+    def measure(self, history: tuple[Message, ...]) -> int:
+        """Every token of the payload the target would receive with `history`."""
+        _, data = self(history)
+        return self.counter.count(data).total
+
+    def done(self) -> None:
+        self.cache.sweep()
 
 
 def _run_slot(slots: Slots, slot: str, *args: Any) -> EffectFlow[list[Any]]:
@@ -276,19 +367,3 @@ def _instruction_message(content: str) -> Message:
     """One message object per instruction text: the conversion caches, keyed by identity, then
     keep every message after it across compiles (never mutated, like the chef's history)."""
     return {"content": content, "role": "system"}
-
-
-def count_layers(
-    sandwich: Sandwich, tools: Sequence[ToolDefinition], counter: MessageCounter
-) -> LayerTokens:
-    """Token figures per layer; the message holding the tail counts as tail, not history."""
-    tail = sandwich.messages[sandwich.tail_index] if sandwich.tail_index is not None else None
-    history = [m for m in sandwich.messages if m is not tail] if tail else sandwich.messages
-    tokens = LayerTokens(
-        system=counter.count_all(sandwich.system),
-        history=counter.count_all(history),
-        tail=counter.count(tail) if tail is not None else 0,
-        tools=count_tools(tools, counter.tokenizer),
-    )
-    counter.sweep()
-    return tokens

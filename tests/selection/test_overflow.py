@@ -15,13 +15,14 @@ from contextchef.selection.strategies import OverflowResult, Strategy, chain, re
 
 
 class PerMessage:
-    """A tokenizer that charges a fixed price per message and nothing for text."""
+    """A tokenizer that charges a fixed price per message and nothing for text: in a payload as
+    sent (compact JSON), every object with a `role` is a message."""
 
     def __init__(self, price: int = 10) -> None:
         self.price = price
 
     def count_text(self, text: str) -> int:
-        return 0
+        return self.price * text.count('"role":')
 
     def count_message(self, message: Any) -> int:
         return self.price
@@ -160,11 +161,30 @@ def test_archive_can_go_elsewhere_or_nowhere_and_a_failure_keeps_the_compression
         chef(Model(), archive=42)
 
 
-def test_reported_usage_is_used_once() -> None:
-    c = ContextChef(janitor={"context_window": 1000}).set_history(dialogue(2))
-    c.report_token_usage(900)
-    assert c.compile().meta.overflow.budget.current == 900
-    assert c.compile().meta.overflow.budget.current < 900
+def test_reported_usage_calibrates_the_count_of_the_compile_it_belongs_to() -> None:
+    c = ContextChef(
+        tools="legacy", tokenizer=PerMessage(), janitor={"context_window": 1000}
+    ).set_history(dialogue(2))
+    assert c.compile().meta.tokens.total == 40  # the payload the provider then bills at 600
+    c.report_token_usage(600)
+    assert c.compile().meta.overflow.budget.current == 600  # the same payload: the report
+    c.set_history(dialogue(3))  # two messages appended since the reported compile
+    assert c.compile().meta.overflow.budget.current == 620  # report + what was appended
+    c.report_token_usage(10)  # a provider figure below our count never hides growth
+    assert c.compile().meta.overflow.budget.current == 60
+
+
+def test_a_report_applies_to_its_own_target_and_window_only() -> None:
+    model = Model()
+    c = chef(model, window=1000, ratio=0.5).set_history(dialogue(2))
+    c.compile()  # openai: 40 tokens
+    c.report_token_usage(495)
+    assert c.compile(target="anthropic").meta.overflow.budget.current == 40
+    c.set_history([*dialogue(2), {"role": "user", "content": "q"}])
+    report = c.compile().meta.overflow  # 495 + the 10 appended: over the trigger of 500
+    assert report.budget.current == 505 and report.changed and model.calls == 1
+    meta = c.compile().meta  # a new window: the report no longer applies
+    assert meta.overflow.budget.current == meta.tokens.total < 500
 
 
 @pytest.mark.parametrize(
@@ -172,7 +192,9 @@ def test_reported_usage_is_used_once() -> None:
 )
 def test_usage_preference_with_an_exact_tokenizer(preference: str, expected: int) -> None:
     c = ContextChef(
-        tokenizer=PerMessage(), janitor={"context_window": 1000, "usage_preference": preference}
+        tools="legacy",
+        tokenizer=PerMessage(),
+        janitor={"context_window": 1000, "usage_preference": preference},
     ).set_history(dialogue(2))
     c.report_token_usage(950)
     assert c.compile().meta.overflow.budget.current == expected
@@ -182,7 +204,7 @@ def test_three_failures_open_the_breaker_and_clear_history_closes_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     model = Model(fail=True)
-    c = chef(model)
+    c = chef(model, window=200, ratio=0.5)  # over the trigger, inside the window
     long = [*dialogue(6), {"role": "user", "content": "q"}]
     with caplog.at_level(logging.WARNING):
         for _ in range(4):
@@ -201,7 +223,7 @@ def test_a_summary_that_does_not_shrink_is_refused_unless_the_guard_is_off() -> 
     big = [{"role": "user", "content": "x" * 1500}, {"role": "assistant", "content": "y" * 1500}]
     history = [*big, {"role": "user", "content": "now"}]
     verbose = Model("<summary>" + "z" * 2000 + "</summary>")
-    strict = chef(window=20, strategy=summarize(verbose, preserve_recent_messages=1))
+    strict = chef(window=60, ratio=0.3, strategy=summarize(verbose, preserve_recent_messages=1))
     report = strict.set_history(history).compile().meta.overflow
     assert not report.changed and report.failures == 1
     assert "did not shrink" in report.reason
@@ -217,7 +239,8 @@ def test_validate_compression_can_reject_a_summary(verdict: Any) -> None:
             raise ValueError("nope")
         return bool(verdict)
 
-    c = chef(strategy=summarize(Model(), preserve_recent_messages=1, validate_compression=validate))
+    strategy = summarize(Model(), preserve_recent_messages=1, validate_compression=validate)
+    c = chef(strategy=strategy, window=200, ratio=0.5)
     report = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile().meta.overflow
     assert not report.changed and report.failures == 1
 
@@ -327,7 +350,7 @@ def test_an_async_model_needs_the_async_chef() -> None:
     async def model(messages: Any) -> str:
         return "<summary>async</summary>"
 
-    c = chef(model)
+    c = chef(model, window=200, ratio=0.5)
     report = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile().meta.overflow
     assert not report.changed and "AsyncContextChef" in report.reason
 
@@ -398,6 +421,7 @@ def test_overflow_results_are_identical_through_the_async_chef() -> None:
 
 def test_the_handoff_notice_comes_once_per_window_with_the_tokens_left() -> None:
     c = ContextChef(
+        tools="legacy",
         tokenizer=PerMessage(),
         janitor={"context_window": 100, "trigger_ratio": 1},
         overflow={
@@ -428,7 +452,9 @@ def test_the_default_handoff_notice_follows_the_tools_mode() -> None:
         ).set_history(dialogue(3))
         return str(c.compile()["messages"][-2]["content"])
 
-    assert "new_context" in notice("unified") and "40 tokens" in notice("unified")
+    # the unified store instruction is one more message of the payload: 10 tokens fewer left
+    assert "new_context" in notice("unified") and "30 tokens" in notice("unified")
+    assert "40 tokens" in notice("legacy")
     assert "new_context" not in notice("legacy") and "context tool" not in notice("legacy")
 
 

@@ -1,8 +1,10 @@
 """The token budget: how full the window is, and when overflow fires.
 
-Overflow fires when usage is *strictly* above `context_window × trigger_ratio`. Usage is the
-tokens of the system prompt, history and tools, counted with the chef's tokenizer, or the input
-tokens the provider reported for the previous call (`report_token_usage`), which are used once.
+Overflow fires when usage is *strictly* above `context_window × trigger_ratio`. Usage is every
+token of the payload the target receives — system blocks, history, tail, the user's and the
+library's tools — counted with the chef's tokenizer on the payload itself, and calibrated by a
+reported usage (see `usage`). `fixed` is the part of it that is not the history: what no
+strategy can shrink.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Literal
 from contextchef._config import options
 from contextchef.errors import ConfigError
 
-__all__ = ["Budget", "JanitorConfig", "UsagePreference", "pick_usage"]
+__all__ = ["Budget", "JanitorConfig", "UsagePreference"]
 
 UsagePreference = Literal["max", "feed_first", "tokenizer_first"]
 
@@ -56,11 +58,13 @@ class JanitorConfig:
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """The window's limit, current usage and trigger; `remaining` is headroom to the trigger."""
+    """The window's limit, current usage and trigger; `remaining` is headroom to the trigger;
+    `fixed` is the usage outside the history (system, tools, tail)."""
 
     limit: float
     current: int
     trigger: float
+    fixed: int = 0
 
     @property
     def remaining(self) -> float:
@@ -69,17 +73,3 @@ class Budget:
     @property
     def over(self) -> bool:
         return self.current > self.trigger
-
-
-def pick_usage(counted: int, reported: int | None, preference: UsagePreference, exact: bool) -> int:
-    """Combine our count with the provider's reported usage, as the preference says.
-
-    Without an exact tokenizer a reported figure always wins when there is one.
-    """
-    if reported is None:
-        return counted
-    if not exact or preference == "feed_first":
-        return reported
-    if preference == "tokenizer_first":
-        return counted
-    return max(counted, reported)

@@ -11,6 +11,7 @@ lineage `{first, previous, current}` travels with snapshots.
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,8 +23,9 @@ from contextchef._effects import Call, Emit, Flow
 from contextchef._jsonvalue import copy_json
 from contextchef.errors import ConfigError, InvalidPathError
 from contextchef.messages import Message
-from contextchef.selection.budget import Budget, JanitorConfig, pick_usage
+from contextchef.selection.budget import Budget, JanitorConfig
 from contextchef.selection.compaction import summary_message
+from contextchef.selection.fit import fit
 from contextchef.selection.server import ServerCompaction
 from contextchef.selection.strategies import (
     OverflowInput,
@@ -33,6 +35,7 @@ from contextchef.selection.strategies import (
     run_strategy,
     summarize,
 )
+from contextchef.selection.usage import Reported, Usage
 from contextchef.store.archive import archive_document
 from contextchef.store.core import StoreCore
 from contextchef.store.paths import validate_namespace
@@ -182,26 +185,26 @@ class Janitor:
         self,
         janitor: JanitorConfig | Mapping[str, Any] | None = None,
         overflow: OverflowConfig | Mapping[str, Any] | None = None,
-        *,
-        exact: bool = False,
     ) -> None:
         self.config = JanitorConfig.of(janitor)
-        self.exact = exact  # counts come from an exact tokenizer (the chef's `tokenizer=`)
         self.overflow = OverflowConfig.of(overflow)
-        self.reported: int | None = None
+        self.usage = Usage(self.config.usage_preference)
         self.failures = 0
         self.noticed_window: str | None = None
         first = self.overflow.window_ids()
         self.lineage = Lineage(first, None, first)
 
     def report_usage(self, tokens: int) -> None:
-        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
-            raise ConfigError(f"reported token usage must be a non-negative int, got {tokens!r}")
-        self.reported = tokens
+        """The provider's input tokens for the last compile's payload (see `usage`)."""
+        self.usage.report(tokens)
+
+    def compiled(self, target: str, total: int) -> None:
+        """Record what the compile that just finished counted, for a report about it."""
+        self.usage.compiled(target, total, self.lineage.current)
 
     def reset(self) -> None:
         """Forget reported usage and failures, and start a new lineage."""
-        self.reported = None
+        self.usage.reset()
         self.failures = 0
         self.noticed_window = None
         first = self.overflow.window_ids()
@@ -217,25 +220,11 @@ class Janitor:
         self.noticed_window = self.lineage.current
         return handoff.notice(vocabulary, budget.remaining)
 
-    def measure(
-        self,
-        history: Sequence[Message],
-        system: Sequence[Message],
-        tools_tokens: int,
-        counter: MessageCounter,
-    ) -> Budget:
-        """The budget now; a reported usage is consumed by this reading."""
-        counted = counter.count_all(system) + counter.count_all(history) + tools_tokens
-        reported, self.reported = self.reported, None
-        current = pick_usage(counted, reported, self.config.usage_preference, self.exact)
-        return Budget(self.config.context_window, current, self.config.trigger)
-
     def flow(
         self,
         history: tuple[Message, ...],
         *,
-        system: Sequence[Message],
-        tools_tokens: int,
+        measure: Callable[[tuple[Message, ...]], int],
         counter: MessageCounter,
         target: str = "",
         forced: bool = False,
@@ -244,9 +233,12 @@ class Janitor:
         on_start: tuple[Callable[[Any], Any], ...] = (),
         on_end: tuple[Callable[[Any], Any], ...] = (),
     ) -> Flow[OverflowReport]:
-        """The overflow phase of a compile."""
-        budget = self.measure(history, system, tools_tokens, counter)
+        """The overflow phase of a compile. `measure(history)` counts the whole payload the
+        target would receive with that history (system blocks, tools, tail included)."""
         window = self.lineage.current
+        total = measure(history)
+        current = self.usage.current(total, target, window)
+        budget = Budget(self.config.context_window, current, self.config.trigger)
         strategy = self.overflow.strategy
         server = strategy.server_compaction(target)
         if server is not None:
@@ -278,16 +270,13 @@ class Janitor:
                 reason="within budget",
                 notice=notice,
             )
+        fixed = measure(())
+        budget = replace(budget, fixed=fixed)
+        count = _scaled(counter, history, total - fixed)
         if self.failures >= BREAKER_LIMIT and not pending:
             reason = f"circuit breaker open after {self.failures} failed compressions"
-            return OverflowReport(
-                history=history,
-                changed=False,
-                budget=budget,
-                window_id=window,
-                reason=reason,
-                forced=forced,
-            )
+            broken = OverflowResult(history, False, strategy.name, reason)
+            return (yield from self._land(broken, history, budget, measure, count, store, forced))
 
         hook = self.overflow.on_before_compress
         if hook is not None:
@@ -298,11 +287,10 @@ class Janitor:
                 replacement = None
             if replacement is not None:
                 history = tuple(replacement)
-                budget = Budget(budget.limit, counter.count_all(history), budget.trigger)
+                budget = replace(budget, current=measure(history))
 
         if on_start:
             yield Emit(on_start, CompressStart(len(history), budget, forced))
-        count: Callable[[Sequence[Message]], int] = counter.count_all
         request = OverflowInput(history, budget, count, forced, window, counter.tokenizer)
         try:
             result: OverflowResult = yield from run_strategy(strategy, request)
@@ -310,11 +298,59 @@ class Janitor:
             logger.warning("overflow strategy %r raised %r", strategy.name, exc)
             result = OverflowResult(history, False, strategy.name, f"raised {exc!r}", failed=True)
 
+        report = yield from self._land(
+            result, history, budget, measure, count, store, forced, vocabulary=vocabulary
+        )
+        if report.changed and self.overflow.on_compress is not None:
+            try:
+                yield Call.of(self.overflow.on_compress, report.summary, report, what="on_compress")
+            except Exception as exc:
+                logger.warning("on_compress raised %r; the compression is kept", exc)
+        if on_end:
+            yield Emit(on_end, CompressEnd(report))
+        return report
+
+    def _land(
+        self,
+        result: OverflowResult,
+        history: tuple[Message, ...],
+        budget: Budget,
+        measure: Callable[[tuple[Message, ...]], int],
+        count: Callable[[Sequence[Message]], int],
+        store: StoreCore | None,
+        forced: bool,
+        *,
+        vocabulary: prompts.Vocabulary = prompts.DEFAULT_VOCABULARY,
+    ) -> Flow[OverflowReport]:
+        """Fit the strategy's result into the window, archive what left, and start a new window
+        when anything changed (see `fit`: only the oldest unpinned turns are dropped)."""
+        if result.failed:
+            self.failures += 1
+            logger.warning(
+                "compression failed (%d/%d toward the circuit breaker): %s",
+                self.failures,
+                BREAKER_LIMIT,
+                result.reason,
+            )
+        elif result.changed:
+            self.failures = 0
+        start = result.history if result.changed else history
+        kept, dropped, _ = fit(
+            start,
+            measure=measure,
+            count=count,
+            limit=budget.limit,
+            keep_first=result.changed and result.summary is not None,
+        )
+        if dropped:
+            reason = f"{result.reason}; dropped {len(dropped)} more messages to fit the window"
+            result = replace(
+                result, history=kept, changed=True, reason=reason, span=(*result.span, *dropped)
+            )
         archived: str | None = None
         if result.changed:
-            self.failures = 0
             self.lineage = self.lineage.advance(self.overflow.window_ids())
-            strategy.commit(result, self.lineage.current)
+            self.overflow.strategy.commit(result, self.lineage.current)
             if result.span:
                 archived = yield from self._archive(result.span, store)
             if result.summary is not None and result.history:
@@ -324,15 +360,7 @@ class Janitor:
                 named = vocabulary.summary_window(self.lineage.current)
                 head = summary_message(summary, window=named)
                 result = replace(result, history=(head, *result.history[1:]), summary=summary)
-        elif result.failed:
-            self.failures += 1
-            logger.warning(
-                "compression failed (%d/%d toward the circuit breaker): %s",
-                self.failures,
-                BREAKER_LIMIT,
-                result.reason,
-            )
-        report = OverflowReport(
+        return OverflowReport(
             history=result.history if result.changed else history,
             changed=result.changed,
             budget=budget,
@@ -344,14 +372,6 @@ class Janitor:
             forced=forced,
             failures=self.failures,
         )
-        if result.changed and self.overflow.on_compress is not None:
-            try:
-                yield Call.of(self.overflow.on_compress, result.summary, report, what="on_compress")
-            except Exception as exc:
-                logger.warning("on_compress raised %r; the compression is kept", exc)
-        if on_end:
-            yield Emit(on_end, CompressEnd(report))
-        return report
 
     def _archive(self, span: tuple[Message, ...], store: StoreCore | None) -> Flow[str | None]:
         """Store the evicted span; its URI, or None (best-effort: a failure only logs)."""
@@ -377,7 +397,7 @@ class Janitor:
             "failures": self.failures,
             "lineage": self.lineage,
             "noticed_window": self.noticed_window,
-            "reported": self.reported,
+            "reported": self.usage.reported,
             "strategy": copy_json(self.overflow.strategy.snapshot()),
         }
 
@@ -388,8 +408,21 @@ class Janitor:
             restore(None)
             return
         self.failures = int(state.get("failures", 0))
-        self.reported = state.get("reported")
+        reported = state.get("reported")
+        self.usage.reported = reported if isinstance(reported, Reported) else None
         self.noticed_window = state.get("noticed_window")
         lineage = state.get("lineage")
         self.lineage = lineage if isinstance(lineage, Lineage) else replace(self.lineage)
         restore(copy_json(state.get("strategy")))
+
+
+def _scaled(
+    counter: MessageCounter, history: Sequence[Message], history_tokens: int
+) -> Callable[[Sequence[Message]], int]:
+    """The per-message counter in the payload's units: the chef's tokenizer counts messages in
+    our form, the budget counts what is sent; the history's two figures give the scale."""
+    counted = counter.count_all(history)
+    scale = history_tokens / counted if counted > 0 and history_tokens > 0 else 1.0
+    if scale == 1.0:
+        return counter.count_all
+    return lambda messages: math.ceil(counter.count_all(messages) * scale)

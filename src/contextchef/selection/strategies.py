@@ -195,7 +195,7 @@ class _Summarize(Strategy):
         if self.preserve_recent_messages is not None and self.preserve_ratio is None:
             return max(0, len(turns) - max(1, self.preserve_recent_messages))
         ratio = 0.8 if self.preserve_ratio is None else self.preserve_ratio
-        target = math.floor(input.budget.trigger * ratio)
+        target = math.floor(input.budget.trigger * ratio) - input.budget.fixed
         kept, used = 1, input.count(turns[-1].messages)
         for turn in reversed(turns[:-1]):
             cost = input.count(turn.messages)
@@ -339,7 +339,8 @@ class _Chain(Strategy):
             if not result.changed:
                 continue
             current = replace(current, history=result.history)
-            if current.count(current.history) <= current.budget.trigger and not input.forced:
+            fits = current.count(current.history) + current.budget.fixed <= current.budget.trigger
+            if fits and not input.forced:
                 break
         changed = [s for s in steps if s.changed]
         if not changed:
