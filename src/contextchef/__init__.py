@@ -47,7 +47,7 @@ from contextchef.errors import (
     UnknownTargetError,
     UnknownToolError,
 )
-from contextchef.events import AssembleContext, CompileDone, CompileStart
+from contextchef.events import AssembleContext, CompileDone, CompileStart, WindowExceeded
 from contextchef.memory import (
     UNSET,
     AsyncMemory,
@@ -204,6 +204,7 @@ __all__ = [
     "ToolDefinitionError",
     "UnknownTargetError",
     "UnknownToolError",
+    "WindowExceeded",
     "__version__",
     "adapter_registry",
     "ahandle_anthropic_memory",
