@@ -183,8 +183,7 @@ def compile_flow(
     memory = runtime.memory
     artifacts: MemoryArtifacts | None = None
     if memory is not None:
-        artifacts = yield from memory.compile_artifacts(runtime.vocabulary)
-        memory.advance_turn()
+        artifacts = yield from memory.compile_artifacts(runtime.vocabulary, state.history)
         _check(signal)
     top, context_blocks = _memory_layers(runtime, artifacts)
 
