@@ -82,8 +82,10 @@ class _ChefBase:
                 async-native one for `AsyncContextChef`), `"memory"` (the default: nothing
                 touches the disk) or `"sqlite"` (the machine's embedded database).
             memory: durable facts shown to the model: a dict of `Memory` options
-                (`allowed_keys`, `default_ttl`, `placement`, hooks…) or a `Memory` /
-                `AsyncMemory`. None: no memory.
+                (`allowed_keys`, `default_ttl`, `placement`, `turns`, hooks…) or a `Memory` /
+                `AsyncMemory`. None: no memory. Turn-based TTLs count host turns: a compile
+                whose history holds a new user message (`turns="user_messages"`, the default),
+                or only `next_turn()` (`turns="explicit"`).
             tools: the vocabulary of contextchef's own tools: `"unified"` (the default: the
                 `context` tool over every namespace) or `"legacy"` (`create_memory`,
                 `modify_memory`, `recall_context`).
@@ -266,6 +268,10 @@ class _ChefBase:
         if self._memory is None:
             raise ConfigError("this chef has no memory: pass memory={...} to the chef")
         return self._memory
+
+    def _next_turn_flow(self) -> Flow[int]:
+        """Count one host turn for memory's turn-based TTLs (`next_turn()`); the new count."""
+        return self._require_memory().advance_turn()
 
     def _require_janitor(self, what: str) -> Janitor:
         if self._runtime.janitor is None:

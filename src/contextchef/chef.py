@@ -57,6 +57,15 @@ class ContextChef(_ChefBase):
         """The chef's memory (`memory=` in the configuration)."""
         return Memory.over(self._require_memory())
 
+    def next_turn(self) -> int:
+        """Count one host turn for memory's turn-based TTLs and return the new count.
+
+        With `memory={"turns": "explicit"}` this is the only thing that advances turns; with the
+        default `"user_messages"` a compile over a new user message already counts one, so call
+        it only for turns that have none. The count is written to the store.
+        """
+        return drive_sync(self._next_turn_flow())
+
     def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
         """Run a call of an owned tool and return its result text for the model.
 
@@ -108,6 +117,10 @@ class AsyncContextChef(_ChefBase):
     def get_memory(self) -> AsyncMemory:
         """The chef's memory, with an async API (`memory=` in the configuration)."""
         return AsyncMemory.over(self._require_memory())
+
+    async def next_turn(self) -> int:
+        """See `ContextChef.next_turn`; the store write is awaited."""
+        return await drive_async(self._next_turn_flow())
 
     async def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
         """See `ContextChef.handle_tool`; store work and hooks are awaited."""

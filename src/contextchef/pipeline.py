@@ -180,8 +180,7 @@ def compile_flow(
     memory = runtime.memory
     artifacts: MemoryArtifacts | None = None
     if memory is not None:
-        artifacts = yield from memory.compile_artifacts(runtime.vocabulary)
-        memory.advance_turn()
+        artifacts = yield from memory.compile_artifacts(runtime.vocabulary, state.history)
         _check(signal)
     top, context_blocks = _memory_layers(runtime, artifacts)
     build = _Builder(state, runtime, adapter, target, (*state.system_prompt, *top), context_blocks)

@@ -103,11 +103,17 @@ def test_memory_after_the_system_prompt_or_at_the_tail() -> None:
     assert messages[2]["content"].startswith("q\n\n") and "Python" in messages[2]["content"]
 
 
-def test_memory_ttl_counts_compiles_and_meta_reports_expiry() -> None:
+def test_memory_ttl_counts_host_turns_and_meta_reports_expiry() -> None:
     chef = ContextChef(memory={})
     chef.get_memory().set("temp", "soon gone", ttl=2)
-    assert chef.compile().meta.memory_keys == ("temp",)
-    assert chef.compile().meta.memory_keys == ("temp",)
+    history: list[dict[str, Any]] = []
+    for turn in range(2):
+        history.append({"role": "user", "content": f"question {turn}"})
+        chef.set_history(history)
+        assert chef.compile().meta.memory_keys == ("temp",)
+        assert chef.compile().meta.memory_keys == ("temp",)  # a recompile is the same turn
+        history.append({"role": "assistant", "content": "answer"})
+    chef.set_history([*history, {"role": "user", "content": "question 2"}])
     third = chef.compile().meta
     assert third.memory_keys == () and third.expired_memory_keys == ("temp",)
 

@@ -355,19 +355,20 @@ def test_selector_chooses_what_is_shown(store: Store, clock: Clock) -> None:
 
 
 def test_compile_reads_the_store_once(clock: Clock) -> None:
-    calls: list[str] = []
+    """One pass over memory/, plus the one read of the persisted turn count."""
+    calls: list[tuple[str, str]] = []
 
     class Counting(InMemoryBackend):
         def read(self, ns: str, path: str) -> StoredEntry | None:
-            calls.append("read")
+            calls.append(("read", ns))
             return super().read(ns, path)
 
         def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
-            calls.append("read_all")
+            calls.append(("read_all", ns))
             return super().read_all(ns, prefix)
 
         def list(self, ns: str, prefix: str = "") -> list[Any]:
-            calls.append("list")
+            calls.append(("list", ns))
             return super().list(ns, prefix)
 
     memory = Memory(Store(Counting()), clock=clock)
@@ -376,7 +377,7 @@ def test_compile_reads_the_store_once(clock: Clock) -> None:
     memory.advance_turn()
     calls.clear()
     artifacts = memory.compile_artifacts()
-    assert calls == ["read_all"]
+    assert calls == [("read", "memory_state"), ("read_all", "memory")]
     assert (artifacts.keys, artifacts.expired) == (("a", "c"), ("b",))
 
 

@@ -2,7 +2,8 @@
 
 - `core`: `MemoryCore`, every memory operation written once as a flow of effects.
 - `memory`: `Memory` and `AsyncMemory`, the sync and async faces of the feature.
-- `entry`: `MemoryEntry`, its stored form, TTL parsing and the memory block.
+- `entry`: `MemoryEntry`, its stored form (either key style), TTL parsing and the memory block.
+- `turns`: what a turn is (a host turn) and the turn count kept in the store.
 """
 
 from contextchef.memory.entry import UNSET, MemoryArtifacts, MemoryChange, MemoryEntry

@@ -1,8 +1,10 @@
 """Memory's policy, once: every operation as a flow over the store's `memory/` namespace.
 
 `MemoryCore` holds what memory knows beyond the store (the key allowlist, the default TTL, the
-selector, the hooks, the turn counter) and turns each operation into a flow of effects (see
+selector, the hooks, how turns are counted) and turns each operation into a flow of effects (see
 `contextchef._effects`): store reads and writes are `StoreOp`s, the host's hooks are `Call`s.
+The turn count itself lives in the store (see `memory.turns`): each public flow re-reads it, so
+every `Memory` and chef over one store counts the same turns.
 `Memory` drives the flows synchronously and `AsyncMemory` awaits them, so an async-native
 backend is awaited without a thread hop and an async `on_memory_update` hook really decides.
 """
@@ -38,6 +40,8 @@ from contextchef.memory.entry import (
     render_memory_block,
     snapshot_data,
 )
+from contextchef.memory.turns import TurnCounter, TurnMode, marker_data, parse_marker
+from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
 from contextchef.store.core import StoreCore
 from contextchef.store.paths import validate_entry_path
@@ -53,7 +57,11 @@ NS = MEMORY_NAMESPACE
 
 
 class MemoryCore:
-    """Configuration, the turn counter and every memory flow (see `Memory` for the options)."""
+    """Configuration, the turn counter and every memory flow (see `Memory` for the options).
+
+    Public flows start with `self.counter.load()`; the internal ones (`_get`, `_sweep`, …) use
+    the count it read.
+    """
 
     def __init__(
         self,
@@ -67,6 +75,7 @@ class MemoryCore:
         on_memory_expired: Callable[[MemoryEntry], object] | None = None,
         placement: MemoryPlacement = "after_system",
         clock: Callable[[], float] | None = None,
+        turns: TurnMode = "user_messages",
     ) -> None:
         if isinstance(allowed_keys, str):
             raise ConfigError("allowed_keys must be a list of keys, not a single string")
@@ -98,7 +107,12 @@ class MemoryCore:
         self.on_expired = on_memory_expired
         self.placement: MemoryPlacement = placement
         self.clock: Callable[[], float] = clock if clock is not None else store.clock
-        self.turn = 0
+        self.counter = TurnCounter(store, turns)
+
+    @property
+    def turn(self) -> int:
+        """The turn count as last read from (or written to) the store."""
+        return self.counter.turn
 
     def is_allowed(self, key: str) -> bool:
         return self.allowed is None or key in self.allowed
@@ -106,13 +120,18 @@ class MemoryCore:
     def render(self, entries: Sequence[MemoryEntry], vocabulary: Vocabulary | str) -> str:
         return render_memory_block(entries, as_vocabulary(vocabulary), self.allowed)
 
-    def advance_turn(self) -> int:
-        self.turn += 1
-        return self.turn
+    def advance_turn(self) -> Flow[int]:
+        """Count one turn, whatever the mode (a store write); the new count."""
+        return (yield from self.counter.advance())
 
     # -- developer path ---------------------------------------------------------------------
 
     def get(self, key: str) -> Flow[MemoryEntry | None]:
+        validate_entry_path(key)
+        yield from self.counter.load()
+        return (yield from self._get(key))
+
+    def _get(self, key: str) -> Flow[MemoryEntry | None]:
         validate_entry_path(key)
         stored = yield from self.store.get(NS, key)
         if stored is None:
@@ -124,6 +143,7 @@ class MemoryCore:
         return entry
 
     def entries(self) -> Flow[tuple[MemoryEntry, ...]]:
+        yield from self.counter.load()
         return (yield from self._sweep())[0]
 
     def set(
@@ -166,31 +186,44 @@ class MemoryCore:
     def rename(self, key: str, new_key: str) -> Flow[MemoryEntry]:
         self._check_allowed(new_key)
         old = yield from self._existing(key)
-        if (yield from self.get(new_key)) is not None:
+        if (yield from self._get(new_key)) is not None:
             raise EntryExistsError(
                 f"memory key {new_key!r} already exists", namespace=NS, path=new_key
             )
         yield from self._check_veto(new_key, old.value, None)
         yield from self._check_veto(key, None, old.value)
         expiry = (old.expires_at, old.expires_at_turn)
-        moved = yield from self._write(new_key, old.value, None, old.description, expiry)
+        moved = yield from self._write(new_key, old.value, None, old.description, expiry, like=old)
         yield from self._remove(old)
         return moved
 
     # -- compile path and snapshots ---------------------------------------------------------
 
-    def compile_artifacts(self, vocabulary: Vocabulary | str) -> Flow[MemoryArtifacts]:
+    def compile_artifacts(
+        self, vocabulary: Vocabulary | str, history: Sequence[Message] | None = None
+    ) -> Flow[MemoryArtifacts]:
+        """Count a host turn if `history` opens one (see `memory.turns`), then one pass over
+        the store: expire what is due, select what to show, render the block."""
         vocabulary = as_vocabulary(vocabulary)
+        if history is None:
+            yield from self.counter.load()
+        else:
+            yield from self.counter.observe(history)
         live, expired = yield from self._sweep()
         shown = yield from self._select(live)
         return MemoryArtifacts(shown, expired, self.render(shown, vocabulary))
 
     def snapshot(self) -> Flow[dict[str, Any]]:
+        yield from self.counter.load()
         stored = yield from self.store.entries(NS, "")
-        return snapshot_data(stored, self.turn)
+        data = snapshot_data(stored, self.turn)
+        if (marker := marker_data(self.counter.marker)) is not None:
+            data["turn_marker"] = marker
+        return data
 
     def restore(self, data: Mapping[str, Any] | None) -> Flow[None]:
         entries, turn = parse_snapshot(data)
+        marker = parse_marker(data.get("turn_marker")) if data is not None else None
         if self.store.supports("restore", NS):
             yield from self.store.restore(NS, entries)
         else:
@@ -198,7 +231,7 @@ class MemoryCore:
                 yield from self.store.delete(NS, listed.path)
             for key, entry in entries.items():
                 yield from self.store.put(NS, key, entry.content, entry.meta)
-        self.turn = turn
+        yield from self.counter.save(turn, marker)
 
     # -- internals --------------------------------------------------------------------------
 
@@ -234,12 +267,17 @@ class MemoryCore:
         old: MemoryEntry | None,
         description: str | Unset | None,
         ttl: TTL | Unset | Expiry,
+        *,
+        like: MemoryEntry | None = None,
     ) -> Flow[MemoryEntry]:
+        """Write `key`; its meta keeps the style and the unknown keys of `old` (or `like`), so
+        an entry the TypeScript reference wrote stays in its format."""
         if not isinstance(value, str):
             raise ConfigError(f"a memory value must be a str, not {type(value).__name__}")
         if not isinstance(description, str | Unset | None):
             raise ConfigError("a memory description must be a str or None")
         now = self.clock()
+        template = old if old is not None else like
         if isinstance(ttl, tuple):
             expiry: Expiry = ttl
         elif ttl is UNSET and old is not None:
@@ -255,6 +293,8 @@ class MemoryCore:
             update_count=old.update_count + 1 if old else 1,
             expires_at=expiry[0],
             expires_at_turn=expiry[1],
+            extra_meta=dict(template.extra_meta) if template else {},
+            meta_style=template.meta_style if template else "python",
         )
         yield from self.store.put(NS, key, value, entry_meta(entry))
         yield from self._notify(MemoryChange("set", key, value, old.value if old else None))

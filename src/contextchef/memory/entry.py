@@ -5,6 +5,13 @@ is the value, the meta holds `description`, `created_at`, `updated_at`, `update_
 expiry (`expires_at`, seconds since the epoch; `expires_at_turn`, a turn count). This module
 converts between that form and `MemoryEntry`, parses TTLs and renders the memory block,
 deterministically and XML-escaped.
+
+Entries the TypeScript reference wrote use its camelCase keys: `updateCount`, `expiresAtTurn`,
+`expiresAt` (milliseconds) and `createdAt`/`updatedAt` (milliseconds; the filesystem backend
+already reports those two as `created_at`/`updated_at` in seconds, see
+`store/backends/filesystem/layout.py`). `read_entry` reads either style; an entry read in the
+reference's style is written back in it (`meta_style="typescript"`), and meta keys memory does
+not own (the reference's `importance`, a host's own keys) are kept across updates.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any, Final, Literal, TypeAlias, TypeGuard
@@ -32,6 +39,7 @@ __all__ = [
     "MemoryChange",
     "MemoryEntry",
     "MemoryPlacement",
+    "MetaStyle",
     "Unset",
     "entry_meta",
     "parse_snapshot",
@@ -43,6 +51,7 @@ __all__ = [
 
 MEMORY_NAMESPACE: Final = "memory"
 MemoryPlacement = Literal["after_system", "before_history_tail"]
+MetaStyle = Literal["python", "typescript"]
 TTL: TypeAlias = int | Mapping[str, float] | timedelta | None
 """Turns (`3`, `{"turns": 3}`), seconds (`{"seconds": 60.0}`, a `timedelta`), or None: never."""
 
@@ -61,7 +70,11 @@ UNSET: Final = Unset.UNSET
 
 @dataclass(frozen=True, slots=True)
 class MemoryEntry:
-    """One memory fact. Times are seconds since the epoch; an expiry is a time, a turn, or both."""
+    """One memory fact. Times are seconds since the epoch; an expiry is a time, a turn, or both.
+
+    `extra_meta` holds the stored meta keys memory does not own (kept on update) and
+    `meta_style` the key style the entry was stored in; neither takes part in comparisons.
+    """
 
     key: str
     value: str
@@ -71,6 +84,8 @@ class MemoryEntry:
     update_count: int
     expires_at: float | None = None
     expires_at_turn: int | None = None
+    extra_meta: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    meta_style: MetaStyle = field(default="python", compare=False, repr=False)
 
     def is_expired(self, now: float, turn: int) -> bool:
         return (self.expires_at is not None and now >= self.expires_at) or (
@@ -130,7 +145,24 @@ def parse_ttl(ttl: object) -> tuple[Literal["turns", "seconds"], float] | None:
     )
 
 
+# Memory's own meta keys, per style; "times" are the store's, which every backend reports in
+# seconds under the Python names (a camelCase time only appears in a host's own meta).
+_PY_KEYS = frozenset({"update_count", "expires_at", "expires_at_turn"})
+_TS_KEYS = frozenset({"updateCount", "expiresAt", "expiresAtTurn"})
+_OWNED = _PY_KEYS | _TS_KEYS | {"description", "createdAt", "updatedAt"}
+_STORE_KEYS = frozenset({"created_at", "updated_at", "accessed_at", "bytes"})
+
+
+def _ms(seconds: float) -> float | int:
+    """Seconds as the reference's milliseconds (whole values as int, like `Date.now()`)."""
+    ms = round(seconds * 1000, 3)
+    return int(ms) if ms.is_integer() else ms
+
+
 def entry_meta(entry: MemoryEntry) -> dict[str, Any]:
+    """The meta to store for `entry`, in its `meta_style`, with its `extra_meta` kept."""
+    if entry.meta_style == "typescript":
+        return _ts_meta(entry)
     meta: dict[str, Any] = {
         "created_at": entry.created_at,
         "update_count": entry.update_count,
@@ -142,27 +174,67 @@ def entry_meta(entry: MemoryEntry) -> dict[str, Any]:
         meta["expires_at"] = entry.expires_at
     if entry.expires_at_turn is not None:
         meta["expires_at_turn"] = entry.expires_at_turn
+    meta.update(entry.extra_meta)
     return meta
 
 
+def _ts_meta(entry: MemoryEntry) -> dict[str, Any]:
+    """The reference's layout and key order: description, times, updateCount, its own keys,
+    then the expiry. Times go out under the store's names (the filesystem backend writes them
+    as `createdAt`/`updatedAt` in milliseconds)."""
+    meta: dict[str, Any] = {}
+    if entry.description is not None:
+        meta["description"] = entry.description
+    meta["created_at"] = entry.created_at
+    meta["updated_at"] = entry.updated_at
+    meta["updateCount"] = entry.update_count
+    meta.update(entry.extra_meta)
+    if entry.expires_at is not None:
+        meta["expiresAt"] = _ms(entry.expires_at)
+    if entry.expires_at_turn is not None:
+        meta["expiresAtTurn"] = entry.expires_at_turn
+    return meta
+
+
+def _first(meta: Mapping[str, Any], python: str, typescript: str) -> Any:
+    value = meta.get(python)
+    return meta.get(typescript) if value is None else value
+
+
+def _seconds(meta: Mapping[str, Any], python: str, typescript: str) -> float | None:
+    """A time in seconds from the Python key, else from the reference's (milliseconds)."""
+    value = meta.get(python)
+    if _is_number(value):
+        return float(value)
+    value = meta.get(typescript)
+    return float(value) / 1000 if _is_number(value) else None
+
+
 def read_entry(key: str, stored: StoredEntry) -> MemoryEntry:
-    """Read an entry back, tolerating one the host wrote through the store without our meta."""
+    """Read an entry back in either key style, tolerating one the host wrote through the store
+    without our meta."""
     meta = stored.meta
-    created = stored.created_at or 0.0
-    count = meta.get("update_count")
+    created = _seconds(meta, "created_at", "createdAt") or 0.0
+    count = _first(meta, "update_count", "updateCount")
     description = meta.get("description")
-    expires_at = meta.get("expires_at")
-    expires_at_turn = meta.get("expires_at_turn")
+    expires_at_turn = _first(meta, "expires_at_turn", "expiresAtTurn")
+    typescript = not _PY_KEYS.intersection(meta) and bool(_TS_KEYS.intersection(meta))
     return MemoryEntry(
         key=key,
         value=stored.content,
         description=description if isinstance(description, str) else None,
         created_at=created,
-        updated_at=stored.updated_at or created,
-        update_count=count if isinstance(count, int) and count >= 1 else 1,
-        expires_at=float(expires_at) if _is_number(expires_at) else None,
-        expires_at_turn=expires_at_turn if isinstance(expires_at_turn, int) else None,
+        updated_at=_seconds(meta, "updated_at", "updatedAt") or created,
+        update_count=count if _is_int(count) and count >= 1 else 1,
+        expires_at=_seconds(meta, "expires_at", "expiresAt"),
+        expires_at_turn=expires_at_turn if _is_int(expires_at_turn) else None,
+        extra_meta={k: v for k, v in meta.items() if k not in _OWNED and k not in _STORE_KEYS},
+        meta_style="typescript" if typescript else "python",
     )
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _iso(seconds: float) -> str:

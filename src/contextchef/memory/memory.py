@@ -11,9 +11,18 @@ the update count and the expiry. Three paths reach it:
 - the compile's (`compile_artifacts`): one pass over the store that expires what is due, asks
   the `selector` what to show and renders the memory block.
 
-A TTL is counted in turns (`3` or `{"turns": 3}`; the chef calls `advance_turn()` once per
-compile) or in seconds (`{"seconds": 60.0}` or a `timedelta`); `None` means never. Passing
-`ttl=None` to `set` on an existing entry clears its old expiry. An expired entry is invisible:
+A TTL is counted in turns (`3` or `{"turns": 3}`) or in seconds (`{"seconds": 60.0}` or a
+`timedelta`); `None` means never. Passing `ttl=None` to `set` on an existing entry clears its old
+expiry. An entry written at turn `t` with a TTL of `n` turns is shown in turns `t` … `t+n-1`.
+
+A turn is a *host* turn, never a compile (see `contextchef.memory.turns`). With
+`turns="user_messages"` (the default) a compile advances the count when its history holds a
+user message the last counted turn did not; compiling the same history again, for another
+target or as a retry, does not. The first user message opens turn 0. With `turns="explicit"`
+only `advance_turn()` (the chef's `next_turn()`) advances it, for hosts whose turns are not user
+messages. The count is stored beside the memory (`memory_state/turn` in the same store), so a
+new `Memory` or chef over a persistent store carries on counting, and `snapshot()`/`restore()`
+carry it too. An expired entry is invisible:
 the first read that meets it deletes it and fires `on_memory_expired(entry)` and then
 `on_memory_changed(MemoryChange("expire", …))`. Callbacks that raise are logged and never stop
 the operation.
@@ -24,8 +33,7 @@ coroutine functions). Both drive the flows of `MemoryCore`, so they share every 
 
     memory = Memory(Store(InMemoryBackend()), allowed_keys=["user_name", "goal"])
     memory.set("goal", "ship v2", description="the user's current objective", ttl={"turns": 20})
-    artifacts = memory.compile_artifacts()   # .entries, .expired, .block
-    memory.advance_turn()
+    artifacts = memory.compile_artifacts(history=messages)   # .entries, .expired, .block
 """
 
 from __future__ import annotations
@@ -45,6 +53,8 @@ from contextchef.memory.entry import (
     MemoryPlacement,
     Unset,
 )
+from contextchef.memory.turns import TurnMode
+from contextchef.messages import Message
 from contextchef.prompts import DEFAULT_VOCABULARY, Vocabulary
 from contextchef.store.aio import AsyncNamespaceView, AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
@@ -72,6 +82,7 @@ class _MemoryBase:
         on_memory_expired: Callable[[MemoryEntry], object] | None = None,
         placement: MemoryPlacement = "after_system",
         clock: Callable[[], float] | None = None,
+        turns: TurnMode = "user_messages",
     ) -> None:
         """Memory over the `memory/` namespace of `store`.
 
@@ -90,6 +101,9 @@ class _MemoryBase:
                 often).
             clock: seconds since the epoch, for times and second-based TTLs (default: the
                 store's clock).
+            turns: what advances the turn count of turn-based TTLs: `"user_messages"` (a
+                compile whose history holds a new user message) or `"explicit"` (only
+                `advance_turn()` / the chef's `next_turn()`).
         """
         self._core = MemoryCore(
             self._store_type.of(store).core,
@@ -101,6 +115,7 @@ class _MemoryBase:
             on_memory_expired=on_memory_expired,
             placement=placement,
             clock=clock,
+            turns=turns,
         )
 
     @classmethod
@@ -130,8 +145,14 @@ class _MemoryBase:
 
     @property
     def turn(self) -> int:
-        """The turn counter that turn-based TTLs count against."""
+        """The turn count that turn-based TTLs count against, as of this memory's last
+        operation (the count itself is kept in the store)."""
         return self._core.turn
+
+    @property
+    def turns(self) -> TurnMode:
+        """What advances the turn count: `"user_messages"` or `"explicit"`."""
+        return self._core.counter.mode
 
     def supports_history(self) -> bool:
         """Whether the backend keeps every version of a memory (see `history`)."""
@@ -146,10 +167,6 @@ class _MemoryBase:
     ) -> str:
         """The memory block in `vocabulary` for `entries` (see `render_memory_block`)."""
         return self._core.render(entries, vocabulary)
-
-    def advance_turn(self) -> int:
-        """Count one turn (the chef calls it once per compile); the new count."""
-        return self._core.advance_turn()
 
 
 class Memory(_MemoryBase):
@@ -224,18 +241,26 @@ class Memory(_MemoryBase):
     # -- compile path and snapshots ---------------------------------------------------------
 
     def compile_artifacts(
-        self, vocabulary: Vocabulary | str = DEFAULT_VOCABULARY
+        self,
+        vocabulary: Vocabulary | str = DEFAULT_VOCABULARY,
+        history: Sequence[Message] | None = None,
     ) -> MemoryArtifacts:
-        """One store pass: expire what is due, select what to show, render the block."""
-        return drive_sync(self._core.compile_artifacts(vocabulary))
+        """One store pass: expire what is due, select what to show, render the block. With
+        `history` (what the chef passes), a new user message counts a turn first."""
+        return drive_sync(self._core.compile_artifacts(vocabulary, history))
+
+    def advance_turn(self) -> int:
+        """Count one turn, in either mode (a store write); the new count."""
+        return drive_sync(self._core.advance_turn())
 
     def snapshot(self) -> dict[str, Any]:
-        """The turn counter and every stored entry (expired ones included), as JSON data."""
+        """The turn count (and the marker of its last user message) and every stored entry
+        (expired ones included), as JSON data."""
         return drive_sync(self._core.snapshot())
 
     def restore(self, data: Mapping[str, Any] | None) -> None:
-        """Make memory hold exactly what `snapshot()` returned (None: empty, turn 0). No events
-        fire: this is a restore, not a change."""
+        """Make memory hold exactly what `snapshot()` returned, turn count included (None:
+        empty, turn 0). No events fire: this is a restore, not a change."""
         drive_sync(self._core.restore(data))
 
 
@@ -297,10 +322,16 @@ class AsyncMemory(_MemoryBase):
         return await drive_async(self._core.rename(key, new_key))
 
     async def compile_artifacts(
-        self, vocabulary: Vocabulary | str = DEFAULT_VOCABULARY
+        self,
+        vocabulary: Vocabulary | str = DEFAULT_VOCABULARY,
+        history: Sequence[Message] | None = None,
     ) -> MemoryArtifacts:
         """See `Memory.compile_artifacts`."""
-        return await drive_async(self._core.compile_artifacts(vocabulary))
+        return await drive_async(self._core.compile_artifacts(vocabulary, history))
+
+    async def advance_turn(self) -> int:
+        """See `Memory.advance_turn`."""
+        return await drive_async(self._core.advance_turn())
 
     async def snapshot(self) -> dict[str, Any]:
         """See `Memory.snapshot`."""

@@ -1,0 +1,166 @@
+"""The turn counter of turn-based TTLs: what a turn is, and where the count lives.
+
+A turn is a *host* turn, not a compile. With `turns="user_messages"` (the default) a compile
+counts a turn when the history it compiles ends its user messages with a new one: the last user
+message's digest differs from the one that last counted, or there are more user messages than
+then. Compiling the same history again — for another target, or as a retry — counts nothing,
+and neither does a compaction that drops older messages (fewer user messages, same last one).
+The first user message a store ever sees opens turn 0 without counting, so an entry written
+before the first compile with `ttl=2` is shown for exactly two host turns. With
+`turns="explicit"` compiles never count; only `advance_turn()` (the chef's `next_turn()`) does.
+Either way the rule reads nothing but the history: no clock.
+
+The count persists in the same store as the memory, in a namespace of its own
+(`memory_state/turn`): its content is the turn number as text, its meta the marker of the last
+user message that counted (`user_messages`, `last_user`). Keeping it beside `memory/` rather than
+inside it means no memory listing, search, block, snapshot entry, SQLite version history or the
+TypeScript reference's own `Memory` ever mistakes it for a fact, and no key is taken from the
+host. Every read and write is a store flow, so it works on async-native backends too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, get_args
+
+from contextchef._effects import Flow
+from contextchef.errors import ConfigError
+from contextchef.messages import Message
+from contextchef.store.backend import StoredEntry
+from contextchef.store.core import StoreCore
+
+__all__ = [
+    "TURN_NAMESPACE",
+    "TURN_PATH",
+    "Marker",
+    "TurnCounter",
+    "TurnMode",
+    "check_mode",
+    "last_user_marker",
+    "marker_data",
+    "parse_marker",
+]
+
+logger = logging.getLogger("contextchef.memory")
+
+TURN_NAMESPACE: Final = "memory_state"
+TURN_PATH: Final = "turn"
+TurnMode = Literal["user_messages", "explicit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """Where the history's user messages stood: how many there were and the last one's digest."""
+
+    user_messages: int
+    last_user: str
+
+    def is_new_turn(self, seen: Marker | None) -> bool:
+        """Whether this history holds a user message `seen` did not (see the module docstring)."""
+        if seen is None:
+            return False
+        return self.last_user != seen.last_user or self.user_messages > seen.user_messages
+
+
+def _digest(message: Message) -> str:
+    text = json.dumps(
+        message, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def last_user_marker(history: Sequence[Message]) -> Marker | None:
+    """The marker of `history`, or None when it holds no user message."""
+    count = 0
+    last: Message | None = None
+    for message in history:
+        if message.get("role") == "user":
+            count += 1
+            last = message
+    return None if last is None else Marker(count, _digest(last))
+
+
+def _marker_of(meta: Mapping[str, Any]) -> Marker | None:
+    count, last = meta.get("user_messages"), meta.get("last_user")
+    if isinstance(count, int) and not isinstance(count, bool) and isinstance(last, str):
+        return Marker(count, last)
+    return None
+
+
+def marker_data(marker: Marker | None) -> dict[str, Any] | None:
+    """A marker as JSON data (for snapshots), or None."""
+    if marker is None:
+        return None
+    return {"last_user": marker.last_user, "user_messages": marker.user_messages}
+
+
+def parse_marker(data: object) -> Marker | None:
+    """`marker_data`'s output back (anything else: None)."""
+    return _marker_of(data) if isinstance(data, Mapping) else None
+
+
+def check_mode(turns: object) -> TurnMode:
+    if turns not in get_args(TurnMode):
+        raise ConfigError(f"memory turns must be 'user_messages' or 'explicit', got {turns!r}")
+    return turns  # type: ignore[return-value]
+
+
+class TurnCounter:
+    """The persisted turn count of one store's memory, and the last values read or written.
+
+    `load()` re-reads the store on every memory operation, so two `Memory` objects (or two
+    chefs) over one store agree on the count.
+    """
+
+    def __init__(self, store: StoreCore, mode: TurnMode) -> None:
+        self.store = store
+        self.mode = check_mode(mode)
+        self.turn = 0
+        self.marker: Marker | None = None
+
+    def load(self) -> Flow[int]:
+        stored = yield from self.store.get(TURN_NAMESPACE, TURN_PATH)
+        self.turn, self.marker = self._parse(stored)
+        return self.turn
+
+    def save(self, turn: int, marker: Marker | None) -> Flow[int]:
+        meta = marker_data(marker)
+        yield from self.store.put(TURN_NAMESPACE, TURN_PATH, str(turn), meta)
+        self.turn, self.marker = turn, marker
+        return turn
+
+    def advance(self) -> Flow[int]:
+        """Count one turn explicitly (the marker is kept); the new count."""
+        yield from self.load()
+        return (yield from self.save(self.turn + 1, self.marker))
+
+    def observe(self, history: Sequence[Message]) -> Flow[int]:
+        """Load the count and, with `turns="user_messages"`, count a turn when `history` holds
+        a new user message (recording its marker); the current count."""
+        yield from self.load()
+        if self.mode != "user_messages":
+            return self.turn
+        marker = last_user_marker(history)
+        if marker is None or marker == self.marker:
+            return self.turn
+        turn = self.turn + 1 if marker.is_new_turn(self.marker) else self.turn
+        return (yield from self.save(turn, marker))
+
+    @staticmethod
+    def _parse(stored: StoredEntry | None) -> tuple[int, Marker | None]:
+        if stored is None:
+            return 0, None
+        text = stored.content.strip()
+        if not (text.isascii() and text.isdigit()):
+            logger.warning(
+                "%s/%s holds %r, not a turn count; counting from 0",
+                TURN_NAMESPACE,
+                TURN_PATH,
+                stored.content[:40],
+            )
+            return 0, None
+        return int(text), _marker_of(stored.meta)
