@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from enum import Enum
 from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
@@ -165,16 +165,13 @@ def read_entry(key: str, stored: StoredEntry) -> MemoryEntry:
     )
 
 
-def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def render_entry(entry: MemoryEntry) -> str:
-    """One `<entry>` element; keys, values and descriptions XML-escaped."""
+    """One `<entry>` element; keys, values and descriptions XML-escaped. No clock time enters it
+    (the timestamps stay in the entry's metadata): the same memory renders to the same bytes
+    whenever it was written."""
     lines = [f'<entry key="{escape_xml(entry.key)}">']
     if entry.description:
         lines.append(f"<description>{escape_xml(entry.description)}</description>")
-    lines.append(f"<updated_at>{_iso(entry.updated_at)}</updated_at>")
     lines.append(f"<update_count>{entry.update_count}</update_count>")
     lines.append(f"<value>{escape_xml(entry.value)}</value>")
     lines.append("</entry>")
