@@ -182,12 +182,14 @@ def render_memory_block(
     entries: Sequence[MemoryEntry], vocabulary: Vocabulary, allowed_keys: Sequence[str] | None
 ) -> str:
     """The memory block in `vocabulary`: the header, `<memory>` with one `<entry>` per entry,
-    and the line naming the allowed keys (or, without a key list, the keys shown). Without
-    entries it is only that line when keys are limited, else `""`."""
-    names = allowed_keys if allowed_keys is not None else [entry.key for entry in entries]
-    keys_line = vocabulary.memory_keys_line(names, allowed=allowed_keys is not None)
+    and the line naming the allowed keys (or, without a key list or when the vocabulary's offer
+    makes memory read-only, the keys shown). Without entries it is only that line when keys
+    are limited, else `""`."""
+    limited = allowed_keys if vocabulary.offer.memory_writable else None
+    names = limited if limited is not None else [entry.key for entry in entries]
+    keys_line = vocabulary.memory_keys_line(names, allowed=limited is not None)
     if not entries:
-        return keys_line if allowed_keys is not None else ""
+        return keys_line if limited is not None else ""
     header = vocabulary.memory_block_header
     body = "\n".join(render_entry(entry) for entry in entries)
     return f"{header}\n<memory>\n{body}\n</memory>\n\n{keys_line}"
