@@ -74,8 +74,9 @@ def test_unified_text_never_names_the_legacy_memory_tools() -> None:
 
 def test_each_vocabulary_renders_its_own_text() -> None:
     unified, legacy = vocabulary("unified"), vocabulary("legacy")
-    assert unified.store_instruction == prompts.CONTEXT_STORE_INSTRUCTION
     assert unified.memory_instruction == prompts.CONTEXT_STORE_INSTRUCTION
+    assert unified.store_instruction is not None
+    assert "context://memory" not in unified.store_instruction
     assert legacy.store_instruction is None
     assert legacy.memory_instruction == prompts.MEMORY_INSTRUCTION
     assert unified.memory_block_header == prompts.UNIFIED_MEMORY_BLOCK_HEADER
@@ -97,11 +98,12 @@ def tool_names(payload: Any) -> list[str]:
 
 def test_the_default_chef_speaks_the_unified_vocabulary() -> None:
     chef = ContextChef()
-    assert chef.tools_mode == "unified" and chef.vocabulary is vocabulary("unified")
+    assert chef.tools_mode == "unified" and isinstance(chef.vocabulary, UnifiedVocabulary)
+    assert chef.vocabulary == vocabulary("unified").offering(chef.vocabulary.offer)
     payload = chef.set_history([{"role": "user", "content": "hi"}]).compile()
     assert tool_names(payload) == ["context"]
     assert payload["messages"][0] == {
-        "content": prompts.CONTEXT_STORE_INSTRUCTION,
+        "content": chef.vocabulary.store_instruction,
         "role": "system",
     }
     legacy = ContextChef(tools="legacy", memory={})

@@ -16,6 +16,7 @@ from contextchef._chef_parts import (
     Compaction,
     landed,
     library_tools,
+    offered_vocabulary,
     open_memory,
     open_store,
     record,
@@ -118,9 +119,9 @@ class _ChefBase:
         runner = Janitor(janitor, overflow) if janitor is not None or overflow is not None else None
         self._core = open_store(store, asynchronous=self._asynchronous)
         self._store = store if isinstance(store, self._store_type) else None
-        self.vocabulary: Vocabulary = self._options.vocabulary
-        self.tools_mode: str = self.vocabulary.name
         self._memory = open_memory(memory, self._core, asynchronous=self._asynchronous)
+        self.vocabulary: Vocabulary = offered_vocabulary(self._options, self._memory, runner)
+        self.tools_mode: str = self.vocabulary.name
         self._dispatcher = Dispatcher(
             ContextTool(self._core, memory=self._memory, writable=self._options.writable),
             on_new_context=self._new_context if runner is not None else None,
@@ -134,7 +135,7 @@ class _ChefBase:
             offload=self._options.vfs,
             transform=self._options.transform_tool_result,
             memory=self._memory,
-            library_tools=library_tools(self.vocabulary, self._memory, runner),
+            library_tools=library_tools(self.vocabulary),
         )
         self._force_next = False
         self._compactions: list[Compaction] = []

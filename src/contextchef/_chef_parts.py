@@ -11,9 +11,10 @@ from typing import Any
 from contextchef.adapters import ToolDefinition, normalize_tools
 from contextchef.errors import ConfigError
 from contextchef.memory.core import MemoryCore
+from contextchef.memory.entry import MEMORY_NAMESPACE
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.messages import Message
-from contextchef.prompts import Vocabulary, vocabulary
+from contextchef.prompts import Offer, Vocabulary, vocabulary
 from contextchef.retrieval.context_tool import DEFAULT_WRITABLE
 from contextchef.retrieval.definitions import (
     get_context_tool_definition,
@@ -33,6 +34,7 @@ __all__ = [
     "Compaction",
     "landed",
     "library_tools",
+    "offered_vocabulary",
     "open_memory",
     "open_store",
     "record",
@@ -164,17 +166,30 @@ class _Definitions:
         return get_legacy_memory_tool_definitions(allowed_keys)
 
 
-def library_tools(
-    vocabulary: Vocabulary, memory: MemoryCore | None, runner: Janitor | None
-) -> tuple[ToolDefinition, ...]:
-    """The tools contextchef adds to the payload: the vocabulary's, and nothing else."""
-    tools = vocabulary.tool_definitions(
-        _Definitions(),
+def offered_vocabulary(
+    options: ChefOptions, memory: MemoryCore | None, runner: Janitor | None
+) -> Vocabulary:
+    """The chef's vocabulary bound to what its options offer the model: memory (and whether
+    the access policy lets the model write it), the scratchpad and `new_context` (a handoff is
+    configured)."""
+    writable = options.writable
+    overflow = runner.overflow if runner is not None else None
+    offer = Offer(
         memory=memory is not None,
+        memory_writable=memory is not None
+        and MEMORY_NAMESPACE in writable
+        and memory.allowed != (),
+        notes_writable="notes" in writable,
         allowed_keys=memory.allowed if memory is not None else None,
-        handoff=runner is not None and runner.overflow.handoff is not None,
+        handoff=overflow is not None and overflow.handoff is not None,
     )
-    return tuple(normalize_tools(tools))
+    return options.vocabulary.offering(offer)
+
+
+def library_tools(vocabulary: Vocabulary) -> tuple[ToolDefinition, ...]:
+    """The tools contextchef adds to the payload: those the (bound) vocabulary offers, and
+    nothing else."""
+    return tuple(normalize_tools(vocabulary.tool_definitions(_Definitions())))
 
 
 def open_store(

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["copy_json", "loads_sorted", "sorted_keys"]
+__all__ = ["canonical_json", "copy_json", "loads_sorted", "sorted_keys", "stable_order"]
 
 
 def _sorted_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -34,7 +34,8 @@ def loads_sorted(text: str) -> Any:
 
 
 def sorted_keys(value: Any) -> Any:
-    """A deep copy of a JSON value with every dict's keys in sorted code-point order.
+    """A deep copy of a JSON value with every dict's keys in sorted code-point order (and every
+    set or frozenset a list in `stable_order`).
 
     The chef keeps its private copies of messages in this form, so adapters can emit them (or
     parts of them) as they are and still produce byte-stable payloads.
@@ -43,7 +44,37 @@ def sorted_keys(value: Any) -> Any:
         return {key: sorted_keys(value[key]) for key in sorted(value)}
     if isinstance(value, list | tuple):
         return [sorted_keys(item) for item in value]
+    if isinstance(value, set | frozenset):
+        return [sorted_keys(item) for item in stable_order(value)]
     return value
+
+
+def canonical_json(value: Any) -> str:
+    """One string per logical value, whatever order its dicts were built in or its sets hash
+    in: sorted keys, sets as sorted lists, anything else JSON cannot hold as its `str`."""
+    return json.dumps(
+        _canonical(value), ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str
+    )
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(key): _canonical(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in value]
+    if isinstance(value, set | frozenset):
+        return [_canonical(item) for item in stable_order(value)]
+    return value
+
+
+def stable_order(items: Any) -> list[Any]:
+    """The members of a set (or any iterable) in an order that does not depend on hashing or
+    construction: by type name, then canonical JSON, so mixed types sort too."""
+    return sorted(items, key=_order_key)
+
+
+def _order_key(item: Any) -> tuple[str, str]:
+    return type(item).__name__, canonical_json(item)
 
 
 def copy_json(value: Any) -> Any:

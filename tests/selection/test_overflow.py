@@ -11,6 +11,7 @@ import pytest
 
 from contextchef import AsyncContextChef, ContextChef, prompts
 from contextchef.errors import ConfigError
+from contextchef.prompts import vocabulary
 from contextchef.selection.strategies import OverflowResult, Strategy, chain, reset, summarize
 
 
@@ -86,9 +87,9 @@ def test_summary_heads_the_history_as_a_user_message_and_the_last_turn_stays() -
     payload = c.compile()
     messages = payload["messages"]
     assert messages[0]["role"] == "user"
-    uri = payload.meta.overflow.summary.split(" archived in full at ")[1].split(";")[0]
+    uri = payload.meta.overflow.summary.split(" archived at ")[1].removesuffix(".]")
     assert messages[0]["content"] == prompts.summary_wrapper(
-        f"S\n\n{prompts.archive_citation(12, uri)}"
+        f"S\n\n{vocabulary('legacy').archive_citation(12, uri)}"
     )
     assert messages[-1] == {"content": "latest", "role": "user"}
 
@@ -127,7 +128,7 @@ def test_every_evicted_span_is_archived_and_cited() -> None:
     history = [*dialogue(6), {"role": "user", "content": "q"}]
     report = c.set_history(history).compile().meta.overflow
     assert report.summary is not None and "context://archive/" in report.summary
-    uri = report.summary.split(" archived in full at ")[1].split(";")[0]
+    uri = report.summary.split(" archived at ")[1].removesuffix(".]")
     address = c.get_store().parse_uri(uri)
     assert address is not None
     stored = c.get_store().namespace(address.ns).get(address.path)
@@ -365,7 +366,7 @@ async def test_async_chef_awaits_an_async_model() -> None:
         overflow={"strategy": summarize(model, preserve_recent_messages=1)},
     )
     payload = await c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()
-    assert payload["messages"][0]["content"] == prompts.CONTEXT_STORE_INSTRUCTION
+    assert payload["messages"][0]["content"] == c.vocabulary.store_instruction
     assert "async" in payload["messages"][1]["content"]
 
 
@@ -480,7 +481,7 @@ def test_unified_summaries_name_their_window() -> None:
         overflow={"strategy": summarize(Model(), preserve_recent_messages=1), "window_ids": ids()},
     )
     messages = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()["messages"]
-    assert messages[0] == {"content": prompts.CONTEXT_STORE_INSTRUCTION, "role": "system"}
+    assert messages[0] == {"content": c.vocabulary.store_instruction, "role": "system"}
     assert "Context window: w2." in messages[1]["content"]
 
 

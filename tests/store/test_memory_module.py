@@ -398,12 +398,10 @@ def test_legacy_block_is_exact_and_escaped(store: Store, clock: Clock) -> None:
         "<memory>\n"
         '<entry key="k&quot;&lt;&amp;&gt;">\n'
         "<description>says &quot;hi&quot; &lt;b&gt;</description>\n"
-        "<updated_at>2023-11-14T22:13:20Z</updated_at>\n"
         "<update_count>1</update_count>\n"
         "<value>a &lt; b &amp;&amp; c &gt; &apos;d&apos;\nsecond line</value>\n"
         "</entry>\n"
         '<entry key="plain">\n'
-        "<updated_at>2023-11-14T23:13:20Z</updated_at>\n"
         "<update_count>2</update_count>\n"
         "<value>value 2</value>\n"
         "</entry>\n"

@@ -20,7 +20,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from enum import Enum
 from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
@@ -237,16 +237,13 @@ def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def render_entry(entry: MemoryEntry) -> str:
-    """One `<entry>` element; keys, values and descriptions XML-escaped."""
+    """One `<entry>` element; keys, values and descriptions XML-escaped. No clock time enters it
+    (the timestamps stay in the entry's metadata): the same memory renders to the same bytes
+    whenever it was written."""
     lines = [f'<entry key="{escape_xml(entry.key)}">']
     if entry.description:
         lines.append(f"<description>{escape_xml(entry.description)}</description>")
-    lines.append(f"<updated_at>{_iso(entry.updated_at)}</updated_at>")
     lines.append(f"<update_count>{entry.update_count}</update_count>")
     lines.append(f"<value>{escape_xml(entry.value)}</value>")
     lines.append("</entry>")
@@ -257,12 +254,14 @@ def render_memory_block(
     entries: Sequence[MemoryEntry], vocabulary: Vocabulary, allowed_keys: Sequence[str] | None
 ) -> str:
     """The memory block in `vocabulary`: the header, `<memory>` with one `<entry>` per entry,
-    and the line naming the allowed keys (or, without a key list, the keys shown). Without
-    entries it is only that line when keys are limited, else `""`."""
-    names = allowed_keys if allowed_keys is not None else [entry.key for entry in entries]
-    keys_line = vocabulary.memory_keys_line(names, allowed=allowed_keys is not None)
+    and the line naming the allowed keys (or, without a key list or when the vocabulary's offer
+    makes memory read-only, the keys shown). Without entries it is only that line when keys
+    are limited, else `""`."""
+    limited = allowed_keys if vocabulary.offer.memory_writable else None
+    names = limited if limited is not None else [entry.key for entry in entries]
+    keys_line = vocabulary.memory_keys_line(names, allowed=limited is not None)
     if not entries:
-        return keys_line if allowed_keys is not None else ""
+        return keys_line if limited is not None else ""
     header = vocabulary.memory_block_header
     body = "\n".join(render_entry(entry) for entry in entries)
     return f"{header}\n<memory>\n{body}\n</memory>\n\n{keys_line}"

@@ -2,16 +2,20 @@
 
 The schema is a pydantic v2 model class (or any type pydantic can validate: a TypedDict, a
 dataclass), given with its data; or a model instance on its own. Rendering goes through
-`object_to_xml`, so the state always reads back in the same bytes.
+`object_to_xml`, so the state always reads back in the same bytes: a set (or frozenset) anywhere
+in it becomes a list in `stable_order`, never in the order its hashes give this process.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
 
+from contextchef._jsonvalue import stable_order
 from contextchef.errors import ConfigError, DynamicStateError
 from contextchef.placement.xml import object_to_xml
 
@@ -40,10 +44,11 @@ def render_dynamic_state(
         if isinstance(schema_or_model, BaseModel):
             if data is not None:
                 raise ConfigError("pass either a model instance or a schema with data, not both")
-            plain = schema_or_model.model_dump(mode="json")
+            plain = _plain(schema_or_model.model_dump)
         else:
             adapter: TypeAdapter[Any] = TypeAdapter(schema_or_model)
-            plain = adapter.dump_python(adapter.validate_python(data), mode="json")
+            validated = adapter.validate_python(data)
+            plain = _plain(lambda mode: adapter.dump_python(validated, mode=mode))
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
@@ -57,3 +62,33 @@ def render_dynamic_state(
             f"cannot use {schema_or_model!r} as a dynamic state schema: {exc}"
         ) from exc
     return DynamicState(plain, object_to_xml(plain, STATE_ROOT), placement)  # type: ignore[arg-type]
+
+
+def _plain(dump: Callable[..., Any]) -> Any:
+    """The JSON form of the validated state. Pydantic's JSON mode turns a set into a list in
+    iteration (hash) order; when the state holds a set, its members are put in `stable_order`
+    first and the result made JSON-able the same way."""
+    python = dump(mode="python")
+    if not _has_set(python):
+        return dump(mode="json")
+    return to_jsonable_python(_settled(python))
+
+
+def _has_set(value: Any) -> bool:
+    if isinstance(value, set | frozenset):
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_set(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_set(item) for item in value)
+    return False
+
+
+def _settled(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _settled(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_settled(item) for item in value]
+    if isinstance(value, set | frozenset):
+        return [_settled(item) for item in stable_order(value)]
+    return value

@@ -1,8 +1,9 @@
 """Render JSON-like values as indented XML for the model to read.
 
-Keys are emitted in sorted order whatever order the dict was built in, so the same value always
-renders to the same bytes. Text is escaped (`< > & ' "`), and keys that are not valid XML names
-are made into valid ones, so nothing the user stores can break out of its element.
+Keys are emitted in sorted order whatever order the dict was built in, and sets in
+`stable_order` whatever their hash order, so the same value always renders to the same bytes.
+Text is escaped (`< > & ' "`), and keys that are not valid XML names are made into valid ones,
+so nothing the user stores can break out of its element.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from contextchef._jsonvalue import stable_order
 
 __all__ = ["escape_xml", "object_to_xml", "xml_name"]
 
@@ -52,7 +55,7 @@ def _render(value: Any, name: str, depth: int, out: list[str]) -> None:
             _render(item, xml_name(key), depth + 1, out)
         out.append(f"{pad}</{name}>")
     elif isinstance(value, list | tuple | set | frozenset):
-        items = sorted(value, key=str) if isinstance(value, set | frozenset) else list(value)
+        items = stable_order(value) if isinstance(value, set | frozenset) else list(value)
         items = [item for item in items if item is not None]
         if not items:
             out.append(f"{pad}<{name}/>")

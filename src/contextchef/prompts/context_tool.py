@@ -20,8 +20,10 @@ __all__ = [
     "NEW_CONTEXT_STARTED",
     "NEW_CONTEXT_TOOL_DESCRIPTION",
     "UNIFIED_MEMORY_BLOCK_HEADER",
+    "handoff_save",
     "memory_keys_line",
     "offload_how",
+    "store_instruction",
 ]
 
 CONTEXT_TOOL_DESCRIPTION = (
@@ -82,16 +84,47 @@ NEW_CONTEXT_STARTED = (
     "replaced by a summary."
 )
 
-CONTEXT_STORE_INSTRUCTION = (
+_STORE_INTRO = (
     "Everything that leaves your context window is kept in a context store that you reach "
-    "with the context tool, at addresses of the form context://<namespace>/<path>. "
-    "context://memory/ holds durable facts and is shown to you on every turn; keep it short "
-    "and current. context://notes/ is your scratchpad for plans, findings and progress; it is "
-    "shown only when you view it. Long tool outputs are kept under context://vfs/ and earlier "
-    "parts of the conversation under context://archive/; view them when you need the details. "
-    "The context tool's commands are view, create, str_replace, insert, delete, rename and "
-    "search."
+    "with the context tool, at addresses of the form context://<namespace>/<path>."
 )
+_STORE_MEMORY = (
+    "context://memory/ holds durable facts and is shown to you on every turn; keep it short "
+    "and current."
+)
+_STORE_MEMORY_READ_ONLY = (
+    "context://memory/ holds durable facts and is shown to you on every turn; it is "
+    "read-only to you."
+)
+_STORE_NOTES = (
+    "context://notes/ is your scratchpad for plans, findings and progress; it is shown only "
+    "when you view it."
+)
+_STORE_RECALL = (
+    "Long tool outputs are kept under context://vfs/ and earlier parts of the conversation "
+    "under context://archive/; view them when you need the details."
+)
+_STORE_COMMANDS = (
+    "The context tool's commands are view, create, str_replace, insert, delete, rename and search."
+)
+
+
+def store_instruction(*, memory: bool, memory_writable: bool, notes_writable: bool) -> str:
+    """The system text on the store: memory is named only when it is configured, and invited
+    to be written only when it may be; the scratchpad only when notes/ may be written."""
+    parts = [_STORE_INTRO]
+    if memory:
+        parts.append(_STORE_MEMORY if memory_writable else _STORE_MEMORY_READ_ONLY)
+    if notes_writable:
+        parts.append(_STORE_NOTES)
+    parts += [_STORE_RECALL, _STORE_COMMANDS]
+    return " ".join(parts)
+
+
+CONTEXT_STORE_INSTRUCTION = store_instruction(
+    memory=True, memory_writable=True, notes_writable=True
+)
+"""The store instruction with writable memory and notes (the default policy)."""
 
 UNIFIED_MEMORY_BLOCK_HEADER = "Memory (context://memory/) currently holds:"
 
@@ -112,8 +145,19 @@ def offload_how(uri: str) -> str:
     return f"Read it with the context tool: view {uri} (use view_range for a part)."
 
 
-HANDOFF_SAVE = (
-    "Save what you must not lose with the context tool (notes/ for working notes, memory/ "
-    "for lasting facts), then carry on, or call new_context to start a fresh window."
-)
-"""The handoff notice's advice on keeping what matters."""
+def handoff_save(*, notes: bool, memory: bool, new_context: bool) -> str:
+    """The handoff notice's advice on keeping what matters: it names only the namespaces the
+    model may write and `new_context` only when it is offered."""
+    places = [
+        *(["notes/ for working notes"] if notes else []),
+        *(["memory/ for lasting facts"] if memory else []),
+    ]
+    fresh = ", or call new_context to start a fresh window" if new_context else ""
+    if not places:
+        return f"Carry on{fresh}."
+    where = ", ".join(places)
+    return f"Save what you must not lose with the context tool ({where}), then carry on{fresh}."
+
+
+HANDOFF_SAVE = handoff_save(notes=True, memory=True, new_context=True)
+"""The handoff notice's advice with writable notes and memory, and `new_context` offered."""

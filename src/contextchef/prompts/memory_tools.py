@@ -18,10 +18,12 @@ __all__ = [
     "MEMORY_INSTRUCTION",
     "MEMORY_NOT_CONFIGURED",
     "MEMORY_READ_ONLY",
+    "MEMORY_READ_ONLY_INSTRUCTION",
     "MEMORY_TOOL_PARAMETERS",
     "MODIFY_MEMORY_TOOL_DESCRIPTION",
     "RECALL_TOOL_DESCRIPTION",
     "RECALL_TOOL_PARAMETERS",
+    "archive_citation",
     "memory_action_invalid",
     "memory_deleted",
     "memory_exists",
@@ -75,6 +77,11 @@ MEMORY_INSTRUCTION = (
     "current: update it when a fact changes and delete it once it no longer holds."
 )
 
+MEMORY_READ_ONLY_INSTRUCTION = (
+    "You have a long-term memory that lasts across conversations; what it holds is shown to you "
+    "with your messages. It is read-only in this session: rely on it, but it cannot be changed."
+)
+
 MEMORY_BLOCK_HEADER = "Your memory from earlier turns and conversations:"
 
 
@@ -90,8 +97,14 @@ def memory_keys_line(keys: Sequence[str], *, allowed: bool) -> str:
 
 
 def offload_how(uri: str) -> str:
-    """Where an offloaded tool output went, for the offload notice."""
+    """Where an offloaded tool output went, for the offload notice (no tool reads it here)."""
     return f"The full output is stored at {uri}."
+
+
+def archive_citation(count: int, uri: str) -> str:
+    """Appended to a summary when the evicted messages were archived: where they are kept,
+    without inviting a read no legacy tool can do."""
+    return f"[The {count} messages this summary replaces are archived at {uri}.]"
 
 
 HANDOFF_SAVE = "Write down anything you must not lose before then, then carry on."

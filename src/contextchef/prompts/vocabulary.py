@@ -5,12 +5,17 @@ A `Vocabulary` answers every question on which the two vocabularies differ, so t
 below the chef never compare mode strings: the chef picks one (`vocabulary(name)`) and hands
 it down. `UnifiedVocabulary` speaks of the `context` tool and `context://` paths;
 `LegacyVocabulary` of `create_memory` / `modify_memory` and plain memory keys.
+
+A vocabulary also carries the `Offer`: what the payload gives the model (memory, whether it is
+writable, the scratchpad, `new_context`). The chef binds its own
+(`vocabulary.offering(offer)`), so every sentence is true for its configuration: nothing names a
+tool the payload lacks, memory that is not configured, or invites a write the policy refuses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Final, Protocol, TypeVar, runtime_checkable
 
 from contextchef.errors import ConfigError
@@ -20,6 +25,7 @@ __all__ = [
     "DEFAULT_VOCABULARY",
     "VOCABULARY_NAMES",
     "LegacyVocabulary",
+    "Offer",
     "ToolCatalog",
     "UnifiedVocabulary",
     "Vocabulary",
@@ -41,6 +47,26 @@ class ToolCatalog(Protocol[T_co]):
     def memory_tools(self, allowed_keys: Sequence[str] | None) -> Sequence[T_co]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """What the payload offers the model, as far as the text about it is concerned.
+
+    The default offers everything (memory, writable, every tool): the unbound vocabularies
+    render as they always have. A chef binds the offer its options make.
+    """
+
+    memory: bool = True
+    """Memory is configured (its block is shown)."""
+    memory_writable: bool = True
+    """The model may write memory (the policy allows it, and some key may be written)."""
+    notes_writable: bool = True
+    """The model may write `notes/`, its scratchpad."""
+    allowed_keys: tuple[str, ...] | None = None
+    """The memory keys the host limits writes to, if it does."""
+    handoff: bool = True
+    """A handoff is configured, so `new_context` is offered (unified)."""
+
+
 @runtime_checkable
 class Vocabulary(Protocol):
     """Everything that differs between the tool vocabularies."""
@@ -48,6 +74,15 @@ class Vocabulary(Protocol):
     @property
     def name(self) -> str:
         """The `tools=` option that selects this vocabulary."""
+        ...
+
+    @property
+    def offer(self) -> Offer:
+        """What the payload offers the model; every sentence follows it."""
+        ...
+
+    def offering(self, offer: Offer) -> Vocabulary:
+        """This vocabulary bound to `offer`."""
         ...
 
     @property
@@ -83,15 +118,13 @@ class Vocabulary(Protocol):
         """The window id a summary names, or None when the vocabulary does not name it."""
         ...
 
-    def tool_definitions(
-        self,
-        catalog: ToolCatalog[T],
-        *,
-        memory: bool,
-        allowed_keys: Sequence[str] | None,
-        handoff: bool,
-    ) -> tuple[T, ...]:
-        """The tools the library adds to the payload, taken from `catalog`."""
+    def archive_citation(self, count: int, uri: str) -> str:
+        """Appended to a summary whose `count` evicted messages were archived at `uri`."""
+        ...
+
+    def tool_definitions(self, catalog: ToolCatalog[T]) -> tuple[T, ...]:
+        """The tools the library adds to the payload, taken from `catalog`: those the offer
+        holds, and no others."""
         ...
 
 
@@ -99,17 +132,28 @@ class Vocabulary(Protocol):
 class UnifiedVocabulary:
     """One `context` tool over every namespace of the store (plus `new_context` with handoff)."""
 
+    offer: Offer = field(default_factory=Offer)
+
     @property
     def name(self) -> str:
         return "unified"
 
+    def offering(self, offer: Offer) -> UnifiedVocabulary:
+        return replace(self, offer=offer)
+
     @property
     def store_instruction(self) -> str | None:
-        return context_tool.CONTEXT_STORE_INSTRUCTION
+        return context_tool.store_instruction(
+            memory=False, memory_writable=False, notes_writable=self.offer.notes_writable
+        )
 
     @property
     def memory_instruction(self) -> str:
-        return context_tool.CONTEXT_STORE_INSTRUCTION
+        return context_tool.store_instruction(
+            memory=True,
+            memory_writable=self.offer.memory_writable,
+            notes_writable=self.offer.notes_writable,
+        )
 
     @property
     def memory_block_header(self) -> str:
@@ -127,31 +171,41 @@ class UnifiedVocabulary:
         )
 
     def handoff_notice(self) -> str:
-        return common.context_notice(context_tool.HANDOFF_SAVE)
+        offer = self.offer
+        save = context_tool.handoff_save(
+            notes=offer.notes_writable,
+            memory=offer.memory and offer.memory_writable,
+            new_context=offer.handoff,
+        )
+        return common.context_notice(save)
 
     def summary_window(self, window: str) -> str | None:
         return window
 
-    def tool_definitions(
-        self,
-        catalog: ToolCatalog[T],
-        *,
-        memory: bool,
-        allowed_keys: Sequence[str] | None,
-        handoff: bool,
-    ) -> tuple[T, ...]:
-        if handoff:
+    def archive_citation(self, count: int, uri: str) -> str:
+        return common.archive_citation(count, uri)
+
+    def tool_definitions(self, catalog: ToolCatalog[T]) -> tuple[T, ...]:
+        if self.offer.handoff:
             return catalog.context_tool(), catalog.new_context_tool()
         return (catalog.context_tool(),)
 
 
 @dataclass(frozen=True)
 class LegacyVocabulary:
-    """`create_memory` / `modify_memory` over memory keys; nothing names the `context` tool."""
+    """`create_memory` / `modify_memory` over memory keys, offered only when memory may be
+    written. Nothing names the `context` tool, and `recall_context` is never offered: a URI
+    (an offloaded output, an archive) is cited as where the content is kept, never as
+    something to read."""
+
+    offer: Offer = field(default_factory=Offer)
 
     @property
     def name(self) -> str:
         return "legacy"
+
+    def offering(self, offer: Offer) -> LegacyVocabulary:
+        return replace(self, offer=offer)
 
     @property
     def store_instruction(self) -> str | None:
@@ -159,7 +213,9 @@ class LegacyVocabulary:
 
     @property
     def memory_instruction(self) -> str:
-        return memory_tools.MEMORY_INSTRUCTION
+        if self.offer.memory_writable:
+            return memory_tools.MEMORY_INSTRUCTION
+        return memory_tools.MEMORY_READ_ONLY_INSTRUCTION
 
     @property
     def memory_block_header(self) -> str:
@@ -182,15 +238,14 @@ class LegacyVocabulary:
     def summary_window(self, window: str) -> str | None:
         return None
 
-    def tool_definitions(
-        self,
-        catalog: ToolCatalog[T],
-        *,
-        memory: bool,
-        allowed_keys: Sequence[str] | None,
-        handoff: bool,
-    ) -> tuple[T, ...]:
-        return tuple(catalog.memory_tools(allowed_keys)) if memory else ()
+    def archive_citation(self, count: int, uri: str) -> str:
+        return memory_tools.archive_citation(count, uri)
+
+    def tool_definitions(self, catalog: ToolCatalog[T]) -> tuple[T, ...]:
+        offer = self.offer
+        if offer.memory and offer.memory_writable:
+            return tuple(catalog.memory_tools(offer.allowed_keys))
+        return ()
 
 
 _VOCABULARIES: Final[dict[str, Vocabulary]] = {

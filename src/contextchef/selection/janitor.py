@@ -356,7 +356,7 @@ class Janitor:
             if result.summary is not None and result.history:
                 summary = result.summary
                 if archived is not None:
-                    summary += "\n\n" + prompts.archive_citation(len(result.span), archived)
+                    summary += "\n\n" + vocabulary.archive_citation(len(result.span), archived)
                 named = vocabulary.summary_window(self.lineage.current)
                 head = summary_message(summary, window=named)
                 result = replace(result, history=(head, *result.history[1:]), summary=summary)
