@@ -23,7 +23,7 @@ from contextchef._chef_parts import (
 )
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
-from contextchef._memo import MessageIntake
+from contextchef._memo import ContentDigests, MessageIntake
 from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
 from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers, Slots
@@ -139,6 +139,7 @@ class _ChefBase:
         )
         self._force_next = False
         self._compactions: list[Compaction] = []
+        self._digests = ContentDigests()
         self._handlers = Handlers()
         self._slots = Slots()
         self._system_intake = MessageIntake()
@@ -172,11 +173,14 @@ class _ChefBase:
         """The rolling conversation, as IR messages (see `contextchef.messages`).
 
         What providers would reject is repaired now (`ensure_valid_history`), and every compile
-        reports the repairs in `payload.meta.repairs`.
+        reports the repairs in `payload.meta.repairs`. An overflow result written back earlier is
+        re-applied when the history starts with the messages it compacted, recognised by their
+        content: the same dicts, or fresh ones reloaded from a database or JSON.
         """
         taken = self._history_intake.take(_as_messages(messages, "history"))
         for compaction in self._compactions:
-            taken = compaction.apply(taken)
+            taken = compaction.apply(taken, self._digests)
+        self._digests.sweep()
         history, repairs = ensure_valid_history(taken)
         self._state = replace(self._state, history=tuple(history), repairs=tuple(repairs))
         return self
@@ -238,7 +242,7 @@ class _ChefBase:
     def clear_history(self) -> Self:
         """Empty the history and start a new context window (overflow state is reset too)."""
         self._state = replace(self._state, history=(), repairs=())
-        self._compactions.clear()
+        self._forget_compactions()
         if self._runtime.janitor is not None:
             self._runtime.janitor.reset()
         return self
@@ -313,7 +317,7 @@ class _ChefBase:
         if self._memory is not None and snapshot.memory is not None:
             yield from self._memory.restore(snapshot.memory)
         self._state = state
-        self._compactions.clear()
+        self._forget_compactions()
         if self._runtime.janitor is not None:
             self._runtime.janitor.restore(snapshot.runner)
 
@@ -359,14 +363,37 @@ class _ChefBase:
         return state, flow
 
     def _land(self, started: CompileState, payload: Payload) -> Payload:
-        """Write a landed overflow result back into the chef's history (unless opted out, or
-        the history was replaced while the compile ran)."""
+        """Write a landed overflow result back into the chef's history, and record it for
+        `set_history` to re-apply (unless opted out, or the history set while the compile ran
+        is not the one it started from: same content, as a retry's `set_history` gives, is)."""
         report = payload.meta.overflow
         runner = self._runtime.janitor
         if report is None or not report.changed or runner is None:
             return payload
-        if not runner.overflow.write_back or self._state.history is not started.history:
+        if not runner.overflow.write_back or not self._same(self._state.history, started.history):
             return payload
-        self._compactions = record(self._compactions, landed(started.history, report.history))
+        prefix, replacement = landed(started.history, report.history)
+        if prefix:  # an empty prefix would match every history: nothing to re-apply
+            digest = self._digests.of
+            self._compactions = record(
+                self._compactions,
+                [digest(message) for message in prefix],
+                replacement,
+                tuple(digest(message) for message in replacement),
+            )
         self._state = replace(self._state, history=report.history, repairs=())
         return payload
+
+    def _same(self, history: tuple[Message, ...], other: tuple[Message, ...]) -> bool:
+        """Whether two histories have the same messages: the same objects, or equal content."""
+        if history is other:
+            return True
+        digest = self._digests.of
+        return len(history) == len(other) and all(
+            a is b or digest(a) == digest(b) for a, b in zip(history, other, strict=True)
+        )
+
+    def _forget_compactions(self) -> None:
+        """Drop the compaction records (and the digests memoised for them): a new window."""
+        self._compactions = []
+        self._digests = ContentDigests()

@@ -516,15 +516,3 @@ def test_repeated_overflows_on_a_growing_host_list_keep_one_compaction_record() 
     assert len(c.history) < len(host)
     assert len(c._compactions) == 1  # folded: one record however many overflows landed
     assert model.calls == 3
-
-
-def test_compaction_records_fold_only_when_made_on_each_others_result() -> None:
-    from contextchef._chef_parts import Compaction, record
-
-    a, b, c, s1, s2 = ({"role": "user", "content": t} for t in "abc12")
-    first = Compaction((a, b), (s1,))
-    on_first = Compaction((s1, c), (s2,))
-    unrelated = Compaction((c,), (s2,))
-    assert record([first], on_first) == [Compaction((a, b, c), (s2,))]
-    assert record([first], unrelated) == [first, unrelated]
-    assert record([], first) == [first]
