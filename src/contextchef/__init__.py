@@ -95,7 +95,7 @@ from contextchef.selection import (
     summarize,
     summarize_history,
 )
-from contextchef.selection.janitor import HandoffConfig
+from contextchef.selection.overflow_config import HandoffConfig
 from contextchef.selection.offload import OffloadConfig
 from contextchef.store import (
     AsyncNamespaceView,
