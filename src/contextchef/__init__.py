@@ -95,8 +95,8 @@ from contextchef.selection import (
     summarize,
     summarize_history,
 )
-from contextchef.selection.overflow_config import HandoffConfig
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.overflow_config import HandoffConfig
 from contextchef.store import (
     AsyncNamespaceView,
     AsyncStorageBackend,
