@@ -25,6 +25,7 @@ FOUNDATION = (
     "_memo",
     "_jsonvalue",
     "_config",
+    "_limits",
     "_version",
 )
 LAYERS = {

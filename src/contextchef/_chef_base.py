@@ -17,6 +17,7 @@ from contextchef._chef_parts import (
     landed,
     library_tools,
     offered_vocabulary,
+    open_context_tool,
     open_memory,
     open_store,
     record,
@@ -34,7 +35,6 @@ from contextchef.pipeline import CompileRuntime, CompileState, Payload, Signal, 
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
 from contextchef.prompts import Vocabulary
-from contextchef.retrieval.context_tool import ContextTool
 from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
@@ -90,8 +90,9 @@ class _ChefBase:
             tools: the vocabulary of contextchef's own tools: `"unified"` (the default: the
                 `context` tool over every namespace) or `"legacy"` (`create_memory`,
                 `modify_memory`, `recall_context`).
-            context_tool: `{"writable": [...]}`: the namespaces the model may write
-                (default memory and notes).
+            context_tool: `{"writable": [...], "max_entry_bytes": n, "max_argument_bytes": n}`:
+                the namespaces the model may write (default memory and notes), and the byte
+                caps on one entry it writes (256 KiB) and one call's arguments (1 MiB).
             janitor: the window budget: `{"context_window": n, "trigger_ratio": r,
                 "usage_preference": ...}` or a `JanitorConfig`. With `overflow`, turns
                 overflow handling on.
@@ -123,7 +124,7 @@ class _ChefBase:
         self.vocabulary: Vocabulary = offered_vocabulary(self._options, self._memory, runner)
         self.tools_mode: str = self.vocabulary.name
         self._dispatcher = Dispatcher(
-            ContextTool(self._core, memory=self._memory, writable=self._options.writable),
+            open_context_tool(self._options, self._core, self._memory),
             on_new_context=self._new_context if runner is not None else None,
         )
         self._runtime = CompileRuntime(

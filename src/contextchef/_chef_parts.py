@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextchef._limits import DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ENTRY_BYTES, size_limit
 from contextchef._memo import DIGEST_SIZE, ContentDigests
 from contextchef.adapters import ToolDefinition, normalize_tools
 from contextchef.errors import ConfigError
@@ -18,7 +19,7 @@ from contextchef.memory.entry import MEMORY_NAMESPACE
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.messages import Message
 from contextchef.prompts import Offer, Vocabulary, vocabulary
-from contextchef.retrieval.context_tool import DEFAULT_WRITABLE
+from contextchef.retrieval.context_tool import DEFAULT_WRITABLE, ContextTool
 from contextchef.retrieval.definitions import (
     get_context_tool_definition,
     get_legacy_memory_tool_definitions,
@@ -39,6 +40,7 @@ __all__ = [
     "landed",
     "library_tools",
     "offered_vocabulary",
+    "open_context_tool",
     "open_memory",
     "open_store",
     "record",
@@ -151,6 +153,8 @@ class ChefOptions:
 
     vocabulary: Vocabulary
     writable: tuple[str, ...]
+    max_entry_bytes: int | None
+    max_argument_bytes: int | None
     vfs: OffloadConfig
     transform_tool_result: TransformHook | None
     default_target: str
@@ -169,27 +173,59 @@ class ChefOptions:
             raise ConfigError("transform_tool_result must be callable(content, info) -> str")
         if default_target is not None and not isinstance(default_target, str):
             raise ConfigError("default_target must be a target name such as 'anthropic'")
+        tool = _context_tool_options(context_tool)
         return cls(
             vocabulary=vocabulary(tools),
-            writable=_writable(context_tool),
+            writable=_writable(tool),
+            max_entry_bytes=size_limit(
+                tool.get("max_entry_bytes", DEFAULT_MAX_ENTRY_BYTES), "context_tool max_entry_bytes"
+            ),
+            max_argument_bytes=size_limit(
+                tool.get("max_argument_bytes", DEFAULT_MAX_ARGUMENT_BYTES),
+                "context_tool max_argument_bytes",
+            ),
             vfs=OffloadConfig.of(vfs),
             transform_tool_result=transform_tool_result,
             default_target=default_target or "openai",
         )
 
 
-def _writable(options: Mapping[str, Any] | None) -> tuple[str, ...]:
+_CONTEXT_TOOL_OPTIONS = ("max_argument_bytes", "max_entry_bytes", "writable")
+
+
+def _context_tool_options(options: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The `context_tool={...}` option, checked for its known keys: `writable` (the namespaces
+    the model may write), `max_entry_bytes` (one entry the model writes) and
+    `max_argument_bytes` (one tool call's arguments); see `contextchef._limits`."""
     if options is None:
-        return DEFAULT_WRITABLE
+        return {}
     if not isinstance(options, Mapping):
         raise ConfigError("context_tool must be a dict such as {'writable': ['notes']}")
-    unknown = set(options) - {"writable"}
+    unknown = set(options) - set(_CONTEXT_TOOL_OPTIONS)
     if unknown:
-        raise ConfigError(f"unknown context_tool option(s) {sorted(unknown)}; known: ['writable']")
+        known = list(_CONTEXT_TOOL_OPTIONS)
+        raise ConfigError(f"unknown context_tool option(s) {sorted(unknown)}; known: {known}")
+    return options
+
+
+def _writable(options: Mapping[str, Any]) -> tuple[str, ...]:
     writable = options.get("writable", DEFAULT_WRITABLE)
     if isinstance(writable, str) or not all(isinstance(ns, str) for ns in writable):
         raise ConfigError("context_tool writable must be a list of namespace names")
     return tuple(writable)
+
+
+def open_context_tool(
+    options: ChefOptions, store: StoreCore, memory: MemoryCore | None
+) -> ContextTool:
+    """The chef's `context` tool: its access policy and its caps on model writes."""
+    return ContextTool(
+        store,
+        memory=memory,
+        writable=options.writable,
+        max_entry_bytes=options.max_entry_bytes,
+        max_argument_bytes=options.max_argument_bytes,
+    )
 
 
 def open_memory(

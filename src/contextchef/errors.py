@@ -21,7 +21,8 @@ ContextChefError                      catch-all: `except contextchef.ContextChef
 │       └── SchemaTooNewError         the store was written by a newer contextchef
 ├── MemoryRefusedError                a model-path memory write was refused (carries .key)
 │   ├── MemoryKeyNotAllowedError      the key is outside `allowed_keys` (carries .allowed)
-│   └── MemoryVetoedError             the host's `on_memory_update` hook vetoed the write
+│   ├── MemoryVetoedError             the host's `on_memory_update` hook vetoed the write
+│   └── MemoryValueTooLargeError      the value is over `max_value_bytes` (carries .size, .limit)
 └── MissingDependencyError            an optional extra is not installed (also an ImportError)
 ```
 
@@ -42,6 +43,7 @@ __all__ = [
     "InvalidPathError",
     "MemoryKeyNotAllowedError",
     "MemoryRefusedError",
+    "MemoryValueTooLargeError",
     "MemoryVetoedError",
     "MessageError",
     "MigrationError",
@@ -208,6 +210,18 @@ class MemoryVetoedError(MemoryRefusedError):
 
     def __init__(self, key: str) -> None:
         super().__init__(f"the host vetoed the write to memory key {key!r}", key=key)
+
+
+class MemoryValueTooLargeError(MemoryRefusedError):
+    """The value the model wrote is over the memory's `max_value_bytes` (UTF-8 bytes)."""
+
+    def __init__(self, key: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"the value for memory key {key!r} is {size} bytes, over the {limit}-byte limit",
+            key=key,
+        )
+        self.size = size
+        self.limit = limit
 
 
 class MissingDependencyError(ContextChefError, ImportError):

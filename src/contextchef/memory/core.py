@@ -16,11 +16,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, get_args
 
 from contextchef._effects import Call, Flow
+from contextchef._limits import (
+    DEFAULT_MAX_BLOCK_BYTES,
+    DEFAULT_MAX_VALUE_BYTES,
+    byte_size,
+    size_limit,
+)
 from contextchef.errors import (
     ConfigError,
     EntryExistsError,
     EntryNotFoundError,
     MemoryKeyNotAllowedError,
+    MemoryValueTooLargeError,
     MemoryVetoedError,
 )
 from contextchef.memory.entry import (
@@ -34,10 +41,10 @@ from contextchef.memory.entry import (
     MemoryPlacement,
     Unset,
     entry_meta,
+    fit_memory_block,
     parse_snapshot,
     parse_ttl,
     read_entry,
-    render_memory_block,
     snapshot_data,
 )
 from contextchef.memory.turns import TurnCounter, TurnMode, marker_data, parse_marker
@@ -76,6 +83,8 @@ class MemoryCore:
         placement: MemoryPlacement = "after_system",
         clock: Callable[[], float] | None = None,
         turns: TurnMode = "user_messages",
+        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
+        max_block_bytes: int | None = DEFAULT_MAX_BLOCK_BYTES,
     ) -> None:
         if isinstance(allowed_keys, str):
             raise ConfigError("allowed_keys must be a list of keys, not a single string")
@@ -108,6 +117,8 @@ class MemoryCore:
         self.placement: MemoryPlacement = placement
         self.clock: Callable[[], float] = clock if clock is not None else store.clock
         self.counter = TurnCounter(store, turns)
+        self.max_value_bytes = size_limit(max_value_bytes, "max_value_bytes")
+        self.max_block_bytes = size_limit(max_block_bytes, "max_block_bytes")
 
     @property
     def turn(self) -> int:
@@ -118,7 +129,15 @@ class MemoryCore:
         return self.allowed is None or key in self.allowed
 
     def render(self, entries: Sequence[MemoryEntry], vocabulary: Vocabulary | str) -> str:
-        return render_memory_block(entries, as_vocabulary(vocabulary), self.allowed)
+        return self.fit(entries, vocabulary)[1]
+
+    def fit(
+        self, entries: Sequence[MemoryEntry], vocabulary: Vocabulary | str
+    ) -> tuple[tuple[MemoryEntry, ...], str]:
+        """The entries the block shows within `max_block_bytes`, and the block."""
+        return fit_memory_block(
+            entries, as_vocabulary(vocabulary), self.allowed, self.max_block_bytes
+        )
 
     def advance_turn(self) -> Flow[int]:
         """Count one turn, whatever the mode (a store write); the new count."""
@@ -170,11 +189,13 @@ class MemoryCore:
         self._check_allowed(key)
         if (yield from self.get(key)) is not None:
             raise EntryExistsError(f"memory key {key!r} already exists", namespace=NS, path=key)
+        self._check_size(key, value, None)
         yield from self._check_veto(key, value, None)
         return (yield from self._write(key, value, None, description, UNSET))
 
     def update(self, key: str, value: str, description: str | Unset | None) -> Flow[MemoryEntry]:
         old = yield from self._existing(key)
+        self._check_size(key, value, old.value)
         yield from self._check_veto(key, value, old.value)
         return (yield from self._write(key, value, old, description, UNSET))
 
@@ -210,8 +231,11 @@ class MemoryCore:
         else:
             yield from self.counter.observe(history)
         live, expired = yield from self._sweep()
-        shown = yield from self._select(live)
-        return MemoryArtifacts(shown, expired, self.render(shown, vocabulary))
+        selected = yield from self._select(live)
+        shown, block = self.fit(selected, vocabulary)
+        kept = {id(entry) for entry in shown}
+        omitted = tuple(entry.key for entry in selected if id(entry) not in kept)
+        return MemoryArtifacts(shown, expired, block, omitted)
 
     def snapshot(self) -> Flow[dict[str, Any]]:
         yield from self.counter.load()
@@ -331,6 +355,16 @@ class MemoryCore:
         validate_entry_path(key)
         if not self.is_allowed(key):
             raise MemoryKeyNotAllowedError(key, self.allowed or ())
+
+    def _check_size(self, key: str, value: object, old: str | None) -> None:
+        """Refuse a model write over `max_value_bytes`, unless it does not grow the value it
+        replaces (so the model may still edit down an entry the host wrote long)."""
+        limit = self.max_value_bytes
+        if limit is None or not isinstance(value, str):
+            return
+        size = byte_size(value)
+        if size > limit and (old is None or size > byte_size(old)):
+            raise MemoryValueTooLargeError(key, size, limit)
 
     def _check_veto(self, key: str, value: str | None, old: str | None) -> Flow[None]:
         """Ask `on_memory_update`; False, an exception, or an awaitable the synchronous API

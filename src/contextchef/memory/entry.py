@@ -42,6 +42,7 @@ __all__ = [
     "MetaStyle",
     "Unset",
     "entry_meta",
+    "fit_memory_block",
     "parse_snapshot",
     "parse_ttl",
     "read_entry",
@@ -106,11 +107,14 @@ class MemoryChange:
 @dataclass(frozen=True, slots=True)
 class MemoryArtifacts:
     """What one compile needs from memory: the entries shown (in order), the keys that expired
-    in this pass, and the rendered block (`""` when there is nothing to show)."""
+    in this pass, the rendered block (`""` when there is nothing to show) and the keys the
+    block's byte cap left out."""
 
     entries: tuple[MemoryEntry, ...]
     expired: tuple[str, ...]
     block: str
+    omitted: tuple[str, ...] = ()
+    """The keys of live entries the block left out to stay under its byte cap."""
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -251,20 +255,89 @@ def render_entry(entry: MemoryEntry) -> str:
 
 
 def render_memory_block(
-    entries: Sequence[MemoryEntry], vocabulary: Vocabulary, allowed_keys: Sequence[str] | None
+    entries: Sequence[MemoryEntry],
+    vocabulary: Vocabulary,
+    allowed_keys: Sequence[str] | None,
+    max_bytes: int | None = None,
 ) -> str:
     """The memory block in `vocabulary`: the header, `<memory>` with one `<entry>` per entry,
     and the line naming the allowed keys (or, without a key list or when the vocabulary's offer
     makes memory read-only, the keys shown). Without entries it is only that line when keys
-    are limited, else `""`."""
+    are limited, else `""`. With `max_bytes`, see `fit_memory_block`."""
+    return fit_memory_block(entries, vocabulary, allowed_keys, max_bytes)[1]
+
+
+def fit_memory_block(
+    entries: Sequence[MemoryEntry],
+    vocabulary: Vocabulary,
+    allowed_keys: Sequence[str] | None,
+    max_bytes: int | None,
+) -> tuple[tuple[MemoryEntry, ...], str]:
+    """The entries the block shows and the block, at most `max_bytes` UTF-8 bytes (None: no
+    cap). Over the cap, entries are taken in order, each one that still fits; those left out
+    are counted in one line under `</memory>` that says how to read them. Only a block whose
+    fixed lines alone (header, key list, that note) pass the cap can be longer."""
     limited = allowed_keys if vocabulary.offer.memory_writable else None
-    names = limited if limited is not None else [entry.key for entry in entries]
+    rendered = [render_entry(entry) for entry in entries]
+    sizes = [_byte_size(text) for text in rendered]
+    if max_bytes is None or sum(sizes) <= max_bytes:
+        block = _assemble(vocabulary, entries, rendered, limited, 0, max_bytes)
+        if max_bytes is None or _byte_size(block) <= max_bytes:
+            return tuple(entries), block
+    assert max_bytes is not None
+    keys_line = vocabulary.memory_keys_line(limited or [], allowed=limited is not None)
+    budget = max_bytes - (
+        _byte_size(vocabulary.memory_block_header)
+        + len("\n<memory>\n\n</memory>\n\n\n")
+        + _byte_size(keys_line)
+        + _byte_size(vocabulary.memory_omitted_line(len(entries), max_bytes))
+    )
+    # each entry costs its element and a newline, and (keys not limited) its name in the keys
+    # line with what the line adds around each name (measured on a probe key)
+    per_key = 0
+    if limited is None:
+        line = vocabulary.memory_keys_line
+        per_key = _byte_size(line(["x", "x"], allowed=False)) - _byte_size(
+            line(["x"], allowed=False)
+        )
+    shown: list[int] = []
+    for index, size in enumerate(sizes):
+        cost = size + 1 + (0 if limited is not None else per_key + _byte_size(entries[index].key))
+        if cost <= budget:
+            shown.append(index)
+            budget -= cost
+    kept = tuple(entries[index] for index in shown)
+    omitted = len(entries) - len(kept)
+    return kept, _assemble(
+        vocabulary, kept, [rendered[index] for index in shown], limited, omitted, max_bytes
+    )
+
+
+def _assemble(
+    vocabulary: Vocabulary,
+    kept: Sequence[MemoryEntry],
+    rendered: Sequence[str],
+    limited: Sequence[str] | None,
+    omitted: int,
+    max_bytes: int | None,
+) -> str:
+    """The block of the `kept` entries (`rendered`), with the note on `omitted` ones."""
+    names = limited if limited is not None else [entry.key for entry in kept]
     keys_line = vocabulary.memory_keys_line(names, allowed=limited is not None)
-    if not entries:
+    if not kept and not omitted:
         return keys_line if limited is not None else ""
-    header = vocabulary.memory_block_header
-    body = "\n".join(render_entry(entry) for entry in entries)
-    return f"{header}\n<memory>\n{body}\n</memory>\n\n{keys_line}"
+    parts = [vocabulary.memory_block_header]
+    if kept:
+        body = "\n".join(rendered)
+        parts.append(f"<memory>\n{body}\n</memory>")
+    if omitted:
+        parts.append(vocabulary.memory_omitted_line(omitted, max_bytes or 0))
+    block = "\n".join(parts)
+    return f"{block}\n\n{keys_line}" if kept or limited is not None else block
+
+
+def _byte_size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def snapshot_data(stored: Mapping[str, StoredEntry], turn: int) -> dict[str, Any]:

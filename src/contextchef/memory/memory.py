@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Self
 
 from contextchef._effects import drive_async, drive_sync
+from contextchef._limits import DEFAULT_MAX_BLOCK_BYTES, DEFAULT_MAX_VALUE_BYTES
 from contextchef.memory.core import MemoryCore, Selector, UpdateHook
 from contextchef.memory.entry import (
     MEMORY_NAMESPACE,
@@ -83,6 +84,8 @@ class _MemoryBase:
         placement: MemoryPlacement = "after_system",
         clock: Callable[[], float] | None = None,
         turns: TurnMode = "user_messages",
+        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
+        max_block_bytes: int | None = DEFAULT_MAX_BLOCK_BYTES,
     ) -> None:
         """Memory over the `memory/` namespace of `store`.
 
@@ -104,6 +107,15 @@ class _MemoryBase:
             turns: what advances the turn count of turn-based TTLs: `"user_messages"` (a
                 compile whose history holds a new user message) or `"explicit"` (only
                 `advance_turn()` / the chef's `next_turn()`).
+            max_value_bytes: the most UTF-8 bytes one value may have when the *model* writes
+                it (`create`, `update`, the `context` tool, the legacy memory tools): a larger
+                write is refused (`MemoryValueTooLargeError`, an `Error:` result for the model)
+                unless it does not grow the value it replaces. The host's `set` is not capped.
+                None: no cap.
+            max_block_bytes: the most UTF-8 bytes of the memory block one compile shows,
+                whoever wrote the entries (`set` included): entries that do not fit are left
+                out, in order, with one line saying how many and how to read them. None: no
+                cap.
         """
         self._core = MemoryCore(
             self._store_type.of(store).core,
@@ -116,6 +128,8 @@ class _MemoryBase:
             placement=placement,
             clock=clock,
             turns=turns,
+            max_value_bytes=max_value_bytes,
+            max_block_bytes=max_block_bytes,
         )
 
     @classmethod
@@ -198,7 +212,8 @@ class Memory(_MemoryBase):
         description: str | Unset | None = UNSET,
         ttl: TTL | Unset = UNSET,
     ) -> MemoryEntry:
-        """Create or overwrite `key`, bypassing `allowed_keys` and the veto.
+        """Create or overwrite `key`, bypassing `allowed_keys`, the veto and `max_value_bytes`
+        (the block cap still limits what a compile shows).
 
         An update keeps `created_at` and bumps `update_count`. `description` and `ttl` left
         UNSET keep the entry's current ones (a new entry gets no description and `default_ttl`);

@@ -22,6 +22,7 @@ __all__ = [
     "UNIFIED_MEMORY_BLOCK_HEADER",
     "handoff_save",
     "memory_keys_line",
+    "memory_omitted_line",
     "offload_how",
     "store_instruction",
 ]
@@ -107,6 +108,16 @@ _STORE_RECALL = (
 _STORE_COMMANDS = (
     "The context tool's commands are view, create, str_replace, insert, delete, rename and search."
 )
+
+
+def memory_omitted_line(count: int, limit: int) -> str:
+    """Under a memory block cut at `limit` bytes: how many entries were left out and how to
+    read them."""
+    what = "1 more memory entry is" if count == 1 else f"{count} more memory entries are"
+    return (
+        f"[{what} stored but not shown, to keep this block under {limit} bytes. View "
+        "context://memory/ to list every entry, and view an entry to read it.]"
+    )
 
 
 def store_instruction(*, memory: bool, memory_writable: bool, notes_writable: bool) -> str:

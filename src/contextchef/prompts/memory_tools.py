@@ -31,7 +31,9 @@ __all__ = [
     "memory_key_refused",
     "memory_keys_line",
     "memory_missing",
+    "memory_omitted_line",
     "memory_saved",
+    "memory_too_large",
     "memory_updated",
     "memory_vetoed",
     "offload_how",
@@ -96,6 +98,16 @@ def memory_keys_line(keys: Sequence[str], *, allowed: bool) -> str:
     return f"Allowed memory keys: {names}. create_memory and modify_memory accept only these."
 
 
+def memory_omitted_line(count: int, limit: int, *, writable: bool) -> str:
+    """Under a memory block cut at `limit` bytes: how many memories were left out. No legacy
+    tool reads them, so the line only invites making room, and only when memory is writable."""
+    what = "1 more memory is" if count == 1 else f"{count} more memories are"
+    line = f"[{what} stored but not shown, to keep this block under {limit} bytes."
+    if writable:
+        line += " Delete memories that no longer hold with modify_memory to make room."
+    return line + "]"
+
+
 def offload_how(uri: str) -> str:
     """Where an offloaded tool output went, for the offload notice (no tool reads it here)."""
     return f"The full output is stored at {uri}."
@@ -149,6 +161,13 @@ def memory_key_refused(key: str, allowed: Sequence[str]) -> str:
         return f"Error: {quote_for_model(key)} is not an allowed memory key: none may be written."
     return f"Error: {quote_for_model(key)} is not an allowed memory key. Allowed keys: " + (
         ", ".join(allowed) + "."
+    )
+
+
+def memory_too_large(key: str, size: int, limit: int) -> str:
+    return (
+        f"Error: the value for memory {quote_for_model(key)} is {size} bytes, over the limit of "
+        f"{limit} bytes for one memory, so nothing was saved. Save a shorter fact."
     )
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "anthropic_memory_path_outside",
     "archived_span_header",
     "arguments_not_object",
+    "arguments_too_large",
     "bad_path",
     "capability_missing",
     "created",
@@ -29,12 +30,14 @@ __all__ = [
     "entry_description",
     "entry_exists",
     "entry_header",
+    "entry_too_large",
     "insert_out_of_range",
     "inserted",
     "is_empty",
     "listing_line",
     "long_line_cut",
     "memory_key_not_allowed",
+    "memory_value_too_large",
     "missing_argument",
     "no_matches",
     "nothing_stored",
@@ -73,6 +76,13 @@ def arguments_not_object(kind: str) -> str:
     return (
         f"Error: the tool arguments must be a JSON object, not {kind}. Send them as one JSON "
         "object of named fields."
+    )
+
+
+def arguments_too_large(size: int, limit: int) -> str:
+    return (
+        f"Error: the tool arguments are {size} bytes, over the limit of {limit} bytes for one "
+        "call, so the call was not run. Send less at once: split the content over several calls."
     )
 
 
@@ -130,6 +140,26 @@ def memory_key_not_allowed(uri: str, allowed: Sequence[str]) -> str:
     if not allowed:
         return f"Error: {uri} is not an allowed memory key: no memory key may be written here."
     return f"Error: {uri} is not an allowed memory key. Allowed keys: {', '.join(allowed)}."
+
+
+def entry_too_large(uri: str, size: int, limit: int) -> str:
+    return (
+        f"Error: {uri} would be {size} bytes, over the limit of {limit} bytes for one entry, so "
+        "nothing was written. Keep only what you need, or split it over several entries."
+    )
+
+
+def memory_value_too_large(uri: str, size: int, limit: int, notes: str | None) -> str:
+    """`notes`: the scratchpad's root when the model may write there, to move long text to."""
+    advice = (
+        f"Keep the fact short, and put longer text in an entry under {notes} instead."
+        if notes
+        else "Keep the fact short."
+    )
+    return (
+        f"Error: the value for {uri} would be {size} bytes, over the limit of {limit} bytes for "
+        f"one memory entry, so nothing was written. {advice}"
+    )
 
 
 def write_vetoed(uri: str) -> str:

@@ -104,6 +104,11 @@ class Vocabulary(Protocol):
         """The line under the memory block: the writable keys (`allowed`), else those shown."""
         ...
 
+    def memory_omitted_line(self, count: int, limit: int) -> str:
+        """The note under a memory block cut at `limit` bytes: `count` entries left out, and
+        how to read them where the vocabulary can."""
+        ...
+
     def offload_notice(
         self, *, uri: str, lines: int, chars: int, shown: str, error_lines: int
     ) -> str:
@@ -161,6 +166,9 @@ class UnifiedVocabulary:
 
     def memory_keys_line(self, keys: Sequence[str], *, allowed: bool) -> str:
         return context_tool.memory_keys_line(keys, allowed=allowed)
+
+    def memory_omitted_line(self, count: int, limit: int) -> str:
+        return context_tool.memory_omitted_line(count, limit)
 
     def offload_notice(
         self, *, uri: str, lines: int, chars: int, shown: str, error_lines: int
@@ -223,6 +231,11 @@ class LegacyVocabulary:
 
     def memory_keys_line(self, keys: Sequence[str], *, allowed: bool) -> str:
         return memory_tools.memory_keys_line(keys, allowed=allowed)
+
+    def memory_omitted_line(self, count: int, limit: int) -> str:
+        return memory_tools.memory_omitted_line(
+            count, limit, writable=self.offer.memory and self.offer.memory_writable
+        )
 
     def offload_notice(
         self, *, uri: str, lines: int, chars: int, shown: str, error_lines: int

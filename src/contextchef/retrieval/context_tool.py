@@ -6,8 +6,9 @@
 
 `run` (and `arun`, its coroutine twin; both drive the same flow, see `contextchef._effects`)
 never raises for a model mistake: invalid JSON, a missing argument, an unknown command, a
-bad path, an unknown entry, a read-only namespace, a disallowed memory key, the host's veto or a
-capability the backend lacks all come back as text starting with `Error: ` that says what to do
+bad path, an unknown entry, a read-only namespace, a disallowed memory key, the host's veto, a
+write or a call over its size cap (see `contextchef._limits`) or a capability the backend lacks
+all come back as text starting with `Error: ` that says what to do
 instead. Only failures the model cannot fix (a corrupt store, a failed migration) propagate.
 
 Per namespace: `memory/` goes through Memory's flows (see `spaces.MemorySpace`); `vfs/`, `archive/`
@@ -28,9 +29,17 @@ from typing import TYPE_CHECKING, Any, Final
 
 from contextchef import prompts
 from contextchef._effects import Flow, drive_async, drive_sync
+from contextchef._limits import (
+    DEFAULT_MAX_ARGUMENT_BYTES,
+    DEFAULT_MAX_ENTRY_BYTES,
+    argument_bytes,
+    byte_size,
+    size_limit,
+)
 from contextchef.errors import (
     ConfigError,
     InvalidPathError,
+    MemoryValueTooLargeError,
     MigrationError,
     StoreBusyError,
     StoreCapabilityError,
@@ -90,6 +99,11 @@ class ContextTool:
             "not available".
         writable: the namespaces the model may write (default: memory and notes).
         recall: the namespaces whose entries render through the recall path.
+        max_entry_bytes: the most UTF-8 bytes an entry may have after a write (`create`,
+            `str_replace`, `insert`) in any namespace; memory's own `max_value_bytes` applies
+            too. None: no cap.
+        max_argument_bytes: the most bytes of one call's arguments (the JSON string, or a
+            dict as compact JSON); a larger call is refused before it is parsed. None: no cap.
     """
 
     def __init__(
@@ -99,6 +113,8 @@ class ContextTool:
         memory: Memory | AsyncMemory | MemoryCore | None = None,
         writable: Iterable[str] = DEFAULT_WRITABLE,
         recall: Iterable[str] = RECALL_NAMESPACES,
+        max_entry_bytes: int | None = DEFAULT_MAX_ENTRY_BYTES,
+        max_argument_bytes: int | None = DEFAULT_MAX_ARGUMENT_BYTES,
     ) -> None:
         if isinstance(writable, str) or isinstance(recall, str):
             raise ConfigError("writable and recall take a list of namespaces, not one string")
@@ -115,6 +131,8 @@ class ContextTool:
         self._memory = memory
         self._writable = tuple(dict.fromkeys(validate_namespace(ns) for ns in writable))
         self._recall = frozenset(validate_namespace(ns) for ns in recall)
+        self.max_entry_bytes = size_limit(max_entry_bytes, "max_entry_bytes")
+        self.max_argument_bytes = size_limit(max_argument_bytes, "max_argument_bytes")
         self._handlers: dict[str, _Handler] = {
             "view": self._view,
             "create": self._create,
@@ -163,6 +181,7 @@ class ContextTool:
     def flow(self, arguments: object) -> Flow[str]:
         """The call as a flow of effects (for a driver of your own choosing)."""
         try:
+            self.check_arguments(arguments)
             args = parse_arguments(arguments)
             command = required_text(args, "command")
             handler = self._handlers.get(command)
@@ -171,8 +190,29 @@ class ContextTool:
             return (yield from handler(args))
         except ToolInputError as exc:
             return exc.text
+        except MemoryValueTooLargeError as exc:
+            notes = format_uri("notes", "") if self.can_write("notes") else None
+            uri = format_uri(MEMORY_NAMESPACE, exc.key)
+            return prompts.memory_value_too_large(uri, exc.size, exc.limit, notes)
         except StoreError as exc:
             return store_refusal(exc)
+
+    def check_arguments(self, arguments: object) -> None:
+        """Refuse (`ToolInputError`) a call whose arguments pass `max_argument_bytes`."""
+        limit = self.max_argument_bytes
+        if limit is not None:
+            size = argument_bytes(arguments)
+            if size > limit:
+                raise ToolInputError(prompts.arguments_too_large(size, limit))
+
+    def _check_entry(self, address: Address, text: str, before: str = "") -> None:
+        """Refuse a write that would leave the entry over `max_entry_bytes`, unless it does
+        not grow the entry (`before`): an entry the host wrote long may still be edited."""
+        limit = self.max_entry_bytes
+        if limit is not None:
+            size = byte_size(text)
+            if size > limit and size > byte_size(before):
+                raise ToolInputError(prompts.entry_too_large(address.uri, size, limit))
 
     # -- addressing -------------------------------------------------------------------------
 
@@ -244,6 +284,7 @@ class ContextTool:
         address = self._target(args, "create")
         text = text_argument(args, "file_text")
         description = optional_text(args, "description")
+        self._check_entry(address, text)
         yield from self._space(address).create(address, text, description)
         return prompts.created(address.uri)
 
@@ -263,9 +304,9 @@ class ContextTool:
             raise ToolInputError(
                 prompts.old_str_ambiguous(address.uri, _occurrence_lines(text, old))
             )
-        yield from space.replace(
-            address, text[:start] + new + text[start + len(old) :], description
-        )
+        result = text[:start] + new + text[start + len(old) :]
+        self._check_entry(address, result, text)
+        yield from space.replace(address, result, description)
         return prompts.edited(address.uri)
 
     def _insert(self, args: dict[str, Any]) -> Flow[str]:
@@ -284,6 +325,7 @@ class ContextTool:
         result = join_lines(
             lines[:line] + added + lines[line:], trailing if lines else added_trailing
         )
+        self._check_entry(address, result)
         yield from space.replace(address, result, description)
         return prompts.inserted(address.uri, line + 1, len(added))
 

@@ -27,6 +27,7 @@ from contextchef.errors import (
     EntryNotFoundError,
     InvalidPathError,
     MemoryKeyNotAllowedError,
+    MemoryValueTooLargeError,
     MemoryVetoedError,
     StoreError,
     UnknownToolError,
@@ -128,6 +129,7 @@ class Dispatcher:
             self._on_new_context()
             return prompts.NEW_CONTEXT_STARTED
         try:
+            self._context.check_arguments(arguments)
             return (yield from self._handlers[name](parse_arguments(arguments)))
         except ToolInputError as exc:
             return exc.text
@@ -156,7 +158,7 @@ class Dispatcher:
             yield from memory.create(key, value, description)
         except EntryExistsError:
             return prompts.memory_exists(key)
-        except (MemoryKeyNotAllowedError, MemoryVetoedError) as exc:
+        except (MemoryKeyNotAllowedError, MemoryVetoedError, MemoryValueTooLargeError) as exc:
             return _refused(exc)
         return prompts.memory_saved(key)
 
@@ -176,7 +178,7 @@ class Dispatcher:
             return prompts.memory_updated(key)
         except EntryNotFoundError:
             return prompts.memory_missing(key)
-        except (MemoryKeyNotAllowedError, MemoryVetoedError) as exc:
+        except (MemoryKeyNotAllowedError, MemoryVetoedError, MemoryValueTooLargeError) as exc:
             return _refused(exc)
 
 
@@ -192,7 +194,9 @@ def _key(args: dict[str, Any]) -> str:
         raise ToolInputError(prompts.memory_key_invalid(key, str(exc))) from None
 
 
-def _refused(exc: MemoryKeyNotAllowedError | MemoryVetoedError) -> str:
+def _refused(exc: MemoryKeyNotAllowedError | MemoryVetoedError | MemoryValueTooLargeError) -> str:
     if isinstance(exc, MemoryKeyNotAllowedError):
         return prompts.memory_key_refused(exc.key, exc.allowed)
+    if isinstance(exc, MemoryValueTooLargeError):
+        return prompts.memory_too_large(exc.key, exc.size, exc.limit)
     return prompts.memory_vetoed(exc.key)
