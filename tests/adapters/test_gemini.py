@@ -125,6 +125,7 @@ def test_a_signature_without_text_keeps_a_part_to_ride_on() -> None:
     history: list[Message] = [
         {"content": "go", "role": "user"},
         {"content": "", "gemini_thought_signature": "c2ln", "role": "assistant"},
+        {"content": "and?", "role": "user"},
     ]
     assert compile_valid(history)["contents"][1]["parts"] == [
         {"text": "", "thought_signature": "c2ln"}
@@ -170,15 +171,22 @@ def test_prefill_is_appended_to_the_last_user_content_keeping_attachments() -> N
     ]
 
 
-def test_prefill_without_user_content_goes_to_the_system_instruction() -> None:
+def test_prefill_without_user_content_goes_to_the_placeholder_user_content() -> None:
     payload = ADAPTER.compile(request([], prefill="{"))
     # the placeholder user content is a user content, so it takes the instruction
     assert payload["contents"][0]["parts"][-1] == {"text": prompts.prefill_instruction("{")}
     only_model: list[Message] = [{"content": "hello", "role": "assistant"}]
     payload = ADAPTER.compile(request(only_model, prefill="{"))
-    assert payload["config"]["system_instruction"]["parts"][-1] == {
-        "text": prompts.prefill_instruction("{")
-    }
+    # the trailing model text leads the prefill, and the contents end with a user turn
+    assert payload["contents"] == [
+        {
+            "parts": [
+                {"text": prompts.CONVERSATION_STARTS},
+                {"text": prompts.prefill_instruction("hello{")},
+            ],
+            "role": "user",
+        }
+    ]
 
 
 def test_prefill_never_mutates_cached_conversions() -> None:
@@ -256,6 +264,7 @@ def test_thinking_is_not_sent() -> None:
     history: list[Message] = [
         {"content": "go", "role": "user"},
         {"content": "done", "role": "assistant", "thinking": {"thinking": "hmm"}},
+        {"content": "next", "role": "user"},
     ]
     assert compile_valid(history)["contents"][1] == {"parts": [{"text": "done"}], "role": "model"}
 

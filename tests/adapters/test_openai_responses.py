@@ -174,9 +174,18 @@ def test_prefill_without_a_user_message_goes_to_instructions() -> None:
     history: list[Message] = [{"content": "hello", "role": "assistant"}]
     payload = compile_valid(history, prefill="{")
     assert payload["instructions"] == "You are terse.\n\n" + prompts.prefill_instruction("{")
-    assert compile_valid([], system=(), prefill="{")["instructions"] == prompts.prefill_instruction(
-        "{"
-    )
+    empty = compile_valid([], system=(), prefill="{")
+    assert "instructions" not in empty  # the placeholder user turn takes the instruction
+    assert empty["input"] == [
+        {
+            "content": [
+                {"text": prompts.CONVERSATION_STARTS, "type": "input_text"},
+                {"text": prompts.prefill_instruction("{"), "type": "input_text"},
+            ],
+            "role": "user",
+            "type": "message",
+        }
+    ]
 
 
 def test_second_compile_converts_only_the_new_message_and_never_mutates_the_cache() -> None:

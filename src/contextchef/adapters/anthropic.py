@@ -286,6 +286,10 @@ class AnthropicAdapter:
             elif piece.blocks:
                 _add(piece, turns, sizes, marks)
         if request.prefill is not None and _has_text(request.prefill):
+            if not turns:  # nothing came before the prefill: the conversation starts here
+                starts = [_text(prompts.CONVERSATION_STARTS)]
+                lead = _Piece("user", starts, -1, {"content": starts, "role": "user"})
+                _add(lead, turns, sizes, marks)
             prefill = [_text(request.prefill)]
             wire = {"content": prefill, "role": "assistant"}
             _add(_Piece("assistant", prefill, -1, wire), turns, sizes, marks)

@@ -8,6 +8,9 @@ carrying back its thought signature); tool results become `function_response` pa
 contents, named after the function their call invoked. Consecutive contents of one role are
 merged, so parallel results share one `user` content. Gemini cannot prefill a reply: the prefill
 becomes an instruction part at the end of the last `user` content (its attachments are kept).
+Gemini also rejects contents that end with a `model` turn, so a history ending with assistant
+text has that text taken off and turned into the same instruction (before any prefill), and the
+contents end with a `user` turn.
 Field names are google-genai's snake_case; tools use `parameters_json_schema`, which takes a
 standard JSON schema unchanged (`parameters` wants Gemini's OpenAPI subset).
 
@@ -243,10 +246,11 @@ class GeminiAdapter:
         cache = request.cache if request.cache is not None else ConversionCache()
         system = [part for m in request.system for part in cache.convert(m, _system_parts)]
         contents = self._contents(request.messages, system, cache)
+        prefill = _trailing_model_text(contents) + (request.prefill or "")
         if not contents:
             contents.append({"parts": [{"text": prompts.CONVERSATION_STARTS}], "role": "user"})
-        if request.prefill is not None:
-            _append_instruction(contents, system, prompts.prefill_instruction(request.prefill))
+        if prefill:
+            _append_instruction(contents, system, prompts.prefill_instruction(prefill))
         config: dict[str, Any] = {}
         if system:
             config["system_instruction"] = {"parts": system}
@@ -254,6 +258,20 @@ class GeminiAdapter:
             declarations = [_declaration(tool) for tool in request.tools]
             config["tools"] = [{"function_declarations": declarations}]
         return {"config": config, "contents": contents}
+
+
+def _trailing_model_text(contents: list[Content]) -> str:
+    """Take a trailing `model` content of text only off `contents` and return its text (its
+    thoughts left out); `""` when there is none. Gemini rejects a request that ends with a model
+    turn, so a history ending with the assistant's words becomes a prefill instruction instead:
+    the reply begins with them, as a prefill does on Anthropic."""
+    if not contents or contents[-1]["role"] != "model":
+        return ""
+    parts = contents[-1]["parts"]
+    if any("text" not in part for part in parts):
+        return ""  # a function call: the history was not repaired; leave it to the provider
+    contents.pop()
+    return "".join(part["text"] for part in parts if not part.get("thought"))
 
 
 def _append_instruction(contents: list[Content], system: list[Any], instruction: str) -> None:

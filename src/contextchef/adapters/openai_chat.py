@@ -3,7 +3,8 @@
 System messages stay messages; tool calls and results keep OpenAI's own shape. OpenAI cannot
 prefill a reply, so a prefill becomes an instruction at the end of the last user message (a text
 part appended after any attachments, which are kept). Thinking is not sent back unless
-`preserve_thinking_as_text` asks for it as text.
+`preserve_thinking_as_text` asks for it as text. A conversation with no message but system ones
+gets the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`).
 """
 
 from __future__ import annotations
@@ -127,6 +128,8 @@ class OpenAIChatAdapter:
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()
         messages = cache.convert_all((*request.system, *request.messages), self._wire)
+        if all(message["role"] == "system" for message in messages):
+            messages.append({"content": prompts.CONVERSATION_STARTS, "role": "user"})
         if request.prefill is not None:
             _append_instruction(messages, prompts.prefill_instruction(request.prefill))
         payload: dict[str, Any] = {"messages": messages}

@@ -15,7 +15,8 @@ there are none); the history becomes `input` items:
 Tools use the Responses flat function shape with `strict` always explicit: the API treats a
 missing `strict` as true, which rejects most hand-written schemas. A prefill becomes an
 instruction at the end of the last user message (a text part after its attachments), or of
-`instructions` when there is no user message.
+`instructions` when there is no user message. An `input` with nothing but system items gets
+the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`).
 """
 
 from __future__ import annotations
@@ -119,6 +120,9 @@ class OpenAIResponsesAdapter:
         items: list[Item] = []
         for message in request.messages:
             items.extend(cache.convert(message, _items))
+        if all(item.get("role") == "system" for item in items):
+            part = {"text": prompts.CONVERSATION_STARTS, "type": "input_text"}
+            items.append({"content": [part], "role": "user", "type": "message"})
         texts = (text_only(message.get("content")) for message in request.system)
         instructions = "\n\n".join(text for text in texts if text)
         if request.prefill is not None:

@@ -41,8 +41,9 @@ __all__ = [
 CONVERSATION_CONTINUES = "[Earlier conversation omitted; the dialogue continues from here.]"
 NO_TOOL_RESULT = "[The tool returned no result.]"
 
-# Stands in for the conversation when a provider refuses a request with no messages at all
-# (Gemini needs at least one content).
+# Stands in for the conversation when it has no messages yet (every target sends it as a user
+# turn: providers reject or misread a request without one). Nothing was omitted, unlike
+# CONVERSATION_CONTINUES.
 CONVERSATION_STARTS = "[No messages yet; start as your instructions direct.]"
 
 # Closes the tail stitch whenever it carries live state, so the model reads it as context for
