@@ -5,9 +5,10 @@ A tool result longer than `threshold` characters is stored whole under a content
 byte-stable across turns and processes) and replaced in the payload by a preview: the head and
 the tail, snapped to line boundaries, around a notice that gives the `context://vfs/…` URI.
 
-Beyond a plain head/tail cut, lines of the omitted middle that look like errors (tracebacks,
-`error:`, `FAILED`, non-zero exit codes, …) are kept in the preview, within a bounded budget:
-the line a test run failed on is rarely in its last 2000 characters.
+Beyond a plain head/tail cut, lines of the omitted middle that look like errors are kept in the
+preview, within a bounded budget: the line a test run failed on is rarely in its last 2000
+characters. They are recognised across ecosystems (see `_ERROR_PATTERNS`): Python exceptions
+and pytest, JavaScript/TypeScript and npm, Rust, Go, the JVM, C compilers, and shells.
 """
 
 from __future__ import annotations
@@ -24,12 +25,49 @@ from contextchef.store.paths import URI_PREFIX, content_path, validate_namespace
 
 __all__ = ["OffloadConfig", "offload_uri", "preview"]
 
-_ERROR_LINE = re.compile(
-    r"(traceback \(most recent call last\)|\berror\b|\bfailed\b|\bfailure\b|exception|panic|"
-    r"fatal|segmentation fault|assert(ion)?error|exit (code|status) [1-9]|non-zero exit|"
-    r"returned [1-9]\d*\b|^\s*E\s{2,})",
-    re.IGNORECASE,
+_ERROR_PATTERNS = (
+    # Python: a traceback's first line, its last (the exception: `ValueError: boom`,
+    # `requests.exceptions.HTTPError: …`), and pytest's `E   ` detail lines and `FAILED` summary
+    r"^Traceback \(most recent call last\)",
+    r"^\s*(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::|$)",
+    r"^E\s{2,}\S",
+    r"^(?:FAILED|ERROR)\b",
+    # JavaScript / TypeScript: `TypeError: …` (above, also after `Uncaught `), tsc's
+    # `error TS2345:`, npm's `npm ERR!` / `npm error`
+    r"\b(?:Uncaught|Unhandled)\b.*\b\w*(?:Error|Exception)\b",
+    r"\berror TS\d+:",
+    r"^npm (?:ERR!|error)",
+    # Rust: `error[E0382]: …`, `error: …`, `thread 'main' panicked at`
+    r"^\s*error(?:\[E\d+\])?:",
+    r"\bpanicked at\b",
+    # Go: `panic: …`, `fatal error: …`, `--- FAIL: TestX`, `FAIL\tpkg`
+    r"^(?:panic|fatal error):",
+    r"^\s*--- FAIL\b",
+    r"^FAIL\b",
+    # Java / JVM: `java.lang.NullPointerException`, `Exception in thread "main" …`, `Caused by:`
+    r"\b(?:[a-z_]\w*\.)+[A-Z]\w*(?:Exception|Error)\b",
+    r"\bException in thread\b",
+    r"^\s*Caused by:",
+    # C / C++ / any compiler: `file.c:12:5: error: …`, `fatal error:`
+    r"^\S+?:\d+(?::\d+)?:\s*(?:fatal )?error\b",
+    # Shells and runners: `command not found`, non-zero exits, crashes
+    r"\bcommand not found\b",
+    r"\bexit(?:ed)?(?: with)? (?:code|status) [1-9]\d*\b",
+    r"\bnon-zero exit\b",
+    r"\breturned (?:exit status )?[1-9]\d*\b",
+    r"(?i:\b(?:segmentation fault|core dumped)\b)",
+    r"\*\*\* .*\bError [1-9]\d*\b",
+    # Summaries: `3 failed`, `Build failed`, `2 errors`
+    r"\b[1-9]\d* (?:failed|failing|errors?)\b",
+    r"(?i:\b(?:build|tests?|command|job|step|compilation|installation) failed\b)",
+    # Anything else that says so: `ERROR:`, `[error]`, `Error: …`, `FATAL`, assertion failures
+    r"(?:^|[\s\[(])(?:error|fatal|critical)\b[\]:)]",
+    r"\bassert(?:ion)?(?:Error| failed)\b",
 )
+_ERROR_LINE = re.compile("|".join(f"(?:{pattern})" for pattern in _ERROR_PATTERNS))
+"""A line that looks like an error in some ecosystem. Case matters where it tells an error from
+noise (`ValueError:` is one, `valueerror` in prose is not); each alternative is anchored or
+shaped enough that ordinary progress lines (`Compiling …`, `PASSED`, `ok`) do not match."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +137,19 @@ def _tail_start(content: str, limit: int) -> int:
 
 
 def _error_lines(middle: str, first_line: int, budget: int) -> list[str]:
+    """The error-looking lines of `middle`, numbered, in order, within `budget` characters; a
+    line repeated word for word is kept once (a retry loop must not fill the budget)."""
     kept: list[str] = []
+    seen: set[str] = set()
     used = 0
     for offset, line in enumerate(middle.split("\n")):
         if not _ERROR_LINE.search(line):
             continue
-        entry = f"{first_line + offset}: {line.strip()[:300]}"
+        text = line.strip()[:300]
+        if text in seen:
+            continue
+        seen.add(text)
+        entry = f"{first_line + offset}: {text}"
         if used + len(entry) > budget:
             break
         kept.append(entry)
