@@ -27,7 +27,7 @@ def open_backend(kind: str, location: str) -> Any:
 def create_paths(kind: str, location: str, paths: int, barrier: Any, out: Any, me: int) -> None:
     """Create every `notes/p<i>.md`; report the paths this worker was told it created."""
     tool = ContextTool(Store(open_backend(kind, location)))
-    barrier.wait(30)
+    barrier.wait(120)
     won = []
     for index in range(paths):
         uri = f"context://notes/p{index}.md"
@@ -42,7 +42,7 @@ def create_paths(kind: str, location: str, paths: int, barrier: Any, out: Any, m
 def insert_lines(kind: str, location: str, count: int, barrier: Any, out: Any, me: int) -> None:
     """Insert `count` lines at the top of the shared entry; report the acknowledged ones."""
     tool = ContextTool(Store(open_backend(kind, location)))
-    barrier.wait(30)
+    barrier.wait(120)
     acknowledged = []
     for index in range(count):
         line = f"w{me}-{index}"
@@ -60,7 +60,7 @@ def replace_counter(kind: str, location: str, count: int, barrier: Any, out: Any
     """Step this worker's own line `w<me>=<n>` of the shared entry `count` times with
     str_replace; report how many steps were acknowledged."""
     tool = ContextTool(Store(open_backend(kind, location)))
-    barrier.wait(30)
+    barrier.wait(120)
     done = 0
     for _ in range(count):
         reply = tool.run(
@@ -81,7 +81,7 @@ def replace_counter(kind: str, location: str, count: int, barrier: Any, out: Any
 def append_lines(kind: str, location: str, count: int, barrier: Any, out: Any, me: int) -> None:
     """Append `count` lines to the shared entry through the store."""
     notes = Store(open_backend(kind, location)).namespace("notes")
-    barrier.wait(30)
+    barrier.wait(120)
     for index in range(count):
         notes.append("shared.md", f"w{me}-{index}\n")
     out.put((me, count))

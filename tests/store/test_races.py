@@ -37,7 +37,7 @@ def _race(worker: Callable[..., None], kind: str, location: Path, amount: int) -
     for proc in procs:
         proc.start()
     try:
-        reports = dict(out.get(timeout=90) for _ in procs)
+        reports = dict(out.get(timeout=180) for _ in procs)
     finally:
         for proc in procs:
             proc.join(10)
