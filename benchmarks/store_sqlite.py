@@ -3,7 +3,8 @@
 The floor is measured in the same run: the same rows inserted into the same schema (FTS
 triggers included) with plain `sqlite3` `executemany` in one transaction. Reported: batched put
 per row (`backend.batch()`, 1000 writes a batch) and single put per row (one transaction
-each), both against the floor's per-row cost; get in µs; FTS search median in ms.
+each), both against the floor's per-row cost; single append (one transaction each) and get in
+µs; FTS search median in ms.
 
 Run: `.venv/bin/python benchmarks/store_sqlite.py [--sizes 10000 100000]`. Writes
 `benchmarks/results/store_sqlite.json` (git-ignored).
@@ -75,6 +76,11 @@ def bench(size: int, workdir: Path) -> dict[str, float]:
         backend.write("vfs", path, StoredEntry(content))
     single = (time.perf_counter() - start) / SINGLE_PUTS
 
+    start = time.perf_counter()
+    for index, (path, _) in enumerate(extra):
+        backend.append("vfs", extra[index % 100][0], f"line {index} of {path}\n")
+    append = (time.perf_counter() - start) / SINGLE_PUTS
+
     rng = random.Random(3)
     keys = [rows[rng.randrange(size)][0] for _ in range(GETS)]
     start = time.perf_counter()
@@ -98,6 +104,7 @@ def bench(size: int, workdir: Path) -> dict[str, float]:
         "batched_vs_floor": batched / floor,
         "single_put_us": single * 1e6,
         "single_vs_floor": single / floor,
+        "append_us": append * 1e6,
         "get_us": get * 1e6,
         "search_median_ms": statistics.median(timings) * 1e3,
         "search_p95_ms": sorted(timings)[int(len(timings) * 0.95)] * 1e3,
@@ -119,6 +126,7 @@ def main() -> None:
         ("× floor", "batched_vs_floor", "{:.2f}"),
         ("single put µs", "single_put_us", "{:.1f}"),
         ("× floor", "single_vs_floor", "{:.1f}"),
+        ("append µs", "append_us", "{:.1f}"),
         ("get µs", "get_us", "{:.1f}"),
         ("search med ms", "search_median_ms", "{:.2f}"),
         ("search p95 ms", "search_p95_ms", "{:.2f}"),

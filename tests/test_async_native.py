@@ -39,6 +39,9 @@ SPIED = (
     "search",
     "snapshot",
     "restore",
+    "create",
+    "read_versioned",
+    "replace_if",
 )
 
 
@@ -299,7 +302,7 @@ async def test_every_context_tool_command_runs_on_the_async_native_store(
 
     missing = await run(command="view", path=moved)
     assert missing.startswith("Error: ")
-    on_loop_only(spy, "read", "write", "delete", "list", "exists", "search")
+    on_loop_only(spy, "read", "create", "read_versioned", "replace_if", "delete", "list", "search")
 
 
 async def test_context_tool_memory_commands_go_through_async_memory(spy: SpyBackend) -> None:
@@ -322,7 +325,7 @@ async def test_context_tool_memory_commands_go_through_async_memory(spy: SpyBack
     assert await run(command="rename", path=uri, new_path=moved) == prompts.renamed(uri, moved)
     assert await run(command="delete", path=moved) == prompts.deleted(moved)
     assert await chef.get_memory().entries() == ()
-    on_loop_only(spy, "read", "write", "delete", "read_all")
+    on_loop_only(spy, "read", "create", "read_versioned", "replace_if", "delete", "read_all")
 
 
 # -- async memory hooks ------------------------------------------------------------------------
@@ -368,7 +371,7 @@ async def test_async_memory_hooks_decide_and_hear_on_the_loop(spy: SpyBackend) -
     assert asked == [("secret", "pw", None), ("goal", "ship", None)]
     assert changes == [MemoryChange("set", "goal", "ship", None)]
     assert set(threads) == {threading.get_ident()}
-    on_loop_only(spy, "read", "write")
+    on_loop_only(spy, "read", "create")
 
 
 async def test_snapshot_and_restore_round_trip_memory_on_the_async_native_store(

@@ -15,6 +15,7 @@ ContextChefError                      catch-all: `except contextchef.ContextChef
 │   ├── StoreCapabilityError          the backend lacks an optional capability
 │   ├── EntryNotFoundError            no entry at that address
 │   ├── EntryExistsError              an entry already exists where a new one was asked for
+│   ├── StoreConflictError            an entry kept changing under a read-modify-write
 │   ├── StoreBusyError                the store stayed locked for longer than the retry budget
 │   ├── StoreCorruptError             the store's files are damaged; run `contextchef db check`
 │   └── MigrationError                a schema migration failed or cannot run
@@ -51,6 +52,7 @@ __all__ = [
     "SchemaTooNewError",
     "StoreBusyError",
     "StoreCapabilityError",
+    "StoreConflictError",
     "StoreCorruptError",
     "StoreError",
     "ToolDefinitionError",
@@ -161,6 +163,11 @@ class EntryNotFoundError(StoreError):
 
 class EntryExistsError(StoreError):
     """An entry already exists where the operation wanted to create one."""
+
+
+class StoreConflictError(StoreError):
+    """An entry kept changing under a read-modify-write: every compare-and-swap attempt found
+    a newer version than the one it read, so nothing was written. Read it again and retry."""
 
 
 class StoreBusyError(StoreError):

@@ -340,6 +340,8 @@ def test_store_failures_the_model_can_act_on_become_text(store: Store) -> None:
 
             raise StoreBusyError("locked")
 
+        create = write
+
         def search(self, *args: Any, **kwargs: Any) -> Any:
             from contextchef.errors import StoreCapabilityError
 

@@ -7,6 +7,11 @@ The turn count itself lives in the store (see `memory.turns`): each public flow 
 every `Memory` and chef over one store counts the same turns.
 `Memory` drives the flows synchronously and `AsyncMemory` awaits them, so an async-native
 backend is awaited without a thread hop and an async `on_memory_update` hook really decides.
+
+The model path is atomic where the store allows (`StoreCore.create`/`update`): `create` and the
+target of `rename` are create-if-absent, `update`/`edit` a compare-and-swap on the stored entry,
+retried up to `CAS_ATTEMPTS` times (the veto hook is asked again on each attempt, about the
+value it would now replace) before `StoreConflictError`.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from contextchef.errors import (
     MemoryKeyNotAllowedError,
     MemoryValueTooLargeError,
     MemoryVetoedError,
+    StoreConflictError,
 )
 from contextchef.memory.entry import (
     MEMORY_NAMESPACE,
@@ -50,7 +56,8 @@ from contextchef.memory.entry import (
 from contextchef.memory.turns import TurnCounter, TurnMode, marker_data, parse_marker
 from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
-from contextchef.store.core import StoreCore
+from contextchef.store.backend import Version
+from contextchef.store.core import CAS_ATTEMPTS, StoreCore
 from contextchef.store.paths import validate_entry_path
 
 __all__ = ["MemoryCore", "Selector", "UpdateHook"]
@@ -187,17 +194,39 @@ class MemoryCore:
 
     def create(self, key: str, value: str, description: str | None) -> Flow[MemoryEntry]:
         self._check_allowed(key)
-        if (yield from self.get(key)) is not None:
-            raise EntryExistsError(f"memory key {key!r} already exists", namespace=NS, path=key)
+        if (yield from self.get(key)) is not None:  # (also expires a due entry, freeing its key)
+            raise _exists(key)
         self._check_size(key, value, None)
         yield from self._check_veto(key, value, None)
-        return (yield from self._write(key, value, None, description, UNSET))
+        entry = self._build(key, value, None, description, UNSET)
+        if not (yield from self.store.create(NS, key, value, entry_meta(entry))):
+            raise _exists(key)
+        return (yield from self._written(entry, None))
 
     def update(self, key: str, value: str, description: str | Unset | None) -> Flow[MemoryEntry]:
-        old = yield from self._existing(key)
-        self._check_size(key, value, old.value)
-        yield from self._check_veto(key, value, old.value)
-        return (yield from self._write(key, value, old, description, UNSET))
+        return (yield from self.edit(key, lambda _: value, description))
+
+    def edit(
+        self, key: str, change: Callable[[str], str], description: str | Unset | None
+    ) -> Flow[MemoryEntry]:
+        """Set `key` to `change(current value)` as a compare-and-swap, retried while other
+        writers get in first; `change` may raise to refuse (nothing is written)."""
+        self._check_allowed(key)
+        yield from self.counter.load()
+        for _ in range(CAS_ATTEMPTS):
+            old, version = yield from self._existing_versioned(key)
+            value = change(old.value)
+            self._check_size(key, value, old.value)
+            yield from self._check_veto(key, value, old.value)
+            entry = self._build(key, value, old, description, UNSET)
+            meta = entry_meta(entry)
+            if (yield from self.store.replace_if(NS, key, value, meta, version)):
+                return (yield from self._written(entry, old))
+        raise StoreConflictError(
+            f"memory key {key!r} changed {CAS_ATTEMPTS} times while being edited",
+            namespace=NS,
+            path=key,
+        )
 
     def remove(self, key: str) -> Flow[None]:
         old = yield from self._existing(key)
@@ -208,13 +237,14 @@ class MemoryCore:
         self._check_allowed(new_key)
         old = yield from self._existing(key)
         if (yield from self._get(new_key)) is not None:
-            raise EntryExistsError(
-                f"memory key {new_key!r} already exists", namespace=NS, path=new_key
-            )
+            raise _exists(new_key)
         yield from self._check_veto(new_key, old.value, None)
         yield from self._check_veto(key, None, old.value)
         expiry = (old.expires_at, old.expires_at_turn)
-        moved = yield from self._write(new_key, old.value, None, old.description, expiry, like=old)
+        moved = self._build(new_key, old.value, None, old.description, expiry, like=old)
+        if not (yield from self.store.create(NS, new_key, old.value, entry_meta(moved))):
+            raise _exists(new_key)
+        yield from self._written(moved, None)
         yield from self._remove(old)
         return moved
 
@@ -291,11 +321,30 @@ class MemoryCore:
         old: MemoryEntry | None,
         description: str | Unset | None,
         ttl: TTL | Unset | Expiry,
+    ) -> Flow[MemoryEntry]:
+        """Write `key` unconditionally (the developer path's `set`)."""
+        entry = self._build(key, value, old, description, ttl)
+        yield from self.store.put(NS, key, value, entry_meta(entry))
+        return (yield from self._written(entry, old))
+
+    def _written(self, entry: MemoryEntry, old: MemoryEntry | None) -> Flow[MemoryEntry]:
+        """Announce a write that landed."""
+        change = MemoryChange("set", entry.key, entry.value, old.value if old else None)
+        yield from self._notify(change)
+        return entry
+
+    def _build(
+        self,
+        key: str,
+        value: str,
+        old: MemoryEntry | None,
+        description: str | Unset | None,
+        ttl: TTL | Unset | Expiry,
         *,
         like: MemoryEntry | None = None,
-    ) -> Flow[MemoryEntry]:
-        """Write `key`; its meta keeps the style and the unknown keys of `old` (or `like`), so
-        an entry the TypeScript reference wrote stays in its format."""
+    ) -> MemoryEntry:
+        """The entry to write at `key`; its meta keeps the style and the unknown keys of `old`
+        (or `like`), so an entry the TypeScript reference wrote stays in its format."""
         if not isinstance(value, str):
             raise ConfigError(f"a memory value must be a str, not {type(value).__name__}")
         if not isinstance(description, str | Unset | None):
@@ -320,8 +369,6 @@ class MemoryCore:
             extra_meta=dict(template.extra_meta) if template else {},
             meta_style=template.meta_style if template else "python",
         )
-        yield from self.store.put(NS, key, value, entry_meta(entry))
-        yield from self._notify(MemoryChange("set", key, value, old.value if old else None))
         return entry
 
     def _expiry(self, ttl: object, now: float) -> Expiry:
@@ -350,6 +397,17 @@ class MemoryCore:
         if old is None:
             raise EntryNotFoundError(f"no memory entry {key!r}", namespace=NS, path=key)
         return old
+
+    def _existing_versioned(self, key: str) -> Flow[tuple[MemoryEntry, Version | None]]:
+        """The live entry at `key` and its store version; `EntryNotFoundError` when none."""
+        found = yield from self.store.read_versioned(NS, key)
+        entry = None if found is None else read_entry(key, found[0])
+        if entry is not None and entry.is_expired(self.clock(), self.turn):
+            yield from self._expire(entry)
+            entry = None
+        if found is None or entry is None:
+            raise EntryNotFoundError(f"no memory entry {key!r}", namespace=NS, path=key)
+        return entry, found[1]
 
     def _check_allowed(self, key: str) -> None:
         validate_entry_path(key)
@@ -392,3 +450,7 @@ class MemoryCore:
             yield Call.of(callback, argument, what=name)
         except Exception:
             logger.warning("%s raised; the memory operation went ahead", name, exc_info=True)
+
+
+def _exists(key: str) -> EntryExistsError:
+    return EntryExistsError(f"memory key {key!r} already exists", namespace=NS, path=key)

@@ -23,6 +23,7 @@ __all__ = [
     "arguments_too_large",
     "bad_path",
     "capability_missing",
+    "changed_concurrently",
     "created",
     "deleted",
     "directory_header",
@@ -181,6 +182,13 @@ def store_refused(target: str, reason: str) -> str:
 
 
 STORE_BUSY = "Error: the store is busy right now. Make the same call again."
+
+
+def changed_concurrently(uri: str) -> str:
+    return (
+        f"Error: {uri} was changed by someone else while you were editing it, again and again, "
+        "so your edit was not saved. View it again to see its current text, then redo the edit."
+    )
 
 
 def old_str_not_found(uri: str) -> str:

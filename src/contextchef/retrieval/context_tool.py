@@ -43,6 +43,7 @@ from contextchef.errors import (
     MigrationError,
     StoreBusyError,
     StoreCapabilityError,
+    StoreConflictError,
     StoreCorruptError,
     StoreError,
 )
@@ -233,12 +234,6 @@ class ContextTool:
             raise ToolInputError(prompts.path_is_directory(address.uri, command))
         return address
 
-    def _read(self, space: Space, address: Address) -> Flow[tuple[str, str | None]]:
-        found = yield from space.read(address)
-        if found is None:
-            raise ToolInputError(prompts.nothing_stored(address.uri, address.parent))
-        return found
-
     # -- commands ---------------------------------------------------------------------------
 
     def _view(self, args: dict[str, Any]) -> Flow[str]:
@@ -295,18 +290,20 @@ class ContextTool:
             raise ToolInputError(prompts.missing_argument("old_str"))
         new = optional_text(args, "new_str") or ""
         description = optional_text(args, "description")
-        space = self._space(address)
-        text, _ = yield from self._read(space, address)
-        start = text.find(old)
-        if start < 0:
-            raise ToolInputError(prompts.old_str_not_found(address.uri))
-        if text.find(old, start + 1) >= 0:
-            raise ToolInputError(
-                prompts.old_str_ambiguous(address.uri, _occurrence_lines(text, old))
-            )
-        result = text[:start] + new + text[start + len(old) :]
-        self._check_entry(address, result, text)
-        yield from space.replace(address, result, description)
+
+        def change(text: str) -> str:
+            start = text.find(old)
+            if start < 0:
+                raise ToolInputError(prompts.old_str_not_found(address.uri))
+            if text.find(old, start + 1) >= 0:
+                raise ToolInputError(
+                    prompts.old_str_ambiguous(address.uri, _occurrence_lines(text, old))
+                )
+            result = text[:start] + new + text[start + len(old) :]
+            self._check_entry(address, result, text)
+            return result
+
+        yield from self._space(address).edit(address, change, description)
         return prompts.edited(address.uri)
 
     def _insert(self, args: dict[str, Any]) -> Flow[str]:
@@ -314,19 +311,21 @@ class ContextTool:
         line = line_number(args, "insert_line")
         insertion = text_argument(args, "insert_text")
         description = optional_text(args, "description")
-        space = self._space(address)
-        text, _ = yield from self._read(space, address)
-        lines, trailing = split_lines(text)
-        if not 0 <= line <= len(lines):
-            raise ToolInputError(prompts.insert_out_of_range(line, address.uri, len(lines)))
         added, added_trailing = split_lines(insertion)
         if not added:
             added = [""]
-        result = join_lines(
-            lines[:line] + added + lines[line:], trailing if lines else added_trailing
-        )
-        self._check_entry(address, result)
-        yield from space.replace(address, result, description)
+
+        def change(text: str) -> str:
+            lines, trailing = split_lines(text)
+            if not 0 <= line <= len(lines):
+                raise ToolInputError(prompts.insert_out_of_range(line, address.uri, len(lines)))
+            result = join_lines(
+                lines[:line] + added + lines[line:], trailing if lines else added_trailing
+            )
+            self._check_entry(address, result, text)
+            return result
+
+        yield from self._space(address).edit(address, change, description)
         return prompts.inserted(address.uri, line + 1, len(added))
 
     def _delete(self, args: dict[str, Any]) -> Flow[str]:
@@ -387,6 +386,8 @@ def store_refusal(exc: StoreError) -> str:
         return prompts.bad_path(exc.path or "", str(exc))
     if isinstance(exc, StoreBusyError):
         return prompts.STORE_BUSY
+    if isinstance(exc, StoreConflictError):
+        return prompts.changed_concurrently(_target(exc))
     return prompts.store_refused(_target(exc), str(exc))
 
 

@@ -6,11 +6,16 @@ any other namespace). `MemorySpace` goes through Memory's flows, so `allowed_key
 veto, TTLs, change events and update counts apply exactly as through the Python API. Every
 operation is a flow of effects (see `contextchef._effects`), driven sync or async by the caller.
 Both raise `ToolInputError` with the model-facing text for anything the model can correct.
+
+Writes are atomic where the backend allows (see `StoreCore.create` and `StoreCore.update`):
+`create` is create-if-absent, `edit` a compare-and-swap loop that re-applies the model's edit to
+the current text, `rename` creates the new path if absent and then deletes the old one. An edit
+that keeps losing races raises `StoreConflictError`, which the tool reports to the model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from contextchef import prompts
@@ -55,7 +60,9 @@ class Space(Protocol):
 
     def create(self, address: Address, text: str, description: str | None) -> Flow[None]: ...
 
-    def replace(self, address: Address, text: str, description: str | None) -> Flow[None]: ...
+    def edit(
+        self, address: Address, change: Callable[[str], str], description: str | None
+    ) -> Flow[None]: ...
 
     def delete(self, address: Address) -> Flow[None]: ...
 
@@ -101,16 +108,18 @@ class StoreSpace:
         return [(item.path, _description(item.meta)) for item in listed]
 
     def create(self, address: Address, text: str, description: str | None) -> Flow[None]:
-        if (yield from self.store.exists(self.ns, address.path)):
-            raise ToolInputError(prompts.entry_exists(address.uri))
         meta = None if description is None else {"description": description}
-        yield from self.store.put(self.ns, address.path, text, meta)
+        if not (yield from self.store.create(self.ns, address.path, text, meta)):
+            raise ToolInputError(prompts.entry_exists(address.uri))
 
-    def replace(self, address: Address, text: str, description: str | None) -> Flow[None]:
-        entry = yield from self.store.get(self.ns, address.path)
-        if entry is None:
+    def edit(
+        self, address: Address, change: Callable[[str], str], description: str | None
+    ) -> Flow[None]:
+        def apply(entry: StoredEntry) -> tuple[str, dict[str, Any]]:
+            return change(entry.content), _kept_meta(entry, description)
+
+        if (yield from self.store.update(self.ns, address.path, apply)) is None:
             raise _not_found(address)
-        yield from self.store.put(self.ns, address.path, text, _kept_meta(entry, description))
 
     def delete(self, address: Address) -> Flow[None]:
         if not (yield from self.store.delete(self.ns, address.path)):
@@ -120,9 +129,9 @@ class StoreSpace:
         entry = yield from self.store.get(self.ns, address.path)
         if entry is None:
             raise _not_found(address)
-        if (yield from self.store.exists(self.ns, new.path)):
+        kept = _kept_meta(entry, None)
+        if not (yield from self.store.create(self.ns, new.path, entry.content, kept)):
             raise ToolInputError(prompts.entry_exists(new.uri))
-        yield from self.store.put(self.ns, new.path, entry.content, _kept_meta(entry, None))
         yield from self.store.delete(self.ns, address.path)
 
     def search(self, prefix: str, query: str) -> Flow[list[Hit]]:
@@ -167,9 +176,11 @@ class MemorySpace:
     def create(self, address: Address, text: str, description: str | None) -> Flow[None]:
         yield from _memory_refusals(address, self.memory.create(address.path, text, description))
 
-    def replace(self, address: Address, text: str, description: str | None) -> Flow[None]:
+    def edit(
+        self, address: Address, change: Callable[[str], str], description: str | None
+    ) -> Flow[None]:
         kept = UNSET if description is None else description
-        yield from _memory_refusals(address, self.memory.update(address.path, text, kept))
+        yield from _memory_refusals(address, self.memory.edit(address.path, change, kept))
 
     def delete(self, address: Address) -> Flow[None]:
         yield from _memory_refusals(address, self.memory.remove(address.path))

@@ -21,7 +21,7 @@ from contextchef.store.backend import (
     SearchHit,
     StoredEntry,
 )
-from contextchef.store.core import PutResult, StoreCore
+from contextchef.store.core import Change, PutResult, StoreCore
 from contextchef.store.eviction import Caps, CleanupReport
 from contextchef.store.store import StoreBase, ViewBase
 
@@ -82,6 +82,14 @@ class AsyncNamespaceView(ViewBase):
     ) -> PutResult:
         """See `NamespaceView.append`."""
         return await drive_async(self._core.append(self._ns, path, content, meta))
+
+    async def create(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> bool:
+        """See `NamespaceView.create`."""
+        return await drive_async(self._core.create(self._ns, path, content, meta))
+
+    async def update(self, path: str, change: Change) -> StoredEntry | None:
+        """See `NamespaceView.update`."""
+        return await drive_async(self._core.update(self._ns, path, change))
 
     async def delete(self, path: str) -> bool:
         """See `NamespaceView.delete`."""

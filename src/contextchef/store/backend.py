@@ -24,6 +24,7 @@ __all__ = [
     "SearchHit",
     "StorageBackend",
     "StoredEntry",
+    "Version",
     "backend_supports",
 ]
 
@@ -37,6 +38,9 @@ Capability = Literal[
     "get_physical_path",
     "touch",
     "history",
+    "create",
+    "read_versioned",
+    "replace_if",
 ]
 CAPABILITIES: tuple[Capability, ...] = (
     "read_all",
@@ -48,7 +52,16 @@ CAPABILITIES: tuple[Capability, ...] = (
     "get_physical_path",
     "touch",
     "history",
+    "create",
+    "read_versioned",
+    "replace_if",
 )
+
+Version = str
+"""An opaque version token: what `read_versioned` hands out and `replace_if` compares.
+
+Only the backend that issued it interprets it; callers compare nothing and store nothing.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +121,31 @@ class StorageBackend(Protocol):
     - `history(ns, path) -> list[StoredEntry]`: every version of an entry, oldest first, the
       current one (if any) last, each with its meta plus `recorded_at` and, when they apply,
       `superseded_at`/`deleted_at`; for backends that keep versions (SQLite's `memory`)
+    - `create(ns, path, entry) -> bool`: create-if-absent in one step. True when this call
+      created the entry, False (nothing written) when one was already there, whoever wrote it
+      and in whichever process: of racing creators exactly one gets True.
+    - `read_versioned(ns, path) -> tuple[StoredEntry, Version] | None`: the entry and an
+      opaque token that changes whenever its content or meta is rewritten (a `touch` does not
+      change it, so concurrent readers never invalidate each other).
+    - `replace_if(ns, path, entry, expected) -> bool`: compare-and-swap. Writes `entry` and
+      returns True only when the entry still exists with version `expected`; otherwise writes
+      nothing and returns False. Offered together with `read_versioned`. Writers that do not
+      use it (`write`, `append`, `delete`) must still be serialised against it, so a plain
+      write can never land between its comparison and its write.
     - `supports(capability, ns) -> bool` (when absent: "the method exists")
+
+    What the built-in backends do for the last three (the version tokens are theirs alone):
+
+    - `InMemoryBackend`: a per-entry counter, everything under the backend's lock; one process.
+    - `SQLiteBackend`: `INSERT … ON CONFLICT DO NOTHING` plus the row count for `create`;
+      `replace_if` compares inside `BEGIN IMMEDIATE`, so it holds across processes. The token
+      is a digest of the row's id, content, meta and times (not `accessed_at`) in `entries`,
+      the current row's id in `memories` (every change there is a new row).
+    - `FileSystemBackend`: every write of a namespace takes an OS lock on the namespace's lock
+      file (`fcntl.flock`, POSIX); the token is a SHA-256 of the file's bytes. `create` links
+      a finished temporary file into place (`os.link`, which fails on an existing name).
+      Without `fcntl` (Windows) the lock is only an in-process one: atomic between threads,
+      not between processes.
     """
 
     def read(self, ns: str, path: str) -> StoredEntry | None: ...

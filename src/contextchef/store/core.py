@@ -9,6 +9,13 @@ Rules every operation shares: names are validated before the backend is called; 
 a `str` that encodes as UTF-8; meta must be JSON-shaped (it has to survive every backend);
 `bytes` and `accessed_at` are derived by the backend and never taken from the caller; missing
 `created_at`/`updated_at` are filled in with the clock.
+
+Atomic operations: `create` is create-if-absent and `update` a compare-and-swap loop (read the
+entry with its version, compute, `replace_if`, retry up to `CAS_ATTEMPTS` times, then raise
+`StoreConflictError`). Both are exact where the backend offers the `create` and `replace_if`
+capabilities (all built-in backends do; see `backend.StorageBackend`). On a backend without
+them they fall back to check-then-write and read-then-write, which a concurrent writer can
+interleave with: two creators may both succeed, the later edit may overwrite an earlier one.
 """
 
 from __future__ import annotations
@@ -22,13 +29,19 @@ from operator import attrgetter
 from typing import Any, NamedTuple, Unpack
 
 from contextchef._effects import StoreOp
-from contextchef.errors import ConfigError, StoreCapabilityError, StoreError
+from contextchef.errors import (
+    ConfigError,
+    StoreCapabilityError,
+    StoreConflictError,
+    StoreError,
+)
 from contextchef.store.backend import (
     CAPABILITIES,
     Capability,
     ListedEntry,
     SearchHit,
     StoredEntry,
+    Version,
     backend_supports,
 )
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
@@ -41,12 +54,26 @@ from contextchef.store.paths import (
     validate_prefix,
 )
 
-__all__ = ["DERIVED_META_KEYS", "PutResult", "StoreCore", "check_content", "prepare_meta"]
+__all__ = [
+    "CAS_ATTEMPTS",
+    "DERIVED_META_KEYS",
+    "Change",
+    "PutResult",
+    "StoreCore",
+    "check_content",
+    "prepare_meta",
+]
 
 logger = logging.getLogger("contextchef.store.core")
 
 DERIVED_META_KEYS = frozenset({"bytes", "accessed_at"})
 """Meta keys a backend derives itself; callers' values for them are dropped."""
+
+CAS_ATTEMPTS = 8
+"""How many compare-and-swap attempts `update` makes before raising `StoreConflictError`."""
+
+Change = Callable[[StoredEntry], tuple[str, Mapping[str, Any] | None]]
+"""What `update` applies: the current entry to the new `(content, meta)`; pure, may raise."""
 
 
 class PutResult(NamedTuple):
@@ -228,6 +255,70 @@ class StoreCore:
             combined = (existing.content if existing is not None else "") + content
             yield from self.ops.write(ns, path, StoredEntry(combined, prepare_meta(merged, now)))
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
+
+    def create(self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None) -> Op[bool]:
+        """Write `path` only when nothing is there; True when this call created it."""
+        validate_entry_path(path)
+        check_content(content, ns=ns, path=path)
+        entry = StoredEntry(content, prepare_meta(meta, self.clock()))
+        if self.supports("create", ns):
+            return (yield from self.ops.create(ns, path, entry))
+        if (yield from self._exists(ns, path)):  # the weaker fallback: check, then write
+            return False
+        yield from self.ops.write(ns, path, entry)
+        return True
+
+    def read_versioned(self, ns: str, path: str) -> Op[tuple[StoredEntry, Version | None] | None]:
+        """The entry and its version (None when the backend has no compare-and-swap), or None;
+        a hit refreshes its last-read time like `get`."""
+        validate_entry_path(path)
+        version: Version | None = None
+        if self.supports("replace_if", ns) and self.supports("read_versioned", ns):
+            found = yield from self.ops.read_versioned(ns, path)
+            entry, version = (None, None) if found is None else found
+        else:
+            entry = yield from self.ops.read(ns, path)
+        if entry is None:
+            return None
+        touch = self._note_read(ns, path)
+        if touch is not None:
+            yield from _best_effort(touch)
+        return entry, version
+
+    def replace_if(
+        self,
+        ns: str,
+        path: str,
+        content: str,
+        meta: Mapping[str, Any] | None,
+        expected: Version | None,
+    ) -> Op[bool]:
+        """Write `path` only if it is still at version `expected`; True when written. With
+        `expected` None (a backend without `replace_if`) it is a plain write."""
+        validate_entry_path(path)
+        check_content(content, ns=ns, path=path)
+        entry = StoredEntry(content, prepare_meta(meta, self.clock()))
+        if expected is None:
+            yield from self.ops.write(ns, path, entry)
+            return True
+        return (yield from self.ops.replace_if(ns, path, entry, expected))
+
+    def update(self, ns: str, path: str, change: Change) -> Op[StoredEntry | None]:
+        """Apply `change` to the current entry atomically; the new entry, or None when there is
+        none. Retries while other writers get in first; `StoreConflictError` after
+        `CAS_ATTEMPTS` lost races (nothing written)."""
+        for _ in range(CAS_ATTEMPTS):
+            found = yield from self.read_versioned(ns, path)
+            if found is None:
+                return None
+            content, meta = change(found[0])
+            if (yield from self.replace_if(ns, path, content, meta, found[1])):
+                return StoredEntry(content, meta or {})
+        raise StoreConflictError(
+            f"{ns}/{path} changed {CAS_ATTEMPTS} times while being edited; nothing was written",
+            namespace=ns,
+            path=path,
+        )
 
     def delete(self, ns: str, path: str) -> Op[bool]:
         validate_entry_path(path)

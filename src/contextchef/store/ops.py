@@ -13,7 +13,7 @@ from collections.abc import Generator
 from typing import Any, TypeVar
 
 from contextchef._effects import StoreOp
-from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
 
 __all__ = ["BackendOps", "Op", "is_async_backend"]
 
@@ -47,6 +47,16 @@ class BackendOps:
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> Op[None]:
         yield self.op("write", ns, path, entry)
+
+    def create(self, ns: str, path: str, entry: StoredEntry) -> Op[bool]:
+        return bool((yield self.op("create", ns, path, entry)))
+
+    def read_versioned(self, ns: str, path: str) -> Op[tuple[StoredEntry, Version] | None]:
+        result: tuple[StoredEntry, Version] | None = yield self.op("read_versioned", ns, path)
+        return result
+
+    def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> Op[bool]:
+        return bool((yield self.op("replace_if", ns, path, entry, expected)))
 
     def delete(self, ns: str, path: str) -> Op[bool]:
         return bool((yield self.op("delete", ns, path)))

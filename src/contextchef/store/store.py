@@ -30,7 +30,7 @@ from contextchef.store.backend import (
     StorageBackend,
     StoredEntry,
 )
-from contextchef.store.core import PutResult, StoreCore
+from contextchef.store.core import Change, PutResult, StoreCore
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy
 from contextchef.store.ops import Op
 from contextchef.store.paths import (
@@ -209,6 +209,17 @@ class NamespaceView(ViewBase):
     def append(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
         """Add `content` to the end of `path`, creating it when missing."""
         return self._run(self._core.append(self._ns, path, content, meta))
+
+    def create(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> bool:
+        """Write `path` only when it is absent; True when this call created it. Of racing
+        creators exactly one wins where `supports("create")`."""
+        return self._run(self._core.create(self._ns, path, content, meta))
+
+    def update(self, path: str, change: Change) -> StoredEntry | None:
+        """Apply `change(entry) -> (content, meta)` as a compare-and-swap, retried; the new
+        entry, None when `path` is missing; `StoreConflictError` when it kept losing races.
+        Exact where `supports("replace_if")`."""
+        return self._run(self._core.update(self._ns, path, change))
 
     def delete(self, path: str) -> bool:
         """Remove `path`; False when there was nothing to remove."""

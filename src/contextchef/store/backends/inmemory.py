@@ -6,7 +6,9 @@ which is exactly as long as the entries live.
 Entries are copied on the way in (meta deeply, then frozen behind a read-only mapping), so a
 caller mutating what it wrote, or what it read, never changes the store. Reads take no lock;
 writes, appends and restores take one, so the backend is safe to share between threads (and
-therefore under `AsyncStore`, which runs it in worker threads).
+therefore under `AsyncStore`, which runs it in worker threads). `create`, `read_versioned` and
+`replace_if` run under the same lock; a version is a backend-wide counter value taken by each
+write, so a deleted and re-created entry never repeats one.
 
 Like the filesystem, it refuses to use one path both as an entry and as a directory
 (`a` and `a/b`): a test double that accepted what the disk backend refuses would hide the bug.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import itertools
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -23,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from contextchef.errors import EntryExistsError
-from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
 from contextchef.store.entries import appended, utf8_length
 from contextchef.store.search import scan
 
@@ -45,6 +48,8 @@ class InMemoryBackend:
         self._data: dict[str, dict[str, StoredEntry]] = {}
         self._dirs: dict[str, dict[str, int]] = {}
         self._lock = threading.RLock()
+        self._versions: dict[tuple[str, str], int] = {}
+        self._clock = itertools.count(1)
 
     # -- required -------------------------------------------------------------------------
 
@@ -59,12 +64,14 @@ class InMemoryBackend:
             if path not in bucket:
                 self._claim(ns, bucket, path)
             bucket[path] = frozen
+            self._versions[ns, path] = next(self._clock)
 
     def delete(self, ns: str, path: str) -> bool:
         with self._lock:
             bucket = self._data.get(ns)
             if bucket is None or bucket.pop(path, None) is None:
                 return False
+            self._versions.pop((ns, path), None)
             dirs = self._dirs.setdefault(ns, {})
             for parent in _parents(path):
                 left = dirs[parent] - 1
@@ -94,6 +101,25 @@ class InMemoryBackend:
     ) -> builtins.list[SearchHit]:
         return scan(self._items(ns, prefix), query, limit)
 
+    def create(self, ns: str, path: str, entry: StoredEntry) -> bool:
+        with self._lock:
+            if self.exists(ns, path):
+                return False
+            self.write(ns, path, entry)
+            return True
+
+    def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
+        with self._lock:
+            entry = self.read(ns, path)
+            return None if entry is None else (entry, str(self._versions[ns, path]))
+
+    def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
+        with self._lock:
+            if str(self._versions.get((ns, path))) != expected:
+                return False
+            self.write(ns, path, entry)
+            return True
+
     def snapshot(self, ns: str) -> dict[str, StoredEntry]:
         with self._lock:
             return {
@@ -105,6 +131,8 @@ class InMemoryBackend:
         with self._lock:
             self._data.pop(ns, None)
             self._dirs.pop(ns, None)
+            for key in [key for key in self._versions if key[0] == ns]:
+                del self._versions[key]
             for path, entry in snapshot.items():
                 self.write(ns, path, entry)
 
@@ -182,6 +210,15 @@ class AsyncInMemoryBackend:
         self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
     ) -> builtins.list[SearchHit]:
         return self.inner.search(ns, query, prefix=prefix, limit=limit)
+
+    async def create(self, ns: str, path: str, entry: StoredEntry) -> bool:
+        return self.inner.create(ns, path, entry)
+
+    async def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
+        return self.inner.read_versioned(ns, path)
+
+    async def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
+        return self.inner.replace_if(ns, path, entry, expected)
 
     async def snapshot(self, ns: str) -> dict[str, StoredEntry]:
         return self.inner.snapshot(ns)

@@ -21,8 +21,16 @@ Guarantees:
   explicitly by `touch` and left alone by the backend's own reads (`O_NOATIME`), so they survive
   a restart.
 
+- **Atomic commands across processes.** Every write of a namespace (write, delete, append,
+  create, replace_if) holds the namespace lock (see `locking`: `flock` on the namespace
+  directory on POSIX; in-process only where that is impossible, e.g. Windows). `append` is
+  read, add, atomic replace under that lock (never `O_APPEND`: JSON envelopes cannot grow in
+  place, and the replace keeps appends crash-safe). `create` links a finished temporary file
+  into place, failing on an existing name. `read_versioned` hands out a SHA-256 of the file's
+  bytes as the version; `replace_if` re-reads and compares it under the lock.
+
 A path is either an entry or a directory: writing `a` while `a/b` exists (or the reverse)
-raises `EntryExistsError`. Appends are serialised within one process only. On a case- or
+raises `EntryExistsError`. On a case- or
 normalisation-insensitive filesystem (macOS, Windows) two keys that differ only in case share
 one file; nothing escapes, but the second write replaces the first.
 """
@@ -31,11 +39,11 @@ from __future__ import annotations
 
 import builtins
 import errno
+import hashlib
 import itertools
 import logging
 import os
 import secrets
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,10 +54,11 @@ from contextchef.errors import (
     StoreCorruptError,
     StoreError,
 )
-from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
 from contextchef.store.backends.filesystem.fileio import (
     DIR_FLAGS,
     atomic_replace,
+    exclusive_create,
     fsync_dir,
     open_child,
     read_regular,
@@ -63,6 +72,7 @@ from contextchef.store.backends.filesystem.layout import (
     encode_entry,
     stat_meta,
 )
+from contextchef.store.backends.filesystem.locking import namespace_lock
 from contextchef.store.entries import appended
 from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
 from contextchef.store.search import scan
@@ -95,7 +105,6 @@ class FileSystemBackend:
         self._fsync = fsync
         self._token = secrets.token_hex(4)
         self._counter = itertools.count()
-        self._append_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"FileSystemBackend({self._root!r})"
@@ -112,21 +121,43 @@ class FileSystemBackend:
             return None if spot is None else self._read_file(*spot, ns, path)
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        with self._locked(ns):
+            self._put(ns, path, entry, exclusive=False)
+
+    def _put(self, ns: str, path: str, entry: StoredEntry, *, exclusive: bool) -> bool:
+        """Write (or, `exclusive`, create) the file under the namespace lock the caller holds."""
         body = encode_entry(self._layout(ns), entry)
+        put = exclusive_create if exclusive else atomic_replace
         for attempt in range(_RETRIES):
             try:
                 with self._located(ns, path, "write", create=True) as spot:
                     assert spot is not None
                     _, dfd, name = spot
                     temp = f".tmp_{os.getpid()}_{self._token}_{next(self._counter)}"
-                    atomic_replace(dfd, name, body, temp, fsync=self._fsync, where=path)
-                return
+                    return put(dfd, name, body, temp, fsync=self._fsync, where=path) is not False
             except StoreError as exc:
                 # The directory was removed under us (another process, a temp cleaner): redo.
                 if not isinstance(exc.__cause__, FileNotFoundError) or attempt == _RETRIES - 1:
                     raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextmanager
+    def _locked(self, ns: str, *, create: bool = True) -> Iterator[None]:
+        """Hold the namespace's write lock (see `locking`); `create` makes the directory."""
+        with translate_errors(ns, "", "lock"):
+            top = self._open_ns_dir(ns, create=create)
+        try:
+            with translate_errors(ns, "", "lock"), namespace_lock(str(self._ns_dir(ns)), top):
+                yield
+        finally:
+            if top is not None:
+                os.close(top)
 
     def delete(self, ns: str, path: str) -> bool:
+        with self._locked(ns, create=False):
+            return self._delete(ns, path)
+
+    def _delete(self, ns: str, path: str) -> bool:
         with self._located(ns, path, "delete") as spot:
             if spot is None:
                 return False
@@ -152,8 +183,26 @@ class FileSystemBackend:
             return spot is not None and regular_stat(spot[1], spot[2]) is not None
 
     def append(self, ns: str, path: str, content: str) -> None:
-        with self._append_lock:
-            self.write(ns, path, appended(self.read(ns, path), content))
+        with self._locked(ns):
+            self._put(ns, path, appended(self.read(ns, path), content), exclusive=False)
+
+    def create(self, ns: str, path: str, entry: StoredEntry) -> bool:
+        with self._locked(ns):
+            return self._put(ns, path, entry, exclusive=True)
+
+    def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
+        with self._located(ns, path, "read") as spot:
+            found = None if spot is None else self._decode(*spot, ns, path)
+        if found is None:
+            return None
+        return found[0], hashlib.sha256(found[1]).hexdigest()
+
+    def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
+        with self._locked(ns):
+            current = self.read_versioned(ns, path)
+            if current is None or current[1] != expected:
+                return False
+            return self._put(ns, path, entry, exclusive=False)
 
     def search(
         self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
@@ -287,14 +336,24 @@ class FileSystemBackend:
 
     # -- files ----------------------------------------------------------------------------
 
+    @classmethod
+    def _read_file(
+        cls, layout: Layout, dfd: int, name: str, ns: str, path: str
+    ) -> StoredEntry | None:
+        found = cls._decode(layout, dfd, name, ns, path)
+        return None if found is None else found[0]
+
     @staticmethod
-    def _read_file(layout: Layout, dfd: int, name: str, ns: str, path: str) -> StoredEntry | None:
+    def _decode(
+        layout: Layout, dfd: int, name: str, ns: str, path: str
+    ) -> tuple[StoredEntry, bytes] | None:
+        """The entry in file `name` and the bytes it was decoded from (its version's input)."""
         found = read_regular(dfd, name, path)
         if found is None:
             return None
         data, st = found
         try:
-            return decode_entry(layout, data, st)
+            return decode_entry(layout, data, st), data
         except ValueError as exc:
             raise StoreCorruptError(
                 f"{ns}/{path} is not a valid {layout.format} entry: {exc}", namespace=ns, path=path

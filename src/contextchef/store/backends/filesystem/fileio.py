@@ -21,6 +21,7 @@ from contextchef.errors import EntryExistsError, InvalidPathError, StoreError
 __all__ = [
     "DIR_FLAGS",
     "atomic_replace",
+    "exclusive_create",
     "fsync_dir",
     "open_child",
     "read_regular",
@@ -113,6 +114,57 @@ def atomic_replace(dfd: int, name: str, body: bytes, temp: str, *, fsync: bool, 
         raise
     if fsync:
         os.fsync(dfd)
+
+
+def exclusive_create(
+    dfd: int, name: str, body: bytes, temp: str, *, fsync: bool, where: str
+) -> bool:
+    """Put `body` at `name` only when nothing is there; True when this call created it.
+
+    The finished temporary file is hard-linked to `name` (`linkat`, which fails on an existing
+    name), so the entry appears whole or not at all, whoever races. An empty directory left at
+    `name` gives way as in `atomic_replace`. Where the filesystem has no hard links, the caller's
+    namespace lock makes a check-then-rename just as exclusive.
+    """
+    fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=dfd)
+    try:
+        try:
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view) :]
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        for _ in range(2):
+            try:
+                os.link(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+                break
+            except FileExistsError as exc:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                if not stat.S_ISDIR(st.st_mode):
+                    return False
+                try:
+                    os.rmdir(name, dir_fd=dfd)
+                except OSError:
+                    raise EntryExistsError(
+                        f"{where!r} is a directory (it holds entries), so it cannot also be an "
+                        "entry",
+                        path=where,
+                    ) from exc
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+                    raise
+                if regular_stat(dfd, name) is not None:  # no hard links here: the lock decides
+                    return False
+                os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                break
+    finally:
+        with suppress(OSError):
+            os.unlink(temp, dir_fd=dfd)
+    if fsync:
+        os.fsync(dfd)
+    return True
 
 
 def read_regular(dfd: int, name: str, where: str) -> tuple[bytes, os.stat_result] | None:

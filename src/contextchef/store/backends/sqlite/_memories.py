@@ -13,7 +13,9 @@ namespace out of `entries` and serves it from here, through the ordinary backend
 - every create, update and delete appends a row to `memory_log` (append-only by trigger), which
   the retention policy prunes by age and rows per project on every `PRUNE_EVERY`-th mutation
   and in `contextchef db vacuum`; versions themselves are never pruned;
-- `touch` records `accessed_at` on the current row in place: a read is not a new version.
+- `touch` records `accessed_at` on the current row in place: a read is not a new version;
+- the version token of `read_versioned`/`replace_if` is the current row's id: any change makes
+  a new row, so a compare-and-swap fails exactly when another write or a delete got in first.
 
 A row's `meta` column holds the entry's whole meta as JSON, times included (`created_at`,
 `updated_at`, `accessed_at`), with the protocol's defaults: a write without `created_at` keeps
@@ -34,7 +36,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
 from contextchef.store.backends.sqlite._query import fts_query, prefix_bounds, split_meta
 
 __all__ = [
@@ -122,6 +124,18 @@ class MemoryTable:
             (pid, key),
         ).fetchone()
         return None if row is None else StoredEntry(row[0], _with_bytes(row[1], row[2]))
+
+    @staticmethod
+    def read_versioned(
+        conn: sqlite3.Connection, pid: int, key: str
+    ) -> tuple[StoredEntry, Version] | None:
+        row = conn.execute(
+            f"SELECT id, content, meta, {_BYTES} FROM memories WHERE {_CURRENT} AND key = ?",
+            (pid, key),
+        ).fetchone()
+        if row is None:
+            return None
+        return StoredEntry(row[1], _with_bytes(row[2], row[3])), str(row[0])
 
     @staticmethod
     def _range(pid: int, prefix: str) -> tuple[str, tuple[Any, ...]]:
@@ -229,6 +243,16 @@ class MemoryTable:
             ),
         )
         self._log(conn, pid, new_id, key, "create" if current is None else "update", now)
+        return True
+
+    def replace_if(
+        self, conn: sqlite3.Connection, pid: int, key: str, entry: StoredEntry, expected: Version
+    ) -> bool:
+        """`write` when the current row of `key` is still row `expected`; False otherwise."""
+        current = self._current(conn, pid, key)
+        if current is None or str(current[0]) != expected:
+            return False
+        self.write(conn, pid, key, entry.content, entry.meta)
         return True
 
     def delete(self, conn: sqlite3.Connection, pid: int, key: str) -> bool:

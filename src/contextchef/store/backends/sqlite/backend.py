@@ -15,6 +15,10 @@ explicit value. Search is FTS5 over path and content: each word of the query is 
 `- : * ( "` are plain text) and matched as a prefix, all words must match, ranked by bm25 (the
 hit's `score` is `-bm25`, higher is better). `get_physical_path` returns None: entries are not
 files. One connection per backend, guarded by a lock; `batch()` groups writes in one transaction.
+
+Atomic commands, across threads and processes (see _atomic.py): `create` is create-if-absent
+and `replace_if` re-reads the version inside `BEGIN IMMEDIATE`; in `memories` the version is the
+current row's id and `create` checks and inserts inside one write transaction.
 """
 
 from __future__ import annotations
@@ -33,7 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from contextchef.errors import StoreCapabilityError, StoreError
-from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry
+from contextchef.store.backend import (
+    CAPABILITIES,
+    ListedEntry,
+    SearchHit,
+    StoredEntry,
+    Version,
+)
+from contextchef.store.backends.sqlite._atomic import (
+    insert_if_absent,
+    row_version,
+    versioned_row,
+)
 from contextchef.store.backends.sqlite._memories import MEMORY_NAMESPACE, MemoryTable
 from contextchef.store.backends.sqlite._query import fts_query, prefix_bounds, split_meta
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
@@ -183,6 +198,40 @@ class SQLiteBackend:
                 self._memories.write(conn, pid, path, entry.content, entry.meta)
                 return
             self._upsert(conn, pid, ns, path, entry.content, meta, times)
+
+    def create(self, ns: str, path: str, entry: StoredEntry) -> bool:
+        """Write `path` only when absent, in one statement; True when this call created it."""
+        meta, times = split_meta(entry.meta, ns, path)
+        pid = self.project.id
+        with self._writing(f"creating {ns}/{path}", ns=ns, path=path) as conn:
+            if ns == MEMORY_NAMESPACE:
+                if self._memories.exists(conn, pid, path):
+                    return False
+                self._memories.write(conn, pid, path, entry.content, entry.meta)
+                return True
+            return insert_if_absent(conn, pid, ns, path, entry.content, meta, times)
+
+    def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
+        """The entry and its version token (see the module docstring), or None."""
+        pid = self.project.id
+        with self.connection(f"reading {ns}/{path}", ns=ns, path=path) as conn:
+            if ns == MEMORY_NAMESPACE:
+                return self._memories.read_versioned(conn, pid, path)
+            row = versioned_row(conn, pid, ns, path)
+        return None if row is None else (StoredEntry(row[1], _meta(row)), row_version(row))
+
+    def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
+        """Write `entry` only when `path` still has version `expected`, under the write lock."""
+        meta, times = split_meta(entry.meta, ns, path)
+        pid = self.project.id
+        with self._writing(f"writing {ns}/{path}", ns=ns, path=path) as conn:
+            if ns == MEMORY_NAMESPACE:
+                return self._memories.replace_if(conn, pid, path, entry, expected)
+            row = versioned_row(conn, pid, ns, path)
+            if row is None or row_version(row) != expected:
+                return False
+            self._upsert(conn, pid, ns, path, entry.content, meta, times)
+        return True
 
     @staticmethod
     def _upsert(

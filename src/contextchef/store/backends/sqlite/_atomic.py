@@ -1,0 +1,65 @@
+"""The `entries` side of `SQLiteBackend`'s atomic capabilities: create-if-absent and versions.
+
+`create` is one `INSERT … ON CONFLICT DO NOTHING` whose row count says who won. A version is a
+digest of the row's id, content, meta and its times other than `accessed_at`, so a `touch` (a
+read) never invalidates another reader's compare-and-swap while any rewrite does; the backend
+compares it again inside `BEGIN IMMEDIATE`, which makes `replace_if` exact across processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from typing import Any
+
+from contextchef.store.backend import Version
+
+__all__ = ["ENTRY_ROW", "insert_if_absent", "row_version", "versioned_row"]
+
+ENTRY_ROW = "id, content, meta, created_at, updated_at, accessed_at, bytes"
+"""The columns `versioned_row` selects: the id, then the backend's usual entry columns."""
+
+
+def versioned_row(conn: sqlite3.Connection, pid: int, ns: str, path: str) -> Any:
+    """The `ENTRY_ROW` of one entry, or None."""
+    return conn.execute(
+        f"SELECT {ENTRY_ROW} FROM entries WHERE project_id = ? AND namespace = ? AND path = ?",
+        (pid, ns, path),
+    ).fetchone()
+
+
+def row_version(row: tuple[Any, ...]) -> Version:
+    """The version token of an `ENTRY_ROW` (everything but `accessed_at` and `bytes`)."""
+    digest = hashlib.blake2b(repr(row[:5]).encode("utf-8", "surrogatepass"), digest_size=16)
+    return digest.hexdigest()
+
+
+def insert_if_absent(
+    conn: sqlite3.Connection,
+    pid: int,
+    ns: str,
+    path: str,
+    content: str,
+    meta: str,
+    times: dict[str, float],
+) -> bool:
+    """Insert the entry unless `path` is taken; True when this statement inserted it."""
+    now = time.time()
+    cursor = conn.execute(
+        "INSERT INTO entries(project_id, namespace, path, content, meta, created_at, "
+        "updated_at, accessed_at, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(project_id, namespace, path) DO NOTHING",
+        (
+            pid,
+            ns,
+            path,
+            content,
+            meta,
+            times.get("created_at", now),
+            times.get("updated_at", now),
+            times.get("accessed_at"),
+            len(content.encode("utf-8")),
+        ),
+    )
+    return cursor.rowcount > 0
