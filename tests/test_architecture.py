@@ -24,6 +24,7 @@ FOUNDATION = (
     "_effects",
     "_memo",
     "_jsonvalue",
+    "_repair",
     "_config",
     "_limits",
     "_version",

@@ -14,6 +14,8 @@ from typing import Any, Self
 from contextchef._chef_parts import (
     ChefOptions,
     Compaction,
+    as_messages,
+    as_tools,
     landed,
     library_tools,
     offered_vocabulary,
@@ -47,14 +49,6 @@ from contextchef.store.store import Store, StoreBase
 from contextchef.tokens import MessageCounter, Tokenizer
 
 __all__ = ["_ChefBase"]
-
-
-def _as_messages(messages: str | Iterable[object], what: str) -> list[object]:
-    if isinstance(messages, str):
-        return [{"role": "system", "content": messages}] if what == "system prompt" else [messages]
-    if isinstance(messages, Mapping):
-        raise ConfigError(f"the {what} must be a list of messages, not a single dict")
-    return list(messages)
 
 
 class _ChefBase:
@@ -160,7 +154,7 @@ class _ChefBase:
 
     def set_system_prompt(self, messages: str | Iterable[object]) -> Self:
         """The static top layer: system messages (or one string), never changed by compile."""
-        taken = self._system_intake.take(_as_messages(messages, "system prompt"))
+        taken = self._system_intake.take(as_messages(messages, "system prompt"))
         for index, message in enumerate(taken):
             if message["role"] != "system":
                 raise ConfigError(
@@ -178,7 +172,7 @@ class _ChefBase:
         re-applied when the history starts with the messages it compacted, recognised by their
         content: the same dicts, or fresh ones reloaded from a database or JSON.
         """
-        taken = self._history_intake.take(_as_messages(messages, "history"))
+        taken = self._history_intake.take(as_messages(messages, "history"))
         for compaction in self._compactions:
             taken = compaction.apply(taken, self._digests)
         self._digests.sweep()
@@ -189,7 +183,9 @@ class _ChefBase:
     def set_dynamic_state(
         self, model_or_schema: Any, data: Any = None, *, placement: str = "last_user"
     ) -> Self:
-        """The live task state: a pydantic model class and its data, or a model instance.
+        """The live task state: a schema type and its data (a pydantic model class, a TypedDict or
+        a dataclass), or a model instance. A dict is refused (`DynamicStateError`): pydantic
+        validates against Python types, not JSON schemas.
 
         It is validated and rendered as XML now; `placement="last_user"` stitches it into the
         last user message, `"system"` puts it in a system message of its own after the history.
@@ -230,12 +226,13 @@ class _ChefBase:
 
     def register_tools(self, tools: Iterable[Mapping[str, Any]]) -> Self:
         """Replace the tool set; each tool is converted to every provider's own schema."""
-        normalized = normalize_tools(list(tools))
-        emitted = {tool["name"] for tool in self._runtime.library_tools}
-        clash = sorted(tool["name"] for tool in normalized if tool["name"] in emitted)
-        if clash:
+        normalized = normalize_tools(as_tools(tools))
+        clash = sorted(tool["name"] for tool in normalized if self._dispatcher.owns(tool["name"]))
+        if clash:  # refused in every vocabulary: owns_tool() would route the calls to the library
             raise ToolDefinitionError(
-                f"tool name(s) {clash} belong to contextchef's own tools in this configuration"
+                f"tool name(s) {clash} are reserved for contextchef's own tools (context, "
+                "new_context, create_memory, modify_memory, recall_context): owns_tool() routes "
+                "calls of those names to the library, whatever the vocabulary; rename yours"
             )
         self._state = replace(self._state, tools=tuple(normalized))
         return self

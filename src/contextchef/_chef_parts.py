@@ -1,19 +1,19 @@
 """The parts a chef is built from its options: the validated options themselves, its store,
-memory and library tools, and the record of compactions that `set_history` re-applies to a
-host's ever-growing history (recognised by content, so a history reloaded as fresh dicts each
-turn matches too)."""
+memory and library tools, the coercion of setter arguments, and the record of compactions that
+`set_history` re-applies to a host's ever-growing history (recognised by content, so a history
+reloaded as fresh dicts each turn matches too)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from contextchef._limits import DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ENTRY_BYTES, size_limit
 from contextchef._memo import DIGEST_SIZE, ContentDigests
 from contextchef.adapters import ToolDefinition, normalize_tools
-from contextchef.errors import ConfigError
+from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MEMORY_NAMESPACE
 from contextchef.memory.memory import AsyncMemory, Memory
@@ -37,6 +37,8 @@ __all__ = [
     "MAX_COMPACTIONS",
     "ChefOptions",
     "Compaction",
+    "as_messages",
+    "as_tools",
     "landed",
     "library_tools",
     "offered_vocabulary",
@@ -311,3 +313,25 @@ def open_store(
             f"{type(core.backend).__name__} is an async-native backend; use AsyncContextChef"
         )
     return core
+
+
+def as_messages(messages: str | Iterable[object], what: str) -> list[object]:
+    """The messages a setter was given, as a list; a bad argument is a `ConfigError`."""
+    if isinstance(messages, str):
+        return [{"role": "system", "content": messages}] if what == "system prompt" else [messages]
+    if isinstance(messages, Mapping):
+        raise ConfigError(f"the {what} must be a list of messages, not a single dict")
+    if not isinstance(messages, Iterable) or isinstance(messages, bytes | bytearray):
+        raise ConfigError(f"the {what} must be a list of messages, got {type(messages).__name__}")
+    return list(messages)
+
+
+def as_tools(tools: object) -> list[Any]:
+    """The tools `register_tools` was given, as a list; else a `ToolDefinitionError`."""
+    if isinstance(tools, Mapping):
+        raise ToolDefinitionError("register_tools takes a list of tool definitions, not one dict")
+    if not isinstance(tools, Iterable) or isinstance(tools, str | bytes):
+        raise ToolDefinitionError(
+            f"register_tools takes a list of tool definitions, got {type(tools).__name__}"
+        )
+    return list(tools)

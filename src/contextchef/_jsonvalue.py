@@ -7,10 +7,20 @@ chef sorts once, when a value enters (`sorted_keys`, `loads_sorted`), not on eve
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["canonical_json", "copy_json", "loads_sorted", "sorted_keys", "stable_order"]
+__all__ = [
+    "MAX_DEPTH",
+    "NotJson",
+    "canonical_json",
+    "copy_json",
+    "loads_sorted",
+    "sorted_keys",
+    "stable_order",
+    "strict_json",
+]
 
 
 def _sorted_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -84,3 +94,145 @@ def copy_json(value: Any) -> Any:
     if isinstance(value, list):
         return [copy_json(item) for item in value]
     return value
+
+
+MAX_DEPTH = 200
+"""How deeply host JSON (messages, tool schemas, tool-call arguments) may nest. Far beyond any
+real message; well inside the interpreter's recursion limit, so the walks below, `json.dumps`
+and the SDKs' encoders never hit it. A value that contains itself is reported at this depth."""
+
+
+class NotJson(ValueError):
+    """A host value is not strict JSON. `reason` says why; `path` locates it (keys and indexes
+    from the top of the value, e.g. `["tool_calls", 0, "function"]`)."""
+
+    def __init__(self, reason: str, path: list[str | int] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path: list[str | int] = path if path is not None else []
+
+    def where(self) -> str:
+        """The path as a field name, `tool_calls[0].function`; "" for the top of the value.
+        A path deeper than 12 steps keeps its first 10 and says how many more follow."""
+        text = ""
+        for step in self.path[:10] if len(self.path) > 12 else self.path:
+            text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else step)
+        if len(self.path) > 12:
+            text += f"…({len(self.path) - 10} levels more)"
+        return text
+
+    def describe(self, top: str, inner: str = "the value") -> str:
+        """A sentence naming the fault: `top` (e.g. "the message") or `inner` at its path."""
+        where = self.where()
+        return f"{f'{inner} at {where}' if where else top} {self.reason}"
+
+
+class _Fault(Exception):
+    """Raised by the fast walk; `strict_json` then locates the fault with the slow one."""
+
+
+def strict_json(value: Any) -> Any:
+    """`sorted_keys` for host input, refusing anything that is not strict JSON.
+
+    Accepts dicts (any `Mapping`) with string keys, lists and tuples, strings, booleans, None,
+    finite floats and integers `str()` can print; returns a deep copy with sorted keys (tuples
+    become lists). Refuses (`NotJson`, with the path of the first fault) non-string keys, NaN and
+    infinities, integers beyond the interpreter's int-to-str limit, sets (their order is not the
+    host's) and any other type, and nesting deeper than `MAX_DEPTH` (which is how a value that
+    contains itself ends). One recursive pass, the copy itself: the checks ride on it.
+    """
+    try:
+        return _strict(value, MAX_DEPTH)
+    except (_Fault, RecursionError):
+        found = _locate(value, [], MAX_DEPTH, set())
+    raise found if found.reason else NotJson(f"is nested more than {MAX_DEPTH} levels deep")
+
+
+def _strict(value: Any, budget: int) -> Any:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is dict:
+        if not budget:
+            raise _Fault
+        for key in value:
+            if type(key) is not str:
+                raise _Fault
+        budget -= 1
+        return {key: _strict(value[key], budget) for key in sorted(value)}
+    if kind is list or kind is tuple:
+        if not budget:
+            raise _Fault
+        budget -= 1
+        return [_strict(item, budget) for item in value]
+    if kind is int:
+        if value.bit_length() > _SAFE_INT_BITS and _unprintable(value):
+            raise _Fault
+        return value
+    if kind is float:
+        if value - value != 0.0:  # NaN and the infinities
+            raise _Fault
+        return value
+    if isinstance(value, Mapping):
+        return _strict(dict(value), budget)
+    if isinstance(value, list | tuple):
+        return _strict(list(value), budget)
+    for base in (str, int, float):  # a subclass (an enum member…) as its plain JSON value
+        if isinstance(value, base):
+            return _strict(base(value), budget)
+    raise _Fault
+
+
+_SAFE_INT_BITS = 2000
+"""Integers up to this many bits (about 600 digits) print under any int-to-str limit Python
+accepts (at least 640 digits); longer ones are checked by printing them."""
+
+
+def _unprintable(value: int) -> bool:
+    try:
+        str(value)
+    except ValueError:
+        return True
+    return False
+
+
+def _locate(value: Any, path: list[str | int], budget: int, open_: set[int]) -> NotJson:
+    """The first fault `_strict` met, with its path (a slow walk, run only after a fault)."""
+    kind = type(value)
+    if isinstance(value, Mapping | list | tuple):
+        if id(value) in open_:
+            return NotJson("contains itself (a reference cycle)", path)
+        if not budget:
+            return NotJson(f"is nested more than {MAX_DEPTH} levels deep", path)
+        open_.add(id(value))
+        if isinstance(value, Mapping):
+            for key in value:
+                if type(key) is not str:
+                    return NotJson(f"has the non-string key {key!r}; JSON keys are strings", path)
+            items: list[tuple[str | int, Any]] = [(key, value[key]) for key in sorted(value)]
+        else:
+            items = list(enumerate(value))
+        for step, item in items:
+            found = _locate(item, [*path, step], budget - 1, open_)
+            if found.reason:
+                return found
+        open_.discard(id(value))
+        return NotJson("", path)
+    if kind is int and _unprintable(value):
+        return NotJson(
+            f"is an integer of more than {sys.get_int_max_str_digits()} digits, beyond what "
+            "Python prints (sys.set_int_max_str_digits)",
+            path,
+        )
+    if kind is float and value - value != 0.0:
+        return NotJson(f"is {value!r}; JSON has no NaN or infinity", path)
+    if kind is set or kind is frozenset:
+        return NotJson("is a set; pass a list (a set has no order of its own)", path)
+    if kind in (str, bool, int, float) or value is None:
+        return NotJson("", path)
+    for base in (str, int, float):
+        if isinstance(value, base):
+            return _locate(base(value), path, budget, open_)
+    return NotJson(
+        f"is a {kind.__name__}; JSON values are dict, list, str, number, bool or None", path
+    )

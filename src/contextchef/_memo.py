@@ -12,10 +12,18 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from contextchef._jsonvalue import sorted_keys
+from contextchef._jsonvalue import NotJson, strict_json
+from contextchef.errors import MessageError
 from contextchef.messages import Message, validate_message
 
-__all__ = ["DIGEST_SIZE", "ContentDigests", "ConversionCache", "MessageIntake", "message_digest"]
+__all__ = [
+    "DIGEST_SIZE",
+    "ContentDigests",
+    "ConversionCache",
+    "MessageIntake",
+    "intake_message",
+    "message_digest",
+]
 
 T = TypeVar("T")
 
@@ -74,6 +82,7 @@ class MessageIntake:
     A message object passed again unchanged (equal to the copy taken last time) maps to the same
     private copy, so everything memoised on that copy (conversions, token counts) stays valid.
     A message changed in place gets a fresh copy. Nothing is kept if validation fails.
+    Each copy is made by `intake_message`, so every message the chef holds is strict JSON.
     """
 
     __slots__ = ("_seen",)
@@ -91,11 +100,25 @@ class MessageIntake:
             if entry is not None and entry[0] is message and entry[1] == message:
                 copy = entry[1]
             else:
-                copy = sorted_keys(validate_message(message, index))
+                copy = intake_message(message, index)
             fresh[key] = (message, copy)
             out.append(copy)
         self._seen = fresh
         return out
+
+
+def intake_message(message: object, index: int | None = None) -> Message:
+    """A private copy of a host message: validated (`validate_message`), keys sorted, and strict
+    JSON all through (`strict_json`: no cycle, no nesting beyond `MAX_DEPTH`, string keys, no
+    NaN or infinity, no unprintable integer, no set or foreign object), else `MessageError`
+    naming the index and the field. The copy and the checks are one walk."""
+    checked = validate_message(message, index)
+    try:
+        copy: Message = strict_json(checked)
+    except NotJson as exc:
+        problem, field = exc.describe("the message"), exc.where() or None
+        raise MessageError(problem, index=index, field=field) from None
+    return copy
 
 
 DIGEST_SIZE = 16

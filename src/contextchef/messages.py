@@ -24,18 +24,22 @@ Passthrough slots carry what a provider needs to see again, verbatim, and other 
 - `anthropic_compaction` (assistant): the server-side compaction block of an Anthropic reply,
   sent back first in its assistant turn by the Anthropic target.
 
-`validate_message` checks one message at the boundary and names the index and field at fault;
+`validate_message` checks one message at the boundary and names the index and field at fault
+(the flags must be booleans; tool-call arguments, when they parse as JSON, must be strict JSON);
 `group_turns` splits a history into turns (an assistant with tool calls and its results form one
-turn); `ensure_valid_history` repairs what providers reject and reports every fix.
+turn); `ensure_valid_history` (in `_repair`) repairs what providers reject and reports every fix.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Required, TypedDict, cast
 
-from contextchef import prompts
+from contextchef._jsonvalue import MAX_DEPTH, NotJson, strict_json
+from contextchef._repair import HistoryFix, ensure_valid_history
 from contextchef.errors import MessageError
 
 __all__ = [
@@ -202,6 +206,59 @@ def _validate_tool_calls(calls: object, index: int | None) -> None:
                 index,
                 field + ".function.arguments",
             )
+        _check_arguments(function["arguments"], index, field + ".function.arguments")
+
+
+_EXPONENT = re.compile(r"[eE]\+?\d\d\d")
+"""An exponent of three digits or more: the only way a JSON number overflows to infinity."""
+
+
+class _NotFinite(ValueError):
+    """A NaN or infinity met while parsing arguments."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0.0:
+        raise _NotFinite(text)
+    return value
+
+
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def _check_arguments(raw: str, index: int | None, field: str) -> None:
+    """Refuse arguments that parse as JSON but not as strict JSON (NaN, Infinity, 1e999, an
+    integer beyond Python's int-to-str limit, nesting beyond `MAX_DEPTH`): the Anthropic and
+    Gemini targets parse them and would emit what `json.dumps(allow_nan=False)` rejects.
+
+    A short string is parsed only when it could hold such a value (two substring tests and a
+    regex); a long one is parsed outright, which costs less than scanning it with a regex.
+    Arguments that are not JSON at all are left to the targets, which report them at compile."""
+    short = len(raw) <= 2 * MAX_DEPTH  # too short to nest deeper, or to hold a 640-digit int
+    if short and "NaN" not in raw and "Infinity" not in raw and not _EXPONENT.search(raw):
+        return
+    try:
+        value = _STRICT_DECODER.decode(raw)
+        if raw.count("[") + raw.count("{") > MAX_DEPTH:
+            strict_json(value)
+    except json.JSONDecodeError:
+        return
+    except _NotFinite as exc:
+        problem = f"the arguments JSON holds {exc}, a number strict JSON does not have"
+    except NotJson as exc:
+        problem = exc.describe("the arguments JSON", "the arguments JSON")
+    except RecursionError:
+        problem = f"the arguments JSON is nested more than {MAX_DEPTH} levels deep"
+    except ValueError as exc:  # int(): an integer longer than the int-to-str limit
+        problem = f"the arguments JSON holds a number Python cannot read: {exc}"
+    else:
+        return
+    raise _fail(problem, index, field)
 
 
 def validate_message(message: object, index: int | None = None) -> Message:
@@ -250,6 +307,9 @@ def validate_message(message: object, index: int | None = None) -> Message:
         or not all(isinstance(r, Mapping) and isinstance(r.get("data"), str) for r in redacted)
     ):
         raise _fail("redacted_thinking must be a list of {'data': str}", index, "redacted_thinking")
+    for flag in ("pinned", "_cache_breakpoint"):
+        if flag in message and type(message[flag]) is not bool:
+            raise _fail(f"{flag} must be True or False, got {message[flag]!r}", index, flag)
     _validate_passthrough(message, index)
     return cast(Message, message)
 
@@ -330,77 +390,3 @@ def group_turns(history: Sequence[Message]) -> list[Turn]:
                 index += 1
         turns.append(Turn(start, index, tuple(history[start:index])))
     return turns
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryFix:
-    """One repair `ensure_valid_history` made: what it did, and to which message."""
-
-    kind: Literal[
-        "dropped_orphan_result",
-        "added_missing_result",
-        "moved_system_message",
-        "added_leading_user",
-    ]
-    index: int
-    detail: str
-
-
-def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], list[HistoryFix]]:
-    """Repair what providers reject and say what was repaired.
-
-    - a tool result that answers no open call of the assistant just before it (no such call, a
-      call already answered, or a call of an earlier turn) is dropped;
-    - a tool call with no result before the next user or assistant message gets a placeholder
-      result right after the results it does have;
-    - a system message between tool calls and their results moves to just after the results;
-    - a first non-system message that is not a user message gets a placeholder user turn.
-
-    `index` in each fix refers to the input history. The input is never mutated.
-    """
-    fixes: list[HistoryFix] = []
-    out: list[Message] = []
-    open_calls: dict[str, str] = {}  # call id -> tool name, for the assistant being answered
-    issued: set[str] = set()
-    deferred: list[Message] = []  # system messages met while calls were still open
-
-    def close_open_calls(at: int) -> None:
-        for call_id, name in open_calls.items():
-            out.append({"content": prompts.NO_TOOL_RESULT, "role": "tool", "tool_call_id": call_id})
-            fixes.append(
-                HistoryFix("added_missing_result", at, f"no result for call {call_id!r} ({name})")
-            )
-        open_calls.clear()
-        out.extend(deferred)
-        deferred.clear()
-
-    for index, message in enumerate(history):
-        role = message["role"]
-        if role == "tool":
-            call_id = message.get("tool_call_id", "")
-            if call_id not in open_calls:
-                why = "its call was already answered or closed" if call_id in issued else "no call"
-                fixes.append(HistoryFix("dropped_orphan_result", index, f"{why}: {call_id!r}"))
-                continue
-            del open_calls[call_id]
-            out.append(message)
-            if not open_calls:
-                close_open_calls(index)
-            continue
-        if role == "system" and open_calls:
-            deferred.append(message)
-            fixes.append(HistoryFix("moved_system_message", index, "moved after the tool results"))
-            continue
-        close_open_calls(index)
-        out.append(message)
-        if role == "assistant":
-            for call in message.get("tool_calls") or ():
-                issued.add(call["id"])
-                open_calls[call["id"]] = call["function"]["name"]
-    close_open_calls(len(history))
-
-    first = next((i for i, m in enumerate(out) if m["role"] != "system"), None)
-    if first is not None and out[first]["role"] != "user":
-        out.insert(first, {"content": prompts.CONVERSATION_CONTINUES, "role": "user"})
-        fixes.append(HistoryFix("added_leading_user", first, "first message was not a user's"))
-    return out, fixes

@@ -30,8 +30,7 @@ from typing import Any, Protocol
 
 from contextchef._effects import Call, Emit
 from contextchef._effects import Flow as EffectFlow
-from contextchef._jsonvalue import sorted_keys
-from contextchef._memo import ConversionCache
+from contextchef._memo import ConversionCache, intake_message
 from contextchef.adapters import BUILTIN_ADAPTERS
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
 from contextchef.errors import CompileAbortedError, ConfigError
@@ -45,7 +44,7 @@ from contextchef.events import (
 )
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MemoryArtifacts
-from contextchef.messages import HistoryFix, Message, validate_history
+from contextchef.messages import HistoryFix, Message
 from contextchef.payload import CompileMeta, LayerTokens, Payload, PayloadCounter
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
@@ -339,7 +338,7 @@ def replace_messages(sandwich: Sandwich, messages: Any) -> Sandwich:
     """`sandwich` with the messages an `after_assemble` handler returned (validated, copied)."""
     if not isinstance(messages, list | tuple):
         raise ConfigError("an after_assemble handler must return a list of messages or None")
-    checked = [sorted_keys(m) for m in validate_history(messages)]
+    checked = [intake_message(message, index) for index, message in enumerate(messages)]
     return dataclasses.replace(sandwich, messages=checked, tail_index=None)
 
 

@@ -70,6 +70,12 @@ def test_keys_are_emitted_in_sorted_order(target: str, scenario: str) -> None:
     assert json.dumps(payload) == json.dumps(payload, sort_keys=True)
 
 
+@pytest.mark.parametrize(("target", "scenario"), CASES)
+def test_every_payload_is_strict_json(target: str, scenario: str) -> None:
+    """No NaN or infinity anywhere: what `json.dumps(allow_nan=False)` (and every SDK) takes."""
+    json.dumps(build(scenario, ContextChef).compile(target=target), allow_nan=False)
+
+
 def test_there_are_golden_files_for_every_case_and_no_stale_ones() -> None:
     expected = {HERE / target / f"{name}.json" for target, name in CASES}
     present = set(HERE.glob("*/*.json"))

@@ -35,10 +35,16 @@ def test_unified_mode_emits_context_and_new_context_only_with_a_handoff() -> Non
     assert "input_schema" in anthropic[0]
 
 
-def test_a_user_tool_may_not_take_an_emitted_library_name() -> None:
-    with pytest.raises(ToolDefinitionError, match="contextchef's own tools"):
-        ContextChef(tools="unified").register_tools([{"name": "context"}])
-    ContextChef(tools="legacy").register_tools([{"name": "context"}])  # no `context` in legacy
+@pytest.mark.parametrize("mode", ["legacy", "unified"])
+@pytest.mark.parametrize(
+    "name", ["context", "new_context", "create_memory", "modify_memory", "recall_context"]
+)
+def test_a_user_tool_may_not_take_any_library_name(mode: str, name: str) -> None:
+    """Even one the vocabulary does not emit: `owns_tool` would route its calls to the library."""
+    chef = ContextChef(tools=mode)
+    with pytest.raises(ToolDefinitionError, match="reserved for contextchef's own tools"):
+        chef.register_tools([{"name": name}])
+    assert chef.tools == []
 
 
 def payload_text(payload: Any) -> str:

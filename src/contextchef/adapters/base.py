@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Required, TypedDict, runtime_checkable
 
-from contextchef._jsonvalue import sorted_keys
+from contextchef._jsonvalue import NotJson, sorted_keys, strict_json
 from contextchef._memo import ConversionCache
 from contextchef.errors import ToolDefinitionError, UnknownTargetError
 from contextchef.messages import Message
@@ -81,7 +81,10 @@ def normalize_tool(tool: Mapping[str, Any], index: int | None = None) -> ToolDef
     """Accept a tool in our IR, OpenAI's `{"type": "function", "function": …}` or Anthropic's
     `input_schema` shape, check it, and return it in the IR.
 
-    Raises `ToolDefinitionError` naming the tool and what is wrong with it.
+    A schema must be strict JSON (`strict_json`: string keys, finite numbers, lists rather than
+    sets, nothing nested beyond `MAX_DEPTH`): it is sent as is to every provider, and
+    `json.dumps(allow_nan=False)` must accept the payload. Raises `ToolDefinitionError` naming
+    the tool and what is wrong with it.
     """
     where = f"tool {index}" if index is not None else "tool"
     if not isinstance(tool, Mapping):
@@ -117,11 +120,13 @@ def normalize_tool(tool: Mapping[str, Any], index: int | None = None) -> ToolDef
     description = source.get("description", "")
     if not isinstance(description, str):
         raise ToolDefinitionError(f"{where}: description must be a string")
-    result: ToolDefinition = {
-        "description": description,
-        "name": name,
-        "parameters": sorted_keys(schema),
-    }
+    try:
+        parameters = strict_json(schema)
+    except NotJson as exc:
+        raise ToolDefinitionError(
+            f"{where}: {exc.describe('the parameters schema', 'the schema value')}"
+        ) from None
+    result: ToolDefinition = {"description": description, "name": name, "parameters": parameters}
     strict = source.get("strict")
     if isinstance(strict, bool):
         result["strict"] = strict

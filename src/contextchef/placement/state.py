@@ -1,19 +1,36 @@
 """Dynamic state: validate the live task state against its schema and render it as XML.
 
 The schema is a pydantic v2 model class (or any type pydantic can validate: a TypedDict, a
-dataclass), given with its data; or a model instance on its own. Rendering goes through
-`object_to_xml`, so the state always reads back in the same bytes: a set (or frozenset) anywhere
-in it becomes a list in `stable_order`, never in the order its hashes give this process.
+dataclass), given with its data; or a model instance on its own. A dict is refused with a
+`DynamicStateError` that says what to pass: a JSON-schema dict is not a Python type pydantic
+validates against, and a plain dict of data has no schema at all (wrap it in a TypedDict). A
+`typing.TypedDict` works on Python 3.11 too (pydantic there takes only `typing_extensions`'
+kind: the class is rebuilt as one). Rendering goes through `object_to_xml`, so the state always
+reads back in the same bytes: a set (or frozenset) anywhere in it becomes a list in
+`stable_order`, never in the order its hashes give this process.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from types import GenericAlias, UnionType
+from typing import (
+    Any,
+    Literal,
+    NotRequired,
+    Required,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    is_typeddict,
+)
 
 from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
-from pydantic_core import to_jsonable_python
+from pydantic_core import SchemaError, to_jsonable_python
+from typing_extensions import TypedDict
 
 from contextchef._jsonvalue import stable_order
 from contextchef.errors import ConfigError, DynamicStateError
@@ -40,6 +57,14 @@ def render_dynamic_state(
     """Validate and render; raise `DynamicStateError` (naming the failing fields) if invalid."""
     if placement not in ("last_user", "system"):
         raise ConfigError(f"placement must be 'last_user' or 'system', got {placement!r}")
+    if isinstance(schema_or_model, Mapping):
+        kind = "a JSON-schema dict" if _looks_like_schema(schema_or_model) else "a plain dict"
+        raise DynamicStateError(
+            f"set_dynamic_state got {kind}; pass a pydantic model instance, or a schema type "
+            "with its data: a pydantic model class, a TypedDict or a dataclass, e.g. "
+            "set_dynamic_state(TaskState, {'goal': ...})"
+        )
+    schema_or_model = _pydantic_typeddict(schema_or_model)
     try:
         if isinstance(schema_or_model, BaseModel):
             if data is not None:
@@ -55,13 +80,54 @@ def render_dynamic_state(
             for err in exc.errors()
         )
         raise DynamicStateError(f"dynamic state is invalid: {problems}") from exc
-    except (PydanticUserError, TypeError, ValueError) as exc:  # pydantic cannot use the schema
+    except (PydanticUserError, SchemaError, TypeError, ValueError, KeyError) as exc:
+        # pydantic cannot use the schema
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(
             f"cannot use {schema_or_model!r} as a dynamic state schema: {exc}"
         ) from exc
     return DynamicState(plain, object_to_xml(plain, STATE_ROOT), placement)  # type: ignore[arg-type]
+
+
+def _looks_like_schema(value: Mapping[Any, Any]) -> bool:
+    return any(key in value for key in ("type", "properties", "$schema", "$defs", "anyOf"))
+
+
+def _pydantic_typeddict(schema: Any) -> Any:
+    """On Python < 3.12 pydantic refuses a `typing.TypedDict` (it needs `typing_extensions`');
+    rebuild such a class, and those its fields name directly or through generics, as one."""
+    if sys.version_info >= (3, 12):
+        return schema
+    return _rebuilt(schema, {})
+
+
+def _rebuilt(tp: Any, done: dict[int, Any]) -> Any:
+    if id(tp) in done:
+        return done[id(tp)]
+    if is_typeddict(tp) and type(tp).__module__ == "typing":
+        hints = get_type_hints(tp, include_extras=True)
+        required = tp.__required_keys__
+        fields = {
+            name: (Required if name in required else NotRequired)[_rebuilt(hint, done)]
+            for name, hint in hints.items()
+        }
+        rebuilt = TypedDict(tp.__name__, fields)  # type: ignore[misc]
+        done[id(tp)] = rebuilt
+        return rebuilt
+    args = get_args(tp)
+    origin = get_origin(tp)
+    if not args or origin is None:
+        return tp
+    new_args = tuple(_rebuilt(arg, done) for arg in args)
+    if new_args == args:
+        return tp
+    if origin is UnionType or origin is Union:
+        return Union[new_args]  # noqa: UP007
+    if isinstance(tp, GenericAlias):
+        return GenericAlias(origin, new_args)
+    copy_with = getattr(tp, "copy_with", None)
+    return copy_with(new_args) if callable(copy_with) else tp
 
 
 def _plain(dump: Callable[..., Any]) -> Any:

@@ -29,6 +29,7 @@ from operator import attrgetter
 from typing import Any, NamedTuple, Unpack
 
 from contextchef._effects import StoreOp
+from contextchef._jsonvalue import MAX_DEPTH
 from contextchef.errors import (
     ConfigError,
     StoreCapabilityError,
@@ -100,8 +101,33 @@ def check_content(content: object, *, ns: str, path: str | None) -> str:
     return content
 
 
-def _check_json(value: object, where: str) -> None:
-    if value is None or isinstance(value, str | bool | int):
+def _check_text(text: str, what: str) -> None:
+    """Refuse a lone surrogate in a meta string (or key), as `check_content` does in content:
+    no backend can store it as UTF-8, and the model may send one (a JSON `\\ud800` escape)."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise StoreError(
+                f"{what} holds the lone surrogate U+{ord(text[exc.start]):04X} at index "
+                f"{exc.start}; only valid Unicode text can be stored"
+            ) from None
+
+
+def _check_json(value: object, where: str, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise ConfigError(f"meta {where} is nested more than {MAX_DEPTH} levels deep (or cyclic)")
+    if isinstance(value, str):
+        _check_text(value, f"meta {where}")
+        return
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if value.bit_length() > 2000:  # past Python's int-to-str limit, no backend can write it
+            try:
+                str(value)
+            except ValueError:
+                raise ConfigError(f"meta {where} is an integer too long to print") from None
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -109,13 +135,14 @@ def _check_json(value: object, where: str) -> None:
         return
     if isinstance(value, list):
         for index, item in enumerate(value):
-            _check_json(item, f"{where}[{index}]")
+            _check_json(item, f"{where}[{index}]", depth + 1)
         return
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ConfigError(f"meta {where} has the non-string key {key!r}")
-            _check_json(item, f"{where}.{key}")
+            _check_text(key, f"meta {where} key {key!r}")
+            _check_json(item, f"{where}.{key}", depth + 1)
         return
     raise ConfigError(
         f"meta {where} is a {type(value).__name__}; meta values must be JSON "
@@ -133,6 +160,7 @@ def prepare_meta(meta: Mapping[str, Any] | None, now: float) -> dict[str, Any]:
     for key, value in meta.items():
         if not isinstance(key, str):
             raise ConfigError(f"meta keys must be str, got {key!r}")
+        _check_text(key, f"meta key {key!r}")
         if key in DERIVED_META_KEYS:
             continue
         _check_json(value, repr(key))
