@@ -33,9 +33,9 @@ from contextchef.errors import (
     EntryNotFoundError,
     MemoryKeyNotAllowedError,
     MemoryValueTooLargeError,
-    MemoryVetoedError,
     StoreConflictError,
 )
+from contextchef.memory.build import build_entry
 from contextchef.memory.entry import (
     MEMORY_NAMESPACE,
     TTL,
@@ -53,6 +53,7 @@ from contextchef.memory.entry import (
     read_entry,
     snapshot_data,
 )
+from contextchef.memory.hooks import UpdateHook, ask_veto, call_hook
 from contextchef.memory.turns import TurnCounter, TurnMode, marker_data, parse_marker
 from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
@@ -65,7 +66,6 @@ __all__ = ["MemoryCore", "Selector", "UpdateHook"]
 logger = logging.getLogger("contextchef.memory")
 
 Selector = Callable[[list[MemoryEntry]], Iterable[MemoryEntry]]
-UpdateHook = Callable[[str, str | None, str | None], object]
 
 NS = MEMORY_NAMESPACE
 
@@ -197,7 +197,7 @@ class MemoryCore:
         if (yield from self.get(key)) is not None:  # (also expires a due entry, freeing its key)
             raise _exists(key)
         self._check_size(key, value, None)
-        yield from self._check_veto(key, value, None)
+        yield from ask_veto(self.on_update, key, value, None)
         entry = self._build(key, value, None, description, UNSET)
         if not (yield from self.store.create(NS, key, value, entry_meta(entry))):
             raise _exists(key)
@@ -217,7 +217,7 @@ class MemoryCore:
             old, version = yield from self._existing_versioned(key)
             value = change(old.value)
             self._check_size(key, value, old.value)
-            yield from self._check_veto(key, value, old.value)
+            yield from ask_veto(self.on_update, key, value, old.value)
             entry = self._build(key, value, old, description, UNSET)
             meta = entry_meta(entry)
             if (yield from self.store.replace_if(NS, key, value, meta, version)):
@@ -230,7 +230,7 @@ class MemoryCore:
 
     def remove(self, key: str) -> Flow[None]:
         old = yield from self._existing(key)
-        yield from self._check_veto(key, None, old.value)
+        yield from ask_veto(self.on_update, key, None, old.value)
         yield from self._remove(old)
 
     def rename(self, key: str, new_key: str) -> Flow[MemoryEntry]:
@@ -238,8 +238,8 @@ class MemoryCore:
         old = yield from self._existing(key)
         if (yield from self._get(new_key)) is not None:
             raise _exists(new_key)
-        yield from self._check_veto(new_key, old.value, None)
-        yield from self._check_veto(key, None, old.value)
+        yield from ask_veto(self.on_update, new_key, old.value, None)
+        yield from ask_veto(self.on_update, key, None, old.value)
         expiry = (old.expires_at, old.expires_at_turn)
         moved = self._build(new_key, old.value, None, old.description, expiry, like=old)
         if not (yield from self.store.create(NS, new_key, old.value, entry_meta(moved))):
@@ -343,42 +343,17 @@ class MemoryCore:
         *,
         like: MemoryEntry | None = None,
     ) -> MemoryEntry:
-        """The entry to write at `key`; its meta keeps the style and the unknown keys of `old`
-        (or `like`), so an entry the TypeScript reference wrote stays in its format."""
-        if not isinstance(value, str):
-            raise ConfigError(f"a memory value must be a str, not {type(value).__name__}")
-        if not isinstance(description, str | Unset | None):
-            raise ConfigError("a memory description must be a str or None")
-        now = self.clock()
-        template = old if old is not None else like
-        if isinstance(ttl, tuple):
-            expiry: Expiry = ttl
-        elif ttl is UNSET and old is not None:
-            expiry = (old.expires_at, old.expires_at_turn)
-        else:
-            expiry = self._expiry(self.default_ttl if ttl is UNSET else ttl, now)
-        entry = MemoryEntry(
-            key=key,
-            value=value,
-            description=(old.description if old else None) if description is UNSET else description,
-            created_at=old.created_at if old else now,
-            updated_at=now,
-            update_count=old.update_count + 1 if old else 1,
-            expires_at=expiry[0],
-            expires_at_turn=expiry[1],
-            extra_meta=dict(template.extra_meta) if template else {},
-            meta_style=template.meta_style if template else "python",
+        return build_entry(
+            key,
+            value,
+            old,
+            description,
+            ttl,
+            like=like,
+            default_ttl=self.default_ttl,
+            now=self.clock(),
+            turn=self.turn,
         )
-        return entry
-
-    def _expiry(self, ttl: object, now: float) -> Expiry:
-        parsed = parse_ttl(ttl)
-        if parsed is None:
-            return None, None
-        unit, amount = parsed
-        if unit == "turns":
-            return None, self.turn + int(amount)
-        return now + amount, None
 
     def _remove(self, old: MemoryEntry) -> Flow[bool]:
         removed = yield from self.store.delete(NS, old.key)
@@ -387,7 +362,7 @@ class MemoryCore:
         return removed
 
     def _expire(self, entry: MemoryEntry) -> Flow[None]:
-        yield from self._call("on_memory_expired", self.on_expired, entry)
+        yield from call_hook("on_memory_expired", self.on_expired, entry)
         yield from self.store.delete(NS, entry.key)
         yield from self._notify(MemoryChange("expire", entry.key, None, entry.value))
 
@@ -424,32 +399,8 @@ class MemoryCore:
         if size > limit and (old is None or size > byte_size(old)):
             raise MemoryValueTooLargeError(key, size, limit)
 
-    def _check_veto(self, key: str, value: str | None, old: str | None) -> Flow[None]:
-        """Ask `on_memory_update`; False, an exception, or an awaitable the synchronous API
-        cannot wait for all veto the write."""
-        if self.on_update is None:
-            return
-        try:
-            verdict = yield Call.of(self.on_update, key, value, old, what="on_memory_update hook")
-        except Exception:
-            logger.warning(
-                "on_memory_update raised for key %r; the write is vetoed", key, exc_info=True
-            )
-            raise MemoryVetoedError(key) from None
-        if verdict is False:
-            raise MemoryVetoedError(key)
-
     def _notify(self, change: MemoryChange) -> Flow[None]:
-        yield from self._call("on_memory_changed", self.on_changed, change)
-
-    @staticmethod
-    def _call(name: str, callback: Callable[[Any], object] | None, argument: object) -> Flow[None]:
-        if callback is None:
-            return
-        try:
-            yield Call.of(callback, argument, what=name)
-        except Exception:
-            logger.warning("%s raised; the memory operation went ahead", name, exc_info=True)
+        yield from call_hook("on_memory_changed", self.on_changed, change)
 
 
 def _exists(key: str) -> EntryExistsError:

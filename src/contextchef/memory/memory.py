@@ -43,7 +43,7 @@ from typing import Any, Self
 
 from contextchef._effects import drive_async, drive_sync
 from contextchef._limits import DEFAULT_MAX_BLOCK_BYTES, DEFAULT_MAX_VALUE_BYTES
-from contextchef.memory.core import MemoryCore, Selector, UpdateHook
+from contextchef.memory.core import MemoryCore, Selector
 from contextchef.memory.entry import (
     MEMORY_NAMESPACE,
     TTL,
@@ -54,6 +54,7 @@ from contextchef.memory.entry import (
     MemoryPlacement,
     Unset,
 )
+from contextchef.memory.hooks import UpdateHook
 from contextchef.memory.turns import TurnMode
 from contextchef.messages import Message
 from contextchef.prompts import DEFAULT_VOCABULARY, Vocabulary
