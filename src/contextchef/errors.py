@@ -17,7 +17,9 @@ ContextChefError                      catch-all: `except contextchef.ContextChef
 │   ├── EntryExistsError              an entry already exists where a new one was asked for
 │   ├── StoreConflictError            an entry kept changing under a read-modify-write
 │   ├── StoreBusyError                the store stayed locked for longer than the retry budget
+│   │   └── StoreInUseError           maintenance refused: other processes have the database open
 │   ├── StoreCorruptError             the store's files are damaged; run `contextchef db check`
+│   ├── ForeignDatabaseError          the file is not a contextchef database; it is left untouched
 │   └── MigrationError                a schema migration failed or cannot run
 │       └── SchemaTooNewError         the store was written by a newer contextchef
 ├── MemoryRefusedError                a model-path memory write was refused (carries .key)
@@ -41,6 +43,7 @@ __all__ = [
     "DynamicStateError",
     "EntryExistsError",
     "EntryNotFoundError",
+    "ForeignDatabaseError",
     "InvalidPathError",
     "MemoryKeyNotAllowedError",
     "MemoryRefusedError",
@@ -55,6 +58,7 @@ __all__ = [
     "StoreConflictError",
     "StoreCorruptError",
     "StoreError",
+    "StoreInUseError",
     "ToolDefinitionError",
     "UnknownTargetError",
     "UnknownToolError",
@@ -174,8 +178,22 @@ class StoreBusyError(StoreError):
     """Another writer held the store for longer than the retry budget allows."""
 
 
+class StoreInUseError(StoreBusyError):
+    """Maintenance (repair, restore, migrate) needs the database to itself, and other processes
+    have it open. `.holders` is how many (None when the platform cannot tell)."""
+
+    def __init__(self, message: str, *, holders: int | None = None) -> None:
+        super().__init__(message)
+        self.holders = holders
+
+
 class StoreCorruptError(StoreError):
     """The store's files are damaged. `contextchef db check` and `db repair` can help."""
+
+
+class ForeignDatabaseError(StoreError):
+    """The file is not a contextchef database (not SQLite, or not our schema); it is refused
+    and left byte-for-byte untouched."""
 
 
 class MigrationError(StoreError):

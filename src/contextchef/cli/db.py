@@ -1,8 +1,11 @@
 """`contextchef db …`: inspect, check, back up, restore, repair, migrate and vacuum the database.
 
 Every command works on the machine's default database unless `--db PATH` names another one.
-Long operations show a progress bar; contextchef errors are printed as one clear line (exit
-code 1), never as a traceback.
+Long operations show a progress bar. Expected failures (a contextchef error, an OS error: the
+database in use, not a contextchef database, a bad backup manifest…) are printed as one line
+naming the file and what to do next, with exit code 1; `contextchef db --debug …` shows the
+traceback instead. `repair`, `restore` and `migrate` refuse while other processes have the
+database open; `--wait` waits for them to close it (up to `--timeout` seconds).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from contextchef.errors import ContextChefError
+from contextchef.errors import ContextChefError, StoreInUseError
 from contextchef.store.backends.sqlite import backup as backup_ops
 from contextchef.store.backends.sqlite import maintenance
 from contextchef.store.backends.sqlite import repair as repair_ops
@@ -31,23 +34,69 @@ errors = Console(stderr=True, soft_wrap=True)
 
 T = TypeVar("T")
 
+_state = {"debug": False}
+
+WaitOption = Annotated[
+    bool,
+    typer.Option("--wait", help="Wait for the processes using the database to close it."),
+]
+TimeoutOption = Annotated[
+    float, typer.Option("--timeout", min=0, help="Seconds --wait waits before giving up.")
+]
+
 DbOption = Annotated[
     Path | None,
     typer.Option("--db", help="Database file (default: context.db in the data directory)."),
 ]
 
 
+@db_app.callback()
+def _options(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")
+    ] = False,
+) -> None:
+    """Inspect and maintain the SQLite context database."""
+    _state["debug"] = debug
+
+
 def _db(path: Path | None) -> Path:
     return path if path is not None else default_database_path()
 
 
+def _waited(wait: bool, timeout: float) -> float:
+    return timeout if wait else 0.0
+
+
+def _fail(message: str) -> typer.Exit:
+    errors.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    return typer.Exit(1)
+
+
 def _run(action: Callable[[], T]) -> T:
-    """Run `action`, turning a contextchef error into a one-line message and exit code 1."""
+    """Run `action`; a failure becomes one line on stderr and exit code 1 (unless --debug)."""
     try:
         return action()
+    except StoreInUseError as exc:
+        if _state["debug"]:
+            raise
+        raise _fail(str(exc)) from None
     except ContextChefError as exc:
-        errors.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(1) from None
+        if _state["debug"]:
+            raise
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        if _state["debug"]:
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise _fail(f"{exc.strerror or exc}{where}") from None
+    except Exception as exc:
+        if _state["debug"]:
+            raise
+        raise _fail(
+            f"unexpected {type(exc).__name__}: {exc}; run again as `contextchef db --debug …` "
+            "for the traceback and report it"
+        ) from None
 
 
 @contextmanager
@@ -60,6 +109,7 @@ def _progress(label: str) -> Iterator[Callable[[int, int], None]]:
         TimeElapsedColumn(),
         console=errors,
         transient=True,
+        disable=not errors.is_terminal,  # no stray blank line in logs and pipes
     ) as bar:
         task = bar.add_task(label, total=None)
 
@@ -108,13 +158,20 @@ def info(db: DbOption = None) -> None:
 def check(db: DbOption = None) -> None:
     """integrity_check, foreign_key_check and full-text index consistency (read-only)."""
     report = _run(lambda: maintenance.check(_db(db)))
+    if report.foreign is not None:
+        raise _fail(
+            f"{report.path} is not a contextchef database ({report.foreign}); nothing was "
+            f"checked. Point --db at a contextchef database (default: {default_database_path()})"
+        )
     if report.ok:
         console.print(f"[green]ok[/]: {report.path} passed every check")
         return
     for problem in report.problems:
         errors.print(f"[red]problem:[/] {problem}", highlight=False)
-    errors.print(f"{len(report.problems)} problem(s); run `contextchef db repair` to salvage")
-    raise typer.Exit(1)
+    raise _fail(
+        f"{report.path}: {len(report.problems)} problem(s); stop the processes using it, then "
+        f"run `contextchef db repair --db {report.path}` to salvage"
+    )
 
 
 @db_app.command()
@@ -135,27 +192,52 @@ def backup(
 def restore(
     src: Annotated[Path, typer.Argument(help="Backup file made by `contextchef db backup`.")],
     db: DbOption = None,
+    wait: WaitOption = False,
+    timeout: TimeoutOption = 60.0,
 ) -> None:
     """Replace the database with a backup; the current files are moved aside first."""
+    limit = _waited(wait, timeout)
     with _progress("restoring") as progress:
-        result = _run(lambda: backup_ops.restore(src, _db(db), progress=progress))
+        result = _run(lambda: backup_ops.restore(src, _db(db), progress=progress, wait=limit))
     aside = f"; previous files in {result.moved_aside}" if result.moved_aside else ""
     console.print(f"restored {result.path} (schema {result.schema_version}){aside}")
 
 
 @db_app.command()
-def repair(db: DbOption = None) -> None:
+def repair(db: DbOption = None, wait: WaitOption = False, timeout: TimeoutOption = 60.0) -> None:
     """Copy the damaged files aside, then salvage every readable row into a fresh database."""
+    limit = _waited(wait, timeout)
     with _progress("salvaging") as progress:
-        report = _run(lambda: repair_ops.repair(_db(db), progress=progress))
+        report = _run(lambda: repair_ops.repair(_db(db), progress=progress, wait=limit))
     console.print(f"damaged files saved in {report.backup_dir}")
-    table = Table("table", "recovered", "unreadable rowids", "dropped", title="salvage")
+    table = Table(
+        "table",
+        "rows before",
+        "recovered",
+        "rows after",
+        "unreadable rowids",
+        "dropped",
+        title="salvage",
+    )
     for t in report.tables:
         ranges = ", ".join(f"{a}–{b}" for a, b in t.unreadable) or "-"
-        table.add_row(t.table, str(t.recovered), ranges, str(t.dropped))
+        before = "?" if t.source_rows is None else str(t.source_rows)
+        after = "?" if t.final_rows is None else str(t.final_rows)
+        table.add_row(t.table, before, str(t.recovered), after, ranges, str(t.dropped))
     console.print(table)
-    verdict = "nothing was lost" if report.lossless else "some rows were lost (see above)"
-    console.print(f"repaired {report.path}: {verdict}")
+    console.print(f"repaired {report.path}: {_verdict(report)}")
+
+
+def _verdict(report: repair_ops.RepairReport) -> str:
+    if report.lossless:
+        rows = sum(t.final_rows or 0 for t in report.tables)
+        return f"nothing was lost ({rows} rows, counted before and after in every table)"
+    if report.lost_something:
+        return f"some rows were lost (see above); the damaged files are in {report.backup_dir}"
+    return (
+        "every readable row was copied, but the damaged file could not be counted, so losses "
+        f"cannot be ruled out; the damaged files are in {report.backup_dir}"
+    )
 
 
 @db_app.command()
@@ -164,10 +246,15 @@ def migrate(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Report what would run; change nothing.")
     ] = False,
+    wait: WaitOption = False,
+    timeout: TimeoutOption = 60.0,
 ) -> None:
     """Apply pending schema migrations (opening the store also does this)."""
+    limit = _waited(wait, timeout)
     with _progress("migrating") as progress:
-        report = _run(lambda: maintenance.migrate(_db(db), dry_run=dry_run, progress=progress))
+        report = _run(
+            lambda: maintenance.migrate(_db(db), dry_run=dry_run, progress=progress, wait=limit)
+        )
     if not report.steps:
         console.print(f"{report.path} is at schema version {report.from_version}: up to date")
         return

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError
+from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError, StoreInUseError
 from contextchef.store.backend import StoredEntry
 from contextchef.store.backends.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
 from contextchef.store.backends.sqlite import maintenance as mt
@@ -131,7 +131,9 @@ def test_backup_and_restore_round_trip(tmp_path: Path, db_path: Path) -> None:
     with SQLiteBackend(db_path, project="test:maint") as backend:
         backend.write("notes", "after-backup", StoredEntry("not in the backup"))
         backend.write("memory", "k", StoredEntry("v2 not in the backup"))
-        restored = restore(result.path, db_path)
+        with pytest.raises(StoreInUseError, match="this process"):
+            restore(result.path, db_path)  # the open backend would write into the old file
+    restored = restore(result.path, db_path)
     assert restored.moved_aside is not None
     assert {p.name for p in restored.moved_aside.iterdir()} >= {"context.db"}
     with SQLiteBackend(db_path, project="test:maint") as backend:

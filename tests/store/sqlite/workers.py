@@ -68,7 +68,21 @@ def migrate(db: str, go: str) -> None:
     print(json.dumps({"applied": applied}), flush=True)
 
 
+def hold_open(db: str, stop: str) -> None:
+    """Open a backend, write once, say so, and keep it open until `stop` exists (30 s at most)."""
+    from contextchef.store.backend import StoredEntry
+    from contextchef.store.backends.sqlite import SQLiteBackend
+
+    with SQLiteBackend(db, project="test:holder") as backend:
+        backend.write("notes", "holder", StoredEntry("held open"))
+        print(json.dumps({"ready": True}), flush=True)
+        deadline = time.monotonic() + 30
+        while not Path(stop).exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
 if __name__ == "__main__":
     modes = {"write_and_read": write_and_read, "write_then_hang": write_then_hang}
     modes["migrate"] = migrate
+    modes["hold_open"] = hold_open
     modes[sys.argv[1]](*sys.argv[2:])

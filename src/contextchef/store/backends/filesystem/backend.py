@@ -16,10 +16,11 @@ Guarantees:
   followed (a planted link raises `InvalidPathError`) and no race can swap one in midway.
   `get_physical_path` additionally resolves the path and refuses anything outside.
 - **Hygiene.** Directories are made on demand (0700) and again if something removed them; files
-  are 0600. Listing is recursive and skips temporary files, dotfiles, symlinks and names the path
-  rules reject. Access times for least-recently-read eviction are the files' `atime`, set
-  explicitly by `touch` and left alone by the backend's own reads (`O_NOATIME`), so they survive
-  a restart.
+  are 0600. Opening a backend sweeps the temporary files a crashed writer left (our own name
+  pattern only, older than an hour; see `sweep`). Listing is recursive and skips temporary
+  files, dotfiles, symlinks and names the path rules reject. Access times for
+  least-recently-read eviction are the files' `atime`, set explicitly by `touch` and left alone
+  by the backend's own reads (`O_NOATIME`), so they survive a restart.
 
 - **Atomic commands across processes.** Every write of a namespace (write, delete, append,
   create, replace_if) holds the namespace lock (see `locking`: `flock` on the namespace
@@ -73,6 +74,7 @@ from contextchef.store.backends.filesystem.layout import (
     stat_meta,
 )
 from contextchef.store.backends.filesystem.locking import namespace_lock
+from contextchef.store.backends.filesystem.sweep import sweep_temp_files
 from contextchef.store.entries import appended
 from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
 from contextchef.store.search import scan
@@ -105,6 +107,12 @@ class FileSystemBackend:
         self._fsync = fsync
         self._token = secrets.token_hex(4)
         self._counter = itertools.count()
+        swept = {self._root}
+        swept.update(
+            Path(lay.directory).absolute() for lay in self._layouts.values() if lay.directory
+        )
+        for directory in swept:
+            sweep_temp_files(directory)
 
     def __repr__(self) -> str:
         return f"FileSystemBackend({self._root!r})"

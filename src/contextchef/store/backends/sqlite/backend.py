@@ -19,6 +19,12 @@ files. One connection per backend, guarded by a lock; `batch()` groups writes in
 Atomic commands, across threads and processes (see _atomic.py): `create` is create-if-absent
 and `replace_if` re-reads the version inside `BEGIN IMMEDIATE`; in `memories` the version is the
 current row's id and `create` checks and inserts inside one write transaction.
+
+While open, a backend holds a shared lock on `<db>.lock` (locking.py), so `db repair`, `restore`
+and `migrate` refuse to replace the file under it. Reads never wait for the write lock: `touch`
+(the access time a `get` records for eviction) writes only if the lock is free right now, and
+otherwise keeps the time in memory and writes it with the backend's next write transaction (or
+at `close`; see _access.py).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from contextchef.store.backend import (
     StoredEntry,
     Version,
 )
+from contextchef.store.backends.sqlite._access import AccessTimes
 from contextchef.store.backends.sqlite._atomic import (
     insert_if_absent,
     row_version,
@@ -57,7 +64,9 @@ from contextchef.store.backends.sqlite.identity import (
     project_for_identity,
     resolve_project,
 )
+from contextchef.store.backends.sqlite.locking import SharedLock
 from contextchef.store.backends.sqlite.migrations import open_database
+from contextchef.store.backends.sqlite.private import make_private_dirs
 from contextchef.store.datadir import default_database_path
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
@@ -109,19 +118,33 @@ class SQLiteBackend:
         self._project: ProjectRef | None = None
         self._abandoned: list[sqlite3.Connection] = []
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private_dirs(self.path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create the directory {self.path.parent}: {exc}") from exc
-        self._conn = open_database(self.path)
+        self._hold = SharedLock(self.path)
+        try:
+            self._conn = open_database(self.path)
+        except BaseException:
+            self._hold.release()
+            raise
         self._pid = os.getpid()
         self._memories = MemoryTable()
+        self._access = AccessTimes(self._memories)
 
     # -- plumbing ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the connection; the backend is unusable afterwards."""
+        """Write pending access times if the lock is free, close; the backend is unusable after."""
         with self._lock:
-            self._conn.close()
+            try:
+                if self._access and os.getpid() == self._pid and self._project is not None:
+                    with translate_errors("recording access times"):
+                        self._access.flush_if_free(self._conn, self._project.id)
+            except StoreError as exc:
+                log.debug("access times not recorded at close: %s", exc)
+            finally:
+                self._conn.close()
+                self._hold.release()
 
     def __enter__(self) -> SQLiteBackend:
         return self
@@ -154,6 +177,8 @@ class SQLiteBackend:
         self, doing: str, *, ns: str | None = None, path: str | None = None
     ) -> Iterator[sqlite3.Connection]:
         with self.connection(doing, ns=ns, path=path) as conn, write_transaction(conn):
+            if self._access and self._project is not None:
+                self._access.flush(conn, self._project.id)
             yield conn
 
     @contextmanager
@@ -402,13 +427,11 @@ class SQLiteBackend:
         return None
 
     def touch(self, ns: str, path: str, accessed_at: float) -> None:
-        """Record the last read time; a missing entry is ignored. Never touches the FTS index."""
+        """Record the last read time; a missing entry is ignored. Never touches the FTS index.
+
+        Never waits for the write lock (see _access.py): when another writer holds it, the time
+        is written with this backend's next write transaction, or at `close`.
+        """
         pid = self.project.id
-        with self._writing(f"touching {ns}/{path}", ns=ns, path=path) as conn:
-            if ns == MEMORY_NAMESPACE:
-                self._memories.touch(conn, pid, path, accessed_at)
-                return
-            conn.execute(
-                f"UPDATE entries SET accessed_at = ? WHERE {_SCOPE} AND path = ?",
-                (float(accessed_at), pid, ns, path),
-            )
+        with self.connection(f"touching {ns}/{path}", ns=ns, path=path) as conn:
+            self._access.touch(conn, pid, ns, path, float(accessed_at))

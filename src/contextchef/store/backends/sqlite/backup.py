@@ -6,10 +6,15 @@ holds every transaction committed before it started, and never restarts. The cop
 standalone rollback-journal file, integrity-checked, and described by a sidecar manifest
 (`<backup>.manifest.json`) carrying its schema version and sha256.
 
-`restore` refuses a backup newer than this build (the manifest is read first, then the file
-itself), checks its integrity and digest, moves the current database and its `-wal`/`-shm`
-aside into `<db>.before-restore-<time>/`, and puts the backup in place. Stop the processes using
-the database first: one that keeps it open keeps writing to the file moved aside.
+`restore` takes the sidecar lock exclusively (locking.py), so it refuses while any other
+process has the database open (or waits for them, given `wait`): one that kept it open would go
+on writing to the file moved aside. It refuses a backup newer than this build (the manifest is
+read first, then the file itself), a manifest it cannot make sense of, a backup or a current
+file that is not a contextchef database; then it checks the backup's integrity and digest,
+moves the current database and its `-wal`/`-shm` aside into `<db>.before-restore-<time>/`, and
+puts the backup in place.
+
+Backups, manifests and restored files are created 0600 (private.py).
 """
 
 from __future__ import annotations
@@ -26,11 +31,24 @@ from typing import Any
 
 from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError
 from contextchef.store.backends.sqlite.connection import translate_errors
-from contextchef.store.backends.sqlite.maintenance import new_timestamped_dir, read_only, side_files
+from contextchef.store.backends.sqlite.locking import exclusive
+from contextchef.store.backends.sqlite.maintenance import (
+    foreign_error,
+    foreign_reason,
+    new_timestamped_dir,
+    read_only,
+    require_ours,
+    side_files,
+)
 from contextchef.store.backends.sqlite.migrations import (
     LATEST_SCHEMA_VERSION,
     Progress,
     schema_version,
+)
+from contextchef.store.backends.sqlite.private import (
+    create_private_file,
+    make_private_dirs,
+    private_sidecars,
 )
 
 __all__ = [
@@ -62,7 +80,8 @@ def _sha256(path: Path) -> str:
 
 
 def _copy_pages(source: sqlite3.Connection, target: Path, progress: Progress | None) -> None:
-    """Copy `source` page by page into a fresh standalone file at `target`."""
+    """Copy `source` page by page into a fresh standalone (0600) file at `target`."""
+    create_private_file(target)
     dest = sqlite3.connect(target, isolation_level=None)
     try:
 
@@ -76,6 +95,7 @@ def _copy_pages(source: sqlite3.Connection, target: Path, progress: Progress | N
         result = [row[0] for row in dest.execute("PRAGMA integrity_check(20)")]
     finally:
         dest.close()
+    private_sidecars(target)
     if result != ["ok"]:
         raise StoreCorruptError(f"the copy at {target} failed integrity_check: {result}")
 
@@ -119,7 +139,12 @@ def backup(source: Path, dest: Path, *, progress: Progress | None = None) -> Bac
         "sha256": _sha256(dest),
         "integrity_check": "ok",
     }
-    manifest_path(dest).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    sidecar = manifest_path(dest)
+    try:
+        create_private_file(sidecar)
+        sidecar.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise StoreError(f"cannot write the manifest {sidecar}: {exc.strerror or exc}") from exc
     log.info("backed up %s (schema %d) to %s", source, version, dest)
     return BackupResult(dest, manifest_path(dest), version, int(manifest["bytes"]))
 
@@ -140,8 +165,26 @@ def _read_manifest(backup_file: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(sidecar.read_text())
     except (OSError, ValueError) as exc:
-        raise StoreError(f"cannot read the backup manifest {sidecar}: {exc}") from exc
-    return data if isinstance(data, dict) else None
+        raise StoreError(_bad_manifest(sidecar, str(exc))) from exc
+    if not isinstance(data, dict):
+        raise StoreError(_bad_manifest(sidecar, "it is not a JSON object"))
+    if data.get("format") != MANIFEST_FORMAT:
+        raise StoreError(_bad_manifest(sidecar, f"format {data.get('format')!r}"))
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise StoreError(_bad_manifest(sidecar, f"schema_version {version!r}"))
+    digest = data.get("sha256")
+    if digest is not None and not isinstance(digest, str):
+        raise StoreError(_bad_manifest(sidecar, f"sha256 {digest!r}"))
+    return data
+
+
+def _bad_manifest(sidecar: Path, why: str) -> str:
+    return (
+        f"the backup manifest {sidecar} is not valid ({why}); nothing was changed. Make a new "
+        "backup with `contextchef db backup`, or move the manifest away to restore from the "
+        "file alone (its integrity is still checked)"
+    )
 
 
 def _verify_backup(backup_file: Path) -> int:
@@ -149,12 +192,13 @@ def _verify_backup(backup_file: Path) -> int:
     manifest = _read_manifest(backup_file)
     location = f"the backup {backup_file}"
     if manifest is not None:
-        found = int(manifest.get("schema_version", 0))
+        found = int(manifest["schema_version"])
         if found > LATEST_SCHEMA_VERSION:
             raise SchemaTooNewError(found, LATEST_SCHEMA_VERSION, location=location)
         expected = manifest.get("sha256")
         if expected and expected != _sha256(backup_file):
             raise StoreCorruptError(f"{location} does not match the sha256 in its manifest")
+    require_ours(backup_file, doing="restore from")
     with read_only(backup_file) as conn, translate_errors(f"reading {location}"):
         version = schema_version(conn)
         if version > LATEST_SCHEMA_VERSION:
@@ -165,24 +209,48 @@ def _verify_backup(backup_file: Path) -> int:
     return version
 
 
-def restore(backup_file: Path, db_path: Path, *, progress: Progress | None = None) -> RestoreResult:
-    """Replace the database at `db_path` with `backup_file`, keeping the current files aside."""
+def restore(
+    backup_file: Path, db_path: Path, *, progress: Progress | None = None, wait: float = 0.0
+) -> RestoreResult:
+    """Replace the database at `db_path` with `backup_file`, keeping the current files aside.
+
+    Refuses (`StoreInUseError`) while other processes have the database open, unless they
+    close within `wait` seconds.
+    """
+    if not backup_file.is_file():
+        raise StoreError(f"no backup at {backup_file}; list them with `ls {backup_file.parent}`")
     version = _verify_backup(backup_file)
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    partial = db_path.with_name(db_path.name + ".restoring")
-    partial.unlink(missing_ok=True)
-    with read_only(backup_file) as conn, translate_errors(f"copying {backup_file}"):
-        try:
-            _copy_pages(conn, partial, progress)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
-    current = side_files(db_path)
-    aside: Path | None = None
-    if current:
-        aside = new_timestamped_dir(db_path, "before-restore")
-        for file in current:
-            shutil.move(file, aside / file.name)
-    partial.replace(db_path)
+    make_private_dirs(db_path.parent)
+    with exclusive(db_path, command="restore", wait=wait):
+        _refuse_foreign_target(db_path)
+        partial = db_path.with_name(db_path.name + ".restoring")
+        partial.unlink(missing_ok=True)
+        with read_only(backup_file) as conn, translate_errors(f"copying {backup_file}"):
+            try:
+                _copy_pages(conn, partial, progress)
+            except BaseException:
+                partial.unlink(missing_ok=True)
+                raise
+        current = side_files(db_path)
+        aside: Path | None = None
+        if current:
+            aside = new_timestamped_dir(db_path, "before-restore")
+            for file in current:
+                shutil.move(file, aside / file.name)
+        partial.replace(db_path)
     log.info("restored %s from %s; previous files in %s", db_path, backup_file, aside)
     return RestoreResult(db_path, aside, version)
+
+
+def _refuse_foreign_target(db_path: Path) -> None:
+    """Refuse to move aside a file that is clearly someone else's; a damaged one of ours goes."""
+    if not db_path.is_file():
+        return
+    try:
+        reason = foreign_reason(db_path)
+    except sqlite3.DatabaseError:
+        return  # damaged beyond telling: restoring over it is what restore is for
+    except OSError as exc:
+        raise StoreError(f"cannot read {db_path}: {exc.strerror or exc}") from exc
+    if reason is not None and reason != "it is an empty file":
+        raise foreign_error(db_path, reason, doing="restore over")

@@ -13,10 +13,14 @@ Pragma choices, set on every connection and read back before any write:
 - `journal_mode = WAL`, switched on by the caller only after the schema fence accepted the file
   (`enable_wal`), so a database this build must refuse is never modified.
 
+A new database file is created 0600 before SQLite opens it (see private.py), whatever the umask.
+
 Write transactions are `BEGIN IMMEDIATE`: the write lock is taken up front, so a transaction
 never fails half-way on a lock upgrade. Taking it is retried with bounded exponential backoff on
 `SQLITE_BUSY` (on top of the busy timeout) and gives up with `StoreBusyError`. Readers never take
-the write lock, and in WAL mode they never block a writer.
+the write lock, and in WAL mode they never block a writer. `nowait_transaction` is the
+write for the read path (recording access times): it tries the write lock once, without the
+busy timeout, and reports whether it got it instead of waiting.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from contextchef.errors import StoreBusyError, StoreCorruptError, StoreError
+from contextchef.store.backends.sqlite.private import create_private_file
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -38,6 +43,7 @@ __all__ = [
     "connect",
     "enable_wal",
     "is_busy",
+    "nowait_transaction",
     "read_pragmas",
     "require_fts5",
     "translate_errors",
@@ -63,6 +69,13 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     `readonly` opens with `mode=ro`: nothing, not even a checkpoint, can change the file.
     """
     target = Path(path)
+    if not readonly:
+        try:
+            create_private_file(target)
+        except FileNotFoundError:
+            pass  # no directory: SQLite reports it below, in the store's terms
+        except OSError as exc:
+            raise StoreError(f"cannot create {target}: {exc.strerror or exc}") from exc
     uri = f"{target.resolve().as_uri()}?mode={'ro' if readonly else 'rwc'}"
     with translate_errors(f"opening {target}"):
         conn = sqlite3.connect(
@@ -186,6 +199,39 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     begin_immediate(conn)
     try:
         yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.rollback()
+        raise
+
+
+@contextmanager
+def nowait_transaction(conn: sqlite3.Connection) -> Iterator[bool]:
+    """A write transaction taken only if the write lock is free right now; yields whether it was.
+
+    With False the body must skip its writes (nothing is open). The busy timeout is set to 0
+    for the one `BEGIN IMMEDIATE` and restored right after, so the caller never waits for
+    another writer. Inside an open transaction (a batch) the block joins it and yields True.
+    """
+    if conn.in_transaction:
+        yield True
+        return
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        began = True
+    except sqlite3.OperationalError as exc:
+        if not is_busy(exc):
+            raise
+        began = False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not began:
+        yield False
+        return
+    try:
+        yield True
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

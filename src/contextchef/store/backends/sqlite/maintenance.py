@@ -1,8 +1,15 @@
 """Inspecting and tending a database file: `info`, `check`, `migrate` (with a dry run), `vacuum`.
 
 `info`, `check` and `migrate --dry-run` open the file read-only (`mode=ro`): they never write,
-never checkpoint, and leave the file byte-identical. `migrate` and `vacuum` open it the normal way.
+never checkpoint, and leave the file byte-identical. `migrate` and `vacuum` open it the normal way;
+`migrate` first takes the sidecar lock exclusively (locking.py), so it refuses while other
+processes have the database open: they would go on running an older build over a newer schema.
 Backup and restore live in backup.py, repair in repair.py.
+
+`foreign_reason` tells a contextchef database from anything else (a text file, another
+application's SQLite database) by the SQLite header and our own bookkeeping (`schema_migrations`
+with our first step's name, `projects`, `entries`); `check` reports such a file as "not a
+contextchef database", and repair and restore refuse it and leave it untouched.
 """
 
 from __future__ import annotations
@@ -14,21 +21,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contextchef.errors import StoreError
+from contextchef.errors import ForeignDatabaseError, StoreError
 from contextchef.store.backends.sqlite._memories import prune_memory_log
 from contextchef.store.backends.sqlite.connection import (
     connect,
     translate_errors,
     write_transaction,
 )
+from contextchef.store.backends.sqlite.locking import exclusive
 from contextchef.store.backends.sqlite.migrations import (
     LATEST_SCHEMA_VERSION,
+    MIGRATIONS,
     Progress,
     check_fence,
     open_database,
     pending_migrations,
     schema_version,
 )
+from contextchef.store.backends.sqlite.private import make_private_dirs
 
 __all__ = [
     "CheckReport",
@@ -37,10 +47,14 @@ __all__ = [
     "VacuumReport",
     "check",
     "file_sizes",
+    "foreign_error",
+    "foreign_reason",
     "info",
     "migrate",
     "new_timestamped_dir",
     "read_only",
+    "require_ours",
+    "schema_reason",
     "side_files",
     "vacuum",
 ]
@@ -57,16 +71,79 @@ def file_sizes(path: Path) -> dict[str, int]:
     return {file.name: file.stat().st_size for file in side_files(path)}
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+_OURS = frozenset({"schema_migrations", "projects", "entries"})
+
+
+def foreign_reason(path: Path) -> str | None:
+    """Why the file at `path` is not a contextchef database, or None when it is one.
+
+    Reads only: the first 16 bytes, then `sqlite_master` and our first migration row over a
+    read-only connection. Raises `sqlite3.DatabaseError` when the file is SQLite but its schema
+    cannot be read (damage): whose it is cannot be told then.
+    """
+    with path.open("rb") as handle:
+        head = handle.read(len(SQLITE_HEADER))
+    if not head:
+        return "it is an empty file"
+    if head != SQLITE_HEADER:
+        return "it is not an SQLite database at all"
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    try:
+        return schema_reason(conn)
+    finally:
+        conn.close()
+
+
+def schema_reason(conn: sqlite3.Connection) -> str | None:
+    """Why the open SQLite database is not contextchef's, or None when it is (see above)."""
+    tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
+    if not tables >= _OURS:
+        shown = ", ".join(sorted(t for t in tables if not t.startswith("sqlite_"))[:5])
+        return f"it has no contextchef schema (tables: {shown or 'none'})"
+    columns = {str(r[1]) for r in conn.execute("PRAGMA table_info(schema_migrations)")}
+    if "name" not in columns:
+        return "its schema_migrations table is not contextchef's"
+    try:
+        row = conn.execute("SELECT name FROM schema_migrations WHERE version = 1").fetchone()
+    except sqlite3.DatabaseError:
+        return None  # a damaged page; the tables say it is ours
+    if row is not None and row[0] != MIGRATIONS[0].name:
+        return f"its schema_migrations records {row[0]!r}, not contextchef's first step"
+    return None
+
+
+def require_ours(path: Path, *, doing: str) -> None:
+    """Raise `ForeignDatabaseError` when `path` is not a contextchef database (nothing written)."""
+    try:
+        reason = foreign_reason(path)
+    except sqlite3.DatabaseError:
+        return  # damaged, not foreign: what runs next reports the damage
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if reason is not None:
+        raise foreign_error(path, reason, doing=doing)
+
+
+def foreign_error(path: Path, reason: str, *, doing: str) -> ForeignDatabaseError:
+    """The one-line refusal for a file that is not a contextchef database."""
+    return ForeignDatabaseError(
+        f"refusing to {doing} {path}: not a contextchef database ({reason}); it was left "
+        "untouched. Check the --db path"
+    )
+
+
 def new_timestamped_dir(path: Path, label: str) -> Path:
-    """Create and return a fresh directory `<path>.<label>-<time>` next to `path`."""
+    """Create and return a fresh directory `<path>.<label>-<time>` (0700) next to `path`."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for attempt in range(1000):
         suffix = "" if attempt == 0 else f"-{attempt}"
         candidate = path.with_name(f"{path.name}.{label}-{stamp}{suffix}")
         try:
-            candidate.mkdir(parents=True)
+            candidate.mkdir(mode=0o700)
         except FileExistsError:
             continue
+        candidate.chmod(0o700)
         return candidate
     raise StoreError(f"cannot create a {label} directory next to {path}")
 
@@ -110,6 +187,8 @@ def info(path: Path) -> DatabaseInfo:
     `entries` counts the `entries` table; the `memory` namespace lives in `memories`, counted
     (current versions only) in `memories`.
     """
+    if path.is_file():
+        require_ours(path, doing="describe")
     with read_only(path) as conn, translate_errors(f"reading {path}"):
         version = schema_version(conn)
         readable = version <= LATEST_SCHEMA_VERSION
@@ -154,10 +233,12 @@ class CheckReport:
 
     path: Path
     problems: list[str]
+    foreign: str | None = None
+    """Why the file is not a contextchef database, when it is not one (then nothing else ran)."""
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and self.foreign is None
 
 
 _FTS_INDEXES = (
@@ -188,8 +269,21 @@ def _fts_problems(conn: sqlite3.Connection) -> list[str]:
 
 
 def check(path: Path, *, max_problems: int = 100) -> CheckReport:
-    """integrity_check, foreign_key_check and FTS consistency, read-only; never raises on damage."""
+    """integrity_check, foreign_key_check and FTS consistency, read-only; never raises on damage.
+
+    A file that is not a contextchef database is reported as such (`foreign`), not checked.
+    """
+    if not path.is_file():
+        raise StoreError(
+            f"no database at {path} (it is created on first use, or by `contextchef db migrate`)"
+        )
     problems: list[str] = []
+    try:
+        reason = foreign_reason(path)
+    except (sqlite3.DatabaseError, OSError):
+        reason = None  # unreadable schema: integrity_check below says what is wrong
+    if reason is not None:
+        return CheckReport(path, [], foreign=reason)
     try:
         with read_only(path) as conn:
             rows = conn.execute(f"PRAGMA integrity_check({max_problems})").fetchall()
@@ -216,10 +310,15 @@ class MigrateReport:
 
 
 def migrate(
-    path: Path, *, dry_run: bool = False, progress: Progress | None = None
+    path: Path, *, dry_run: bool = False, progress: Progress | None = None, wait: float = 0.0
 ) -> MigrateReport:
-    """Bring `path` to the latest schema; with `dry_run`, only report (the file is untouched)."""
+    """Bring `path` to the latest schema; with `dry_run`, only report (the file is untouched).
+
+    A real migration holds the sidecar lock exclusively: it refuses (`StoreInUseError`) while
+    other processes have the database open, unless they close within `wait` seconds.
+    """
     if path.is_file():
+        require_ours(path, doing="migrate")
         with read_only(path) as conn, translate_errors(f"reading {path}"):
             before = check_fence(conn, str(path))
             steps = [m.name for m in pending_migrations(conn, str(path))]
@@ -227,12 +326,15 @@ def migrate(
         before, steps = 0, [f"create {path} at schema version {LATEST_SCHEMA_VERSION}"]
     if dry_run:
         return MigrateReport(path, before, LATEST_SCHEMA_VERSION, steps, dry_run=True)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    conn = open_database(path, progress=progress)
-    try:
-        after = schema_version(conn)
-    finally:
-        conn.close()
+    if not steps:
+        return MigrateReport(path, before, before, [], dry_run=False)  # nothing to lock for
+    make_private_dirs(path.parent)
+    with exclusive(path, command="migrate", wait=wait):
+        conn = open_database(path, progress=progress)
+        try:
+            after = schema_version(conn)
+        finally:
+            conn.close()
     return MigrateReport(path, before, after, steps, dry_run=False)
 
 
@@ -247,6 +349,9 @@ class VacuumReport:
 
 def vacuum(path: Path, *, progress: Progress | None = None) -> VacuumReport:
     """Prune the mutation log, optimise the FTS index, checkpoint and VACUUM the file."""
+    if not path.is_file():
+        raise StoreError(f"no database at {path}; nothing to vacuum")
+    require_ours(path, doing="vacuum")
     before = sum(file_sizes(path).values())
     conn = open_database(path)
     try:

@@ -55,6 +55,7 @@ from contextchef.store.backends.sqlite.connection import (
     translate_errors,
     write_transaction,
 )
+from contextchef.store.backends.sqlite.private import private_sidecars
 
 __all__ = [
     "LATEST_SCHEMA_VERSION",
@@ -371,6 +372,7 @@ def open_database(
             if not readonly:
                 require_fts5(conn)
                 enable_wal(conn, location)
+                private_sidecars(path)
                 ensure_schema(conn, location=location, progress=progress)
     except BaseException:
         conn.close()

@@ -1,12 +1,20 @@
 """Repairing a damaged database: back the files up first, then salvage every readable row.
 
-`repair` never works on the damaged files themselves. It copies the database and its
+`repair` first takes the sidecar lock exclusively (locking.py): while any other process has the
+database open it refuses (or waits, given `wait`), because a writer that kept its connection
+would go on committing into the file that repair moves away. It refuses a file that is not a
+contextchef database (maintenance.foreign_reason) and leaves it untouched, and it refuses a
+database whose schema cannot be read at all: no row could be salvaged from it.
+
+It never works on the damaged files themselves. It copies the database and its
 `-wal`/`-shm` into `<db>.corrupt-backup-<time>/` before anything else, reads rows from that
 copy, writes them into a freshly installed database, and only then swaps the fresh file in.
 Rows are read in rowid order in chunks; when a chunk hits a damaged page the reader probes rowid
 by rowid past it, so one bad page costs the rows on that page and no more. The report lists,
 per table, the rows recovered, the rowid ranges that could not be read, and the rows dropped
-because what they referred to was lost.
+because what they referred to was lost. "Nothing was lost" is only claimed when it was
+verified: every table's rows were counted in the damaged copy and again in the repaired file,
+and the counts match (`TableSalvage.verified`).
 """
 
 from __future__ import annotations
@@ -20,15 +28,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextchef.errors import SchemaTooNewError, StoreError
+from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
-from contextchef.store.backends.sqlite.maintenance import new_timestamped_dir, side_files
+from contextchef.store.backends.sqlite.locking import exclusive
+from contextchef.store.backends.sqlite.maintenance import (
+    foreign_error,
+    foreign_reason,
+    new_timestamped_dir,
+    read_only,
+    schema_reason,
+    side_files,
+)
 from contextchef.store.backends.sqlite.migrations import (
     LATEST_SCHEMA_VERSION,
     Progress,
     open_database,
     schema_version,
 )
+from contextchef.store.backends.sqlite.private import FILE_MODE
 
 __all__ = ["RepairReport", "TableSalvage", "repair"]
 
@@ -52,10 +69,28 @@ class TableSalvage:
     """Inclusive rowid ranges that could not be read."""
     dropped: int = 0
     """Rows read but not kept, because a row they referred to was lost."""
+    source_rows: int | None = None
+    """`count(*)` in the damaged copy; None when even counting failed."""
+    final_rows: int | None = None
+    """`count(*)` in the repaired database, after the swap."""
 
     @property
     def lost_something(self) -> bool:
-        return bool(self.unreadable or self.dropped)
+        short = (
+            self.source_rows is not None
+            and self.final_rows is not None
+            and self.final_rows < self.source_rows
+        )
+        return bool(self.unreadable or self.dropped or short)
+
+    @property
+    def verified(self) -> bool:
+        """Whether the repaired table provably holds every row of the damaged one."""
+        return (
+            not self.lost_something
+            and self.source_rows is not None
+            and self.final_rows == self.source_rows
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +103,12 @@ class RepairReport:
 
     @property
     def lossless(self) -> bool:
-        return not any(t.lost_something for t in self.tables)
+        """True only when every table's rows were counted before and after, and match."""
+        return all(t.verified for t in self.tables)
+
+    @property
+    def lost_something(self) -> bool:
+        return any(t.lost_something for t in self.tables)
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
@@ -168,42 +208,115 @@ def _copy_table(source: sqlite3.Connection, dest: sqlite3.Connection, table: str
     return report
 
 
-def repair(db_path: Path, *, progress: Progress | None = None) -> RepairReport:
-    """Back up the damaged files, salvage their readable rows into a fresh database, swap it in."""
-    originals = side_files(db_path)
-    if not originals or not db_path.is_file():
-        raise StoreError(f"no database at {db_path}")
-    backup_dir = new_timestamped_dir(db_path, "corrupt-backup")
-    for file in originals:
-        shutil.copy2(file, backup_dir / file.name)
-    log.info("copied the damaged files of %s to %s", db_path, backup_dir)
+def _count(conn: sqlite3.Connection, table: str) -> int | None:
+    try:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    except sqlite3.DatabaseError:
+        return None
 
+
+def _unsalvaged_tables(conn: sqlite3.Connection) -> list[str]:
+    """Tables of the damaged file that repair does not copy (not ours, not derived indexes)."""
+    try:
+        names = [
+            str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        ]
+    except sqlite3.DatabaseError:
+        return []
+    skipped = {*SALVAGE_ORDER, "schema_migrations"}
+    return [
+        n for n in names if n not in skipped and not n.startswith("sqlite_") and "_fts" not in n
+    ]
+
+
+def _copy_aside(db_path: Path) -> Path:
+    """Copy the database and its `-wal`/`-shm` into a fresh private `.corrupt-backup-` dir."""
+    backup_dir = new_timestamped_dir(db_path, "corrupt-backup")
+    for file in side_files(db_path):
+        shutil.copy2(file, backup_dir / file.name)
+        (backup_dir / file.name).chmod(FILE_MODE)
+    log.info("copied the damaged files of %s to %s", db_path, backup_dir)
+    return backup_dir
+
+
+def _salvage(
+    source: sqlite3.Connection, fresh: Path, progress: Progress | None
+) -> list[TableSalvage]:
+    dest = open_database(fresh)
+    try:
+        tables = []
+        with translate_errors(f"writing the repaired database {fresh}"):
+            for done, table in enumerate(SALVAGE_ORDER, start=1):
+                salvage = _copy_table(source, dest, table)
+                salvage.source_rows = _count(source, table)
+                tables.append(salvage)
+                if progress is not None:
+                    progress(done, len(SALVAGE_ORDER))
+        for table in _unsalvaged_tables(source):
+            tables.append(TableSalvage(table, source_rows=_count(source, table), final_rows=0))
+        return tables
+    finally:
+        dest.close()
+
+
+def repair(db_path: Path, *, progress: Progress | None = None, wait: float = 0.0) -> RepairReport:
+    """Back up the damaged files, salvage their readable rows into a fresh database, swap it in.
+
+    Refuses (`StoreInUseError`) while other processes have the database open, unless they
+    close within `wait` seconds; refuses (`ForeignDatabaseError`) a file that is not ours.
+    """
+    if not db_path.is_file():
+        raise StoreError(f"no database at {db_path}; nothing to repair")
+    with exclusive(db_path, command="repair", wait=wait):
+        try:
+            reason = foreign_reason(db_path)
+        except sqlite3.DatabaseError:
+            reason = None  # judged again below, on the copy (its WAL recovered)
+        except OSError as exc:
+            raise StoreError(f"cannot read {db_path}: {exc.strerror or exc}") from exc
+        if reason is not None:
+            raise foreign_error(db_path, reason, doing="repair")
+        backup_dir = _copy_aside(db_path)
+        source = sqlite3.connect(backup_dir / db_path.name, isolation_level=None)
+        try:
+            try:
+                reason = schema_reason(source)
+            except sqlite3.DatabaseError as exc:
+                raise StoreCorruptError(
+                    f"cannot repair {db_path}: even its schema is unreadable ({exc}), so no row "
+                    f"can be salvaged; it was left untouched (a copy is in {backup_dir}). "
+                    "Restore a backup with `contextchef db restore BACKUP`"
+                ) from exc
+            if reason is not None:
+                source.close()
+                shutil.rmtree(backup_dir)
+                raise foreign_error(db_path, reason, doing="repair")
+            tables = _repair_from(source, db_path, progress)
+        finally:
+            source.close()
+    return RepairReport(db_path, backup_dir, tables)
+
+
+def _repair_from(
+    source: sqlite3.Connection, db_path: Path, progress: Progress | None
+) -> list[TableSalvage]:
     fresh = db_path.with_name(db_path.name + ".repairing")
     for stale in side_files(fresh):
         stale.unlink()
-    source = sqlite3.connect(backup_dir / db_path.name, isolation_level=None)
     try:
-        try:
-            found = schema_version(source)
-        except sqlite3.DatabaseError:
-            found = LATEST_SCHEMA_VERSION
-        if found > LATEST_SCHEMA_VERSION:
-            raise SchemaTooNewError(found, LATEST_SCHEMA_VERSION, location=str(db_path))
-        dest = open_database(fresh)
-        try:
-            tables = []
-            with translate_errors(f"writing the repaired database {fresh}"):
-                for done, table in enumerate(SALVAGE_ORDER, start=1):
-                    tables.append(_copy_table(source, dest, table))
-                    if progress is not None:
-                        progress(done, len(SALVAGE_ORDER))
-        finally:
-            dest.close()
-    finally:
-        source.close()
+        found = schema_version(source)
+    except sqlite3.DatabaseError:
+        found = LATEST_SCHEMA_VERSION
+    if found > LATEST_SCHEMA_VERSION:
+        raise SchemaTooNewError(found, LATEST_SCHEMA_VERSION, location=str(db_path))
+    tables = _salvage(source, fresh, progress)
     for file in side_files(db_path):
         file.unlink()
     fresh.replace(db_path)
     for leftover in side_files(fresh):
         leftover.unlink()
-    return RepairReport(db_path, backup_dir, tables)
+    with read_only(db_path) as conn:
+        for salvage in tables:
+            if salvage.final_rows is None:
+                salvage.final_rows = _count(conn, salvage.table)
+    return tables

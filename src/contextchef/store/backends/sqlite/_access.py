@@ -1,0 +1,67 @@
+"""Access times for eviction, recorded without ever waiting for the write lock.
+
+`get` records when an entry was read (`touch`). On SQLite that is a write, and a read that
+waited for the write lock waited as long as any writer held it (30 s were observed). So the
+time is written only when the lock is free right now (`nowait_transaction`); when another
+writer holds it, the time is kept in memory (the newest per entry, at most
+`MAX_PENDING` entries) and written with the backend's next write transaction, or at `close`.
+A time still pending when the process dies is lost: access times are eviction hints, and
+losing one only makes an entry look older than it is.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from contextchef.store.backends.sqlite._memories import MEMORY_NAMESPACE, MemoryTable
+from contextchef.store.backends.sqlite.connection import nowait_transaction
+
+__all__ = ["MAX_PENDING", "AccessTimes"]
+
+MAX_PENDING = 10_000
+"""Entries whose access time may wait in memory; later ones are dropped until a flush."""
+
+
+class AccessTimes:
+    """The access times of one backend that could not be written yet. Not thread-safe: the
+    backend calls it under its own lock."""
+
+    def __init__(self, memories: MemoryTable) -> None:
+        self._memories = memories
+        self._pending: dict[tuple[str, str], float] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._pending)
+
+    def touch(self, conn: sqlite3.Connection, pid: int, ns: str, path: str, at: float) -> None:
+        """Write `at` now if the write lock is free, else keep it for the next flush."""
+        with nowait_transaction(conn) as locked:
+            if locked:
+                self._write(conn, pid, ns, path, at)
+                return
+        key = (ns, path)
+        if key in self._pending or len(self._pending) < MAX_PENDING:
+            self._pending[key] = max(at, self._pending.get(key, 0.0))
+
+    def flush(self, conn: sqlite3.Connection, pid: int) -> None:
+        """Write every pending time; the caller holds a write transaction."""
+        pending, self._pending = self._pending, {}
+        for (ns, path), at in pending.items():
+            self._write(conn, pid, ns, path, at)
+
+    def flush_if_free(self, conn: sqlite3.Connection, pid: int) -> bool:
+        """Flush in a transaction of its own if the write lock is free; whether it was."""
+        with nowait_transaction(conn) as locked:
+            if locked:
+                self.flush(conn, pid)
+            return locked
+
+    def _write(self, conn: sqlite3.Connection, pid: int, ns: str, path: str, at: float) -> None:
+        if ns == MEMORY_NAMESPACE:
+            self._memories.touch(conn, pid, path, at)
+            return
+        conn.execute(
+            "UPDATE entries SET accessed_at = ? WHERE project_id = ? AND namespace = ? "
+            "AND path = ?",
+            (at, pid, ns, path),
+        )
