@@ -38,3 +38,17 @@ def test_memory_and_scratchpad_example_runs() -> None:
 def test_readme_names_the_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert "make test" in text and "make demo" in text
+
+
+def test_every_test_the_reliability_table_names_exists() -> None:
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "README.md").read_text(encoding="utf-8")
+    table = text.split("## Reliability", 1)[1].split("\n## ", 1)[0]
+    files = set(re.findall(r"`(tests/[\w/]+\.py)`", table))
+    names = set(re.findall(r"`(test_\w+)`", table))
+    assert files and names
+    for file in files:
+        assert (root / file).is_file(), file
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in (root / "tests").rglob("*.py"))
+    for name in names:
+        assert f"def {name}(" in sources, name
