@@ -52,7 +52,6 @@ from pathlib import Path
 from contextchef.errors import (
     ConfigError,
     InvalidPathError,
-    StoreCorruptError,
     StoreError,
 )
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
@@ -62,19 +61,17 @@ from contextchef.store.backends.filesystem.fileio import (
     exclusive_create,
     fsync_dir,
     open_child,
-    read_regular,
     regular_stat,
     translate_errors,
 )
 from contextchef.store.backends.filesystem.layout import (
     Format,
     Layout,
-    decode_entry,
     encode_entry,
-    stat_meta,
 )
 from contextchef.store.backends.filesystem.locking import namespace_lock
 from contextchef.store.backends.filesystem.sweep import sweep_temp_files
+from contextchef.store.backends.filesystem.walk import decode_file, read_file, walk_dir
 from contextchef.store.entries import appended
 from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
 from contextchef.store.search import scan
@@ -126,7 +123,7 @@ class FileSystemBackend:
 
     def read(self, ns: str, path: str) -> StoredEntry | None:
         with self._located(ns, path, "read") as spot:
-            return None if spot is None else self._read_file(*spot, ns, path)
+            return None if spot is None else read_file(*spot, ns, path)
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         with self._locked(ns):
@@ -200,7 +197,7 @@ class FileSystemBackend:
 
     def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
         with self._located(ns, path, "read") as spot:
-            found = None if spot is None else self._decode(*spot, ns, path)
+            found = None if spot is None else decode_file(*spot, ns, path)
         if found is None:
             return None
         return found[0], hashlib.sha256(found[1]).hexdigest()
@@ -342,31 +339,6 @@ class FileSystemBackend:
             fsync_dir(directory.parent)
         return os.open(directory, DIR_FLAGS)
 
-    # -- files ----------------------------------------------------------------------------
-
-    @classmethod
-    def _read_file(
-        cls, layout: Layout, dfd: int, name: str, ns: str, path: str
-    ) -> StoredEntry | None:
-        found = cls._decode(layout, dfd, name, ns, path)
-        return None if found is None else found[0]
-
-    @staticmethod
-    def _decode(
-        layout: Layout, dfd: int, name: str, ns: str, path: str
-    ) -> tuple[StoredEntry, bytes] | None:
-        """The entry in file `name` and the bytes it was decoded from (its version's input)."""
-        found = read_regular(dfd, name, path)
-        if found is None:
-            return None
-        data, st = found
-        try:
-            return decode_entry(layout, data, st), data
-        except ValueError as exc:
-            raise StoreCorruptError(
-                f"{ns}/{path} is not a valid {layout.format} entry: {exc}", namespace=ns, path=path
-            ) from exc
-
     # -- walking --------------------------------------------------------------------------
 
     def _walk(self, ns: str, prefix: str, content: bool) -> Iterator[tuple[str, StoredEntry]]:
@@ -379,51 +351,4 @@ class FileSystemBackend:
             if fds is None:
                 return
             base = "".join(f"{segment}/" for segment in start)
-            yield from self._walk_dir(ns, layout, fds[-1], base, prefix, stat_only)
-
-    def _walk_dir(
-        self, ns: str, layout: Layout, dfd: int, base: str, prefix: str, stat_only: bool
-    ) -> Iterator[tuple[str, StoredEntry]]:
-        with os.scandir(dfd) as scanner:
-            names = sorted(scanner, key=lambda item: item.name)
-        for item in names:
-            relative = base + item.name
-            if item.name.startswith(".") or item.is_symlink() or not _listable(relative):
-                continue
-            if item.is_dir(follow_symlinks=False):
-                directory = relative + "/"
-                if not (directory.startswith(prefix) or prefix.startswith(directory)):
-                    continue
-                try:
-                    child = os.open(item.name, DIR_FLAGS, dir_fd=dfd)
-                except OSError:
-                    continue  # vanished or replaced by a link since the scan
-                try:
-                    yield from self._walk_dir(ns, layout, child, directory, prefix, stat_only)
-                finally:
-                    os.close(child)
-                continue
-            if not item.is_file(follow_symlinks=False) or not relative.startswith(prefix):
-                continue
-            if layout.owns is not None and not item.name.startswith(layout.owns):
-                continue
-            if stat_only:
-                st = item.stat(follow_symlinks=False)
-                yield relative, StoredEntry("", stat_meta(st))
-                continue
-            try:
-                entry = self._read_file(layout, dfd, item.name, ns, relative)
-            except StoreCorruptError as exc:
-                logger.warning("skipping %s while listing: %s", relative, exc)
-                continue
-            if entry is not None:
-                yield relative, entry
-
-
-def _listable(path: str) -> bool:
-    """Whether a name found on disk obeys the path rules (foreign files may not)."""
-    try:
-        validate_entry_path(path)
-    except InvalidPathError:
-        return False
-    return True
+            yield from walk_dir(ns, layout, fds[-1], base, prefix, stat_only)

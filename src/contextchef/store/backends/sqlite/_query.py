@@ -1,14 +1,25 @@
-"""Query helpers shared by the entry and memory tables: key ranges, FTS5 queries, meta JSON."""
+"""Query helpers shared by the entry and memory tables: key ranges, FTS5 queries, meta JSON,
+and the entries' full-text search."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
 from contextchef.errors import StoreError
+from contextchef.store.backend import SearchHit
 
-__all__ = ["DERIVED_KEYS", "TIME_KEYS", "fts_query", "prefix_bounds", "split_meta"]
+__all__ = [
+    "DERIVED_KEYS",
+    "TIME_KEYS",
+    "fts_query",
+    "prefix_bounds",
+    "row_meta",
+    "search_entries",
+    "split_meta",
+]
 
 TIME_KEYS = ("created_at", "updated_at", "accessed_at")
 """Meta keys holding times; only numbers are kept for them."""
@@ -60,3 +71,34 @@ def split_meta(meta: Mapping[str, Any], ns: str, path: str) -> tuple[str, dict[s
         raise StoreError(
             f"meta of {ns}/{path} is not JSON-serialisable: {exc}", namespace=ns, path=path
         ) from exc
+
+
+def row_meta(row: tuple[Any, ...]) -> dict[str, Any]:
+    """Meta from the last five columns `meta, created_at, updated_at, accessed_at, bytes`."""
+    raw, created, updated, accessed, size = row[-5:]
+    meta: dict[str, Any] = json.loads(raw) if raw != "{}" else {}
+    meta["created_at"] = created
+    meta["updated_at"] = updated
+    if accessed is not None:
+        meta["accessed_at"] = accessed
+    meta["bytes"] = size
+    return meta
+
+
+def search_entries(
+    conn: sqlite3.Connection, pid: int, ns: str, match: str, prefix: str, limit: int | None
+) -> list[SearchHit]:
+    """Full-text hits in `entries` (not `memories`), best rank first, with snippets."""
+    low, high = prefix_bounds(prefix)
+    bound = "" if high is None else " AND e.path < :high"
+    sql = (
+        "SELECT e.path, snippet(entries_fts, 1, '', '', '…', 16), bm25(entries_fts) AS rank, "
+        "e.meta, e.created_at, e.updated_at, e.accessed_at, e.bytes "
+        "FROM entries_fts JOIN entries AS e ON e.id = entries_fts.rowid "
+        "WHERE entries_fts MATCH :match AND e.project_id = :pid AND e.namespace = :ns "
+        f"AND e.path >= :low{bound} ORDER BY rank, e.updated_at DESC, e.path LIMIT :limit"
+    )
+    params = {"match": match, "pid": pid, "ns": ns, "low": low, "high": high}
+    params["limit"] = -1 if limit is None else limit
+    rows = conn.execute(sql, params).fetchall()
+    return [SearchHit(r[0], row_meta(r), r[1] or None, -float(r[2])) for r in rows]

@@ -30,7 +30,6 @@ at `close`; see _access.py).
 from __future__ import annotations
 
 import builtins
-import json
 import logging
 import os
 import re
@@ -57,7 +56,13 @@ from contextchef.store.backends.sqlite._atomic import (
     versioned_row,
 )
 from contextchef.store.backends.sqlite._memories import MEMORY_NAMESPACE, MemoryTable
-from contextchef.store.backends.sqlite._query import fts_query, prefix_bounds, split_meta
+from contextchef.store.backends.sqlite._query import (
+    fts_query,
+    prefix_bounds,
+    row_meta,
+    search_entries,
+    split_meta,
+)
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
 from contextchef.store.backends.sqlite.identity import (
     ProjectRef,
@@ -77,18 +82,6 @@ _IDENTITY = re.compile(r"^[A-Za-z@][A-Za-z0-9+._-]+:")
 _ENTRY = "content, meta, created_at, updated_at, accessed_at, bytes"
 _LISTED = "path, meta, created_at, updated_at, accessed_at, bytes"
 _SCOPE = "project_id = ? AND namespace = ?"
-
-
-def _meta(row: tuple[Any, ...]) -> dict[str, Any]:
-    """Meta from the last five columns `meta, created_at, updated_at, accessed_at, bytes`."""
-    raw, created, updated, accessed, size = row[-5:]
-    meta: dict[str, Any] = json.loads(raw) if raw != "{}" else {}
-    meta["created_at"] = created
-    meta["updated_at"] = updated
-    if accessed is not None:
-        meta["accessed_at"] = accessed
-    meta["bytes"] = size
-    return meta
 
 
 class SQLiteBackend:
@@ -213,7 +206,7 @@ class SQLiteBackend:
             row = conn.execute(
                 f"SELECT {_ENTRY} FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
             ).fetchone()
-        return None if row is None else StoredEntry(row[0], _meta(row))
+        return None if row is None else StoredEntry(row[0], row_meta(row))
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         meta, times = split_meta(entry.meta, ns, path)
@@ -243,7 +236,7 @@ class SQLiteBackend:
             if ns == MEMORY_NAMESPACE:
                 return self._memories.read_versioned(conn, pid, path)
             row = versioned_row(conn, pid, ns, path)
-        return None if row is None else (StoredEntry(row[1], _meta(row)), row_version(row))
+        return None if row is None else (StoredEntry(row[1], row_meta(row)), row_version(row))
 
     def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
         """Write `entry` only when `path` still has version `expected`, under the write lock."""
@@ -315,7 +308,7 @@ class SQLiteBackend:
             with self.connection(f"listing {ns}/{prefix}", ns=ns) as conn:
                 return self._memories.list(conn, pid, prefix)
         rows = self._rows(ns, prefix, _LISTED, f"listing {ns}/{prefix}")
-        return [ListedEntry(row[0], _meta(row)) for row in rows]
+        return [ListedEntry(row[0], row_meta(row)) for row in rows]
 
     # -- capabilities -----------------------------------------------------------------------
 
@@ -345,7 +338,7 @@ class SQLiteBackend:
             with self.connection(f"reading {ns}/{prefix}*", ns=ns) as conn:
                 return self._memories.read_all(conn, pid, prefix)
         rows = self._rows(ns, prefix, f"path, {_ENTRY}", f"reading {ns}/{prefix}*")
-        return {row[0]: StoredEntry(row[1], _meta(row)) for row in rows}
+        return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
 
     def exists(self, ns: str, path: str) -> bool:
         pid = self.project.id
@@ -383,20 +376,8 @@ class SQLiteBackend:
         if ns == MEMORY_NAMESPACE:
             with self.connection(f"searching {ns} for {query!r}", ns=ns) as conn:
                 return self._memories.search(conn, pid, query, prefix, limit)
-        low, high = prefix_bounds(prefix)
-        bound = "" if high is None else " AND e.path < :high"
-        sql = (
-            "SELECT e.path, snippet(entries_fts, 1, '', '', '…', 16), bm25(entries_fts) AS rank, "
-            "e.meta, e.created_at, e.updated_at, e.accessed_at, e.bytes "
-            "FROM entries_fts JOIN entries AS e ON e.id = entries_fts.rowid "
-            "WHERE entries_fts MATCH :match AND e.project_id = :pid AND e.namespace = :ns "
-            f"AND e.path >= :low{bound} ORDER BY rank, e.updated_at DESC, e.path LIMIT :limit"
-        )
-        params = {"match": match, "pid": pid, "ns": ns, "low": low, "high": high}
-        params["limit"] = -1 if limit is None else limit
         with self.connection(f"searching {ns} for {query!r}", ns=ns) as conn:
-            rows = conn.execute(sql, params).fetchall()
-        return [SearchHit(r[0], _meta(r), r[1] or None, -float(r[2])) for r in rows]
+            return search_entries(conn, pid, ns, match, prefix, limit)
 
     def snapshot(self, ns: str) -> dict[str, StoredEntry]:
         return self.read_all(ns)
