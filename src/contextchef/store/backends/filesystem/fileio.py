@@ -79,12 +79,9 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_replace(dfd: int, name: str, body: bytes, temp: str, *, fsync: bool, where: str) -> None:
-    """Write `body` to `temp` (0600), flush it, rename it over `name`, flush the directory.
-
-    An empty directory standing at `name` (left behind by deleted entries) gives way; a
-    non-empty one raises `EntryExistsError`. The temporary file never outlives a failure.
-    """
+def _write_temp(dfd: int, temp: str, body: bytes, *, fsync: bool) -> None:
+    """Write `body` to a new file `temp` (0600) in `dfd`, flushed when `fsync`; a failure
+    leaves no temporary file behind."""
     fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=dfd)
     try:
         try:
@@ -95,6 +92,20 @@ def atomic_replace(dfd: int, name: str, body: bytes, temp: str, *, fsync: bool, 
                 os.fsync(fd)
         finally:
             os.close(fd)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temp, dir_fd=dfd)
+        raise
+
+
+def atomic_replace(dfd: int, name: str, body: bytes, temp: str, *, fsync: bool, where: str) -> None:
+    """Write `body` to `temp` (0600), flush it, rename it over `name`, flush the directory.
+
+    An empty directory standing at `name` (left behind by deleted entries) gives way; a
+    non-empty one raises `EntryExistsError`. The temporary file never outlives a failure.
+    """
+    _write_temp(dfd, temp, body, fsync=fsync)
+    try:
         try:
             os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except OSError as exc:
@@ -126,16 +137,8 @@ def exclusive_create(
     `name` gives way as in `atomic_replace`. Where the filesystem has no hard links, the caller's
     namespace lock makes a check-then-rename just as exclusive.
     """
-    fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=dfd)
+    _write_temp(dfd, temp, body, fsync=fsync)
     try:
-        try:
-            view = memoryview(body)
-            while view:
-                view = view[os.write(fd, view) :]
-            if fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
         for _ in range(2):
             try:
                 os.link(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
