@@ -98,3 +98,9 @@ def test_version_is_the_package_version() -> None:
 
 def test_package_is_typed() -> None:
     assert (Path(contextchef.__file__).parent / "py.typed").is_file()
+
+
+def test_every_error_is_exported() -> None:
+    from contextchef import errors
+
+    assert set(errors.__all__) <= set(contextchef.__all__)
