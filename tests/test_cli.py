@@ -14,7 +14,7 @@ runner = CliRunner()
 
 
 def test_demo_prints_a_summary_for_every_target() -> None:
-    result = runner.invoke(app, ["demo"], env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["demo", "--turns", "20"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     for target in adapter_registry.names():
         assert target in result.output

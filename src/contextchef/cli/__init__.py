@@ -36,11 +36,43 @@ def _root(
 
 
 @app.command()
-def demo() -> None:
-    """Compile a bundled example conversation to every target and summarise each payload."""
-    from contextchef.cli.demo import run
+def demo(
+    target: str = typer.Option("openai", help="The provider format the agent's run compiles to."),
+    turns: int = typer.Option(150, min=1, help="How many model calls the scripted agent makes."),
+    seed: int = typer.Option(7, help="Seed of the fake model and workspace (same seed, same run)."),
+    window: int = typer.Option(6000, min=1000, help="The context window, in tokens."),
+    store: str | None = typer.Option(
+        None,
+        help="A SQLite file, or :memory: to write nothing (default: the embedded database).",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", help="Print only the summary."),
+    as_json: bool = typer.Option(False, "--json", help="Print only the summary, as JSON."),
+) -> None:
+    """Compile a bundled conversation to every target, then run a scripted coding agent.
 
-    run()
+    Example: contextchef demo --turns 60 --store :memory:
+    """
+    from rich.console import Console
+
+    from contextchef.adapters import adapter_registry
+    from contextchef.cli.demo import run
+    from contextchef.cli.demo_display import play
+    from contextchef.cli.demo_session import Session, SessionOptions, open_demo_store
+
+    if target not in adapter_registry.names():
+        known = ", ".join(adapter_registry.names())
+        raise typer.BadParameter(
+            f"unknown target {target!r}; one of {known}", param_hint="--target"
+        )
+    console = Console()
+    opened = open_demo_store(store)
+    try:
+        if not (quiet or as_json):
+            run(console, store=opened.backend)
+        session = Session(SessionOptions(turns, seed, window, target), opened.backend)
+        play(console, session, opened, quiet=quiet, as_json=as_json)
+    finally:
+        opened.close()
 
 
 def main() -> None:
