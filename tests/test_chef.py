@@ -289,7 +289,7 @@ def test_the_chef_has_one_store_an_in_memory_one_by_default(tmp_path: Any) -> No
     store = Store(InMemoryBackend())
     assert ContextChef(store=store).get_store() is store
     with pytest.raises(ConfigError, match="'memory' or 'sqlite'"):
-        ContextChef(store="postgres://nope")
+        ContextChef(store="mysql://nope")  # postgresql:// opens PostgresBackend
     with pytest.raises(ConfigError, match="not a storage backend"):
         ContextChef(store=object())  # type: ignore[arg-type]
 

@@ -297,7 +297,8 @@ def open_store(
     asynchronous: bool,
 ) -> StoreCore:
     """The chef's store from its `store=` option: a Store or AsyncStore (shared), a backend,
-    `"memory"` (the default: nothing touches the disk) or `"sqlite"` (the machine's database).
+    `"memory"` (the default: nothing touches the disk), `"sqlite"` (the machine's database) or a
+    `postgresql://` DSN (the PostgreSQL backend; the async one for the async chef).
     An async-native backend needs the async chef."""
     if store is None or store == "memory":
         return StoreCore(InMemoryBackend())
@@ -305,8 +306,18 @@ def open_store(
         from contextchef.store.backends.sqlite import SQLiteBackend
 
         return StoreCore(SQLiteBackend())
+    if isinstance(store, str) and store.startswith(("postgresql://", "postgres://")):
+        from contextchef.store.backends.postgres import AsyncPostgresBackend, PostgresBackend
+
+        backend = AsyncPostgresBackend(store) if asynchronous else PostgresBackend(store)
+        return StoreCore(backend)
     if isinstance(store, str):
-        raise ConfigError(f"store must be a backend, a Store, 'memory' or 'sqlite', got {store!r}")
+        from contextchef.store.backends.postgres._common import redact
+
+        raise ConfigError(
+            "store must be a backend, a Store, a postgresql:// DSN, 'memory' or 'sqlite', "
+            f"got {redact(store)!r}"
+        )
     core = store.core if isinstance(store, StoreBase) else StoreCore(store)
     if core.native_async and not asynchronous:
         raise ConfigError(

@@ -19,6 +19,7 @@ ContextChefError                      catch-all: `except contextchef.ContextChef
 │   ├── StoreBusyError                the store stayed locked for longer than the retry budget
 │   │   └── StoreInUseError           maintenance refused: other processes have the database open
 │   ├── StoreCorruptError             the store's files are damaged; run `contextchef db check`
+│   ├── StoreUnavailableError         the server is unreachable or the connection was lost
 │   ├── ForeignDatabaseError          the file is not a contextchef database; it is left untouched
 │   └── MigrationError                a schema migration failed or cannot run
 │       └── SchemaTooNewError         the store was written by a newer contextchef
@@ -59,6 +60,7 @@ __all__ = [
     "StoreCorruptError",
     "StoreError",
     "StoreInUseError",
+    "StoreUnavailableError",
     "ToolDefinitionError",
     "UnknownTargetError",
     "UnknownToolError",
@@ -185,6 +187,13 @@ class StoreInUseError(StoreBusyError):
     def __init__(self, message: str, *, holders: int | None = None) -> None:
         super().__init__(message)
         self.holders = holders
+
+
+class StoreUnavailableError(StoreError):
+    """The store's server could not be reached, or the connection was lost mid-operation.
+
+    The operation may or may not have been applied; the next call reconnects (through the pool).
+    """
 
 
 class StoreCorruptError(StoreError):

@@ -23,6 +23,7 @@ import pytest
 from contextchef.store import AsyncStore, FileSystemBackend, InMemoryBackend, Store
 from contextchef.store.backends.inmemory import AsyncInMemoryBackend
 from contextchef.store.backends.sqlite import SQLiteBackend
+from tests.contract import pg
 from tests.contract.helpers import Blocking, Clock, NativeAsync
 
 BackendFactory = Callable[[Path], Any]
@@ -35,6 +36,21 @@ PERSISTENT.add("sqlite")
 BACKENDS["memory"] = lambda tmp_path: InMemoryBackend()
 BACKENDS["filesystem"] = lambda tmp_path: FileSystemBackend(tmp_path / ".context")
 PERSISTENT.add("filesystem")
+BACKENDS["postgres"] = pg.open_postgres  # async-native: AsyncPostgresBackend (see make_store)
+PERSISTENT.add("postgres")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_schema() -> Iterator[None]:
+    """The PostgreSQL session schema is dropped when the session ends."""
+    yield
+    pg.drop_schema()
+
+
+@pytest.fixture(autouse=True)
+def _close_postgres() -> Iterator[None]:
+    yield
+    pg.close_opened()
 
 
 NAMESPACES = ("notes", "memory")
@@ -78,19 +94,28 @@ def store_api(request: pytest.FixtureRequest) -> str:
 def make_store(store_api: str, clock: Clock) -> Iterator[Callable[..., Any]]:
     """Build a Store (or a blocking facade over an AsyncStore) over a backend."""
     loop = asyncio.new_event_loop()
+    natives: list[Any] = []
 
     def make(backend: Any, **options: Any) -> Any:
         options.setdefault("clock", clock)
         if store_api == "sync":
             return Store(backend, **options)
         if store_api == "async-native":
-            # The in-memory backend meets the suite as the shipped AsyncInMemoryBackend; every
-            # other backend through the generic async-native facade.
-            native = type(backend) is InMemoryBackend
-            backend = AsyncInMemoryBackend(backend) if native else NativeAsync(backend)
+            # The in-memory backend meets the suite as the shipped AsyncInMemoryBackend,
+            # PostgreSQL as AsyncPostgresBackend over the same schema and project; every other
+            # backend through the generic async-native facade.
+            if type(backend) is InMemoryBackend:
+                backend = AsyncInMemoryBackend(backend)
+            elif type(backend).__name__ == "PostgresBackend":
+                backend = pg.as_async(backend)
+                natives.append(backend)
+            else:
+                backend = NativeAsync(backend)
         return Blocking(AsyncStore(backend, **options), loop)
 
     yield make
+    for native in natives:
+        loop.run_until_complete(native.close())
     loop.run_until_complete(loop.shutdown_default_executor())
     loop.close()
 

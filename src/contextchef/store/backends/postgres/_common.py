@@ -1,0 +1,97 @@
+"""What both PostgreSQL drivers share: options, project identity, error translation, redaction.
+
+The project is an identity string computed on the client, as SQLite's backend derives it
+(`git:<root commit>` for a repository, `dir:<hash>` otherwise, or an explicit identity such as
+`"team:docs"`), and stored as a column: two projects never see each other's entries, every
+clone of one repository shares them. DSN passwords never reach `repr`, logs or error messages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from contextchef.errors import ConfigError, MissingDependencyError, StoreError
+from contextchef.errors import StoreUnavailableError as StoreUnavailableError
+from contextchef.store.backends.sqlite.identity import (
+    GitUnavailableError,
+    canonical_dir,
+    dir_identity,
+    git_root_commits,
+)
+
+__all__ = ["connect_kwargs", "project_identity", "redact", "translate", "validate_schema"]
+
+_IDENTITY = re.compile(r"^[A-Za-z@][A-Za-z0-9+._-]+:")
+_SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_PASSWORD = re.compile(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)|(://[^:/@\s]*:)([^@/\s]*)@")
+
+
+def require_psycopg() -> Any:
+    """The `psycopg` module, or `MissingDependencyError` naming the `postgres` extra."""
+    try:
+        import psycopg
+        import psycopg_pool  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError(exc.name or "psycopg", "postgres") from exc
+    return psycopg
+
+
+def validate_schema(schema: str) -> str:
+    """The schema name, checked to be a plain lowercase identifier (it is part of SQL text)."""
+    if not isinstance(schema, str) or not _SCHEMA.match(schema):
+        raise ConfigError(f"schema must match {_SCHEMA.pattern}, got {schema!r}")
+    return schema
+
+
+def redact(text: str) -> str:
+    """`text` with every DSN password replaced by `***`."""
+
+    def hide(match: re.Match[str]) -> str:
+        if match.group(1) is not None:
+            return f"{match.group(1)}***"
+        return f"{match.group(3)}***@"
+
+    return _PASSWORD.sub(hide, text)
+
+
+def project_identity(project: str | os.PathLike[str] | None) -> str:
+    """The project identity string: explicit, or derived from a directory (default: cwd)."""
+    if isinstance(project, str) and _IDENTITY.match(project) and not Path(project).is_dir():
+        return project
+    directory = canonical_dir(Path.cwd() if project is None else project)
+    try:
+        roots = git_root_commits(directory)
+    except GitUnavailableError:
+        roots = None
+    return f"git:{roots[0]}" if roots else dir_identity(directory)
+
+
+def connect_kwargs(schema: str, statement_timeout: float) -> dict[str, Any]:
+    """Connection options: autocommit, the schema as search_path, the statement timeout."""
+    ms = max(1, int(statement_timeout * 1000))
+    return {
+        "autocommit": True,
+        "options": f"-c search_path={schema} -c statement_timeout={ms}",
+    }
+
+
+@contextmanager
+def translate(doing: str, ns: str | None = None, path: str | None = None) -> Iterator[None]:
+    """psycopg errors as the `StoreError` family: a lost or refused connection (or a pool
+    timeout) is `StoreUnavailableError`, anything else `StoreError`; messages are redacted."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        message = redact(f"{doing}: the PostgreSQL server is unavailable: {exc}")
+        raise StoreUnavailableError(message, namespace=ns, path=path) from exc
+    except psycopg.Error as exc:
+        raise StoreError(redact(f"{doing}: {exc}"), namespace=ns, path=path) from exc
+    except UnicodeEncodeError as exc:
+        raise StoreError(f"{doing}: {exc}", namespace=ns, path=path) from exc

@@ -1,0 +1,199 @@
+"""Every SQL statement of the PostgreSQL backends, as *plans* both drivers run.
+
+A plan is a generator that yields `Query` objects and receives each one's rows (a list of
+tuples, empty for statements without a result), then returns the operation's value. The sync
+driver (`PostgresBackend`) and the async one (`AsyncPostgresBackend`) differ only in how they
+execute a query, so the logic lives here once. Each plan runs inside one transaction of one
+pooled connection whose `search_path` is the backend's schema. User input only ever travels
+as parameters (`%s`), never in the SQL text.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
+from contextchef.store.backends.sqlite._query import row_meta, split_meta
+
+__all__ = ["Plan", "Query", "Rows"]
+
+Rows = list[tuple[Any, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One statement and its parameters."""
+
+    sql: str
+    params: tuple[Any, ...] = ()
+
+
+Plan = Generator[Query, Rows, Any]
+
+_META = "meta, created_at, updated_at, accessed_at, bytes"
+_ENTRY = f"content, {_META}"
+_KEY = "project = %s AND namespace = %s AND path = %s"
+_SCOPE = "project = %s AND namespace = %s"
+_PREFIX = "starts_with(path, %s)"
+
+
+_MARK = "\ue000"
+_UNMARK = re.compile("\ue000([01])")
+
+
+def encode(text: str) -> str:
+    """`text` storable as PostgreSQL TEXT, which cannot hold NUL: NUL becomes U+E000 "0" and
+    U+E000 itself U+E000 "1". Per character, so `encode(a) || encode(b) == encode(a + b)` and
+    `append` stays one SQL concatenation."""
+    if "\x00" not in text and _MARK not in text:
+        return text
+    return text.replace(_MARK, _MARK + "1").replace("\x00", _MARK + "0")
+
+
+def decode(text: str) -> str:
+    """The inverse of `encode`."""
+    if _MARK not in text:
+        return text
+    return _UNMARK.sub(lambda m: "\x00" if m.group(1) == "0" else _MARK, text)
+
+
+def _entry(row: tuple[Any, ...]) -> StoredEntry:
+    return StoredEntry(decode(row[0]), row_meta(row))
+
+
+def read(pid: str, ns: str, path: str) -> Plan:
+    rows = yield Query(f"SELECT {_ENTRY} FROM entries WHERE {_KEY}", (pid, ns, path))
+    return _entry(rows[0]) if rows else None
+
+
+def exists(pid: str, ns: str, path: str) -> Plan:
+    rows = yield Query(f"SELECT 1 FROM entries WHERE {_KEY}", (pid, ns, path))
+    return bool(rows)
+
+
+def _values(pid: str, ns: str, path: str, entry: StoredEntry) -> tuple[Any, ...]:
+    meta, times = split_meta(entry.meta, ns, path)
+    now = time.time()
+    size = len(entry.content.encode("utf-8"))
+    created = times.get("created_at")
+    return (
+        pid,
+        ns,
+        path,
+        encode(entry.content),
+        meta,
+        created if created is not None else now,
+        times.get("updated_at", now),
+        times.get("accessed_at"),
+        size,
+        created,
+    )
+
+
+_INSERT = (
+    "INSERT INTO entries(project, namespace, path, content, meta, created_at, updated_at, "
+    "accessed_at, bytes) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
+)
+_UPSERT = (
+    f"{_INSERT}ON CONFLICT (project, namespace, path) DO UPDATE SET content = excluded.content, "
+    "meta = excluded.meta, created_at = coalesce(%s, entries.created_at), "
+    "updated_at = excluded.updated_at, "
+    "accessed_at = coalesce(excluded.accessed_at, entries.accessed_at), "
+    "bytes = excluded.bytes, version = entries.version + 1"
+)
+
+
+def write(pid: str, ns: str, path: str, entry: StoredEntry) -> Plan:
+    yield Query(_UPSERT, _values(pid, ns, path, entry))
+
+
+def create(pid: str, ns: str, path: str, entry: StoredEntry) -> Plan:
+    rows = yield Query(
+        f"{_INSERT}ON CONFLICT DO NOTHING RETURNING 1", _values(pid, ns, path, entry)[:-1]
+    )
+    return bool(rows)
+
+
+def read_versioned(pid: str, ns: str, path: str) -> Plan:
+    rows = yield Query(f"SELECT version, {_ENTRY} FROM entries WHERE {_KEY}", (pid, ns, path))
+    return (_entry(rows[0][1:]), str(rows[0][0])) if rows else None
+
+
+def replace_if(pid: str, ns: str, path: str, entry: StoredEntry, expected: Version) -> Plan:
+    """Compare and swap in one UPDATE: the row lock makes it exact against every writer."""
+    if not expected.isdigit():
+        return False
+    values = _values(pid, ns, path, entry)
+    rows = yield Query(
+        "UPDATE entries SET content = %s, meta = %s, created_at = coalesce(%s, created_at), "
+        "updated_at = %s, accessed_at = coalesce(%s, accessed_at), bytes = %s, "
+        f"version = version + 1 WHERE {_KEY} AND version = %s RETURNING 1",
+        (*values[3:5], values[9], values[6], values[7], values[8], pid, ns, path, int(expected)),
+    )
+    return bool(rows)
+
+
+def delete(pid: str, ns: str, path: str) -> Plan:
+    rows = yield Query(f"DELETE FROM entries WHERE {_KEY} RETURNING 1", (pid, ns, path))
+    return bool(rows)
+
+
+def append(pid: str, ns: str, path: str, content: str) -> Plan:
+    """One upsert: concurrent appends serialise on the row, none is lost."""
+    now = time.time()
+    size = len(content.encode("utf-8"))
+    yield Query(
+        f"{_INSERT}ON CONFLICT (project, namespace, path) DO UPDATE SET "
+        "content = entries.content || excluded.content, updated_at = excluded.updated_at, "
+        "bytes = entries.bytes + excluded.bytes, version = entries.version + 1",
+        (pid, ns, path, encode(content), "{}", now, now, None, size),
+    )
+
+
+def listing(pid: str, ns: str, prefix: str) -> Plan:
+    rows = yield Query(
+        f"SELECT path, {_META} FROM entries WHERE {_SCOPE} AND {_PREFIX} ORDER BY path",
+        (pid, ns, prefix),
+    )
+    return [ListedEntry(row[0], row_meta(row)) for row in rows]
+
+
+def read_all(pid: str, ns: str, prefix: str) -> Plan:
+    rows = yield Query(
+        f"SELECT path, {_ENTRY} FROM entries WHERE {_SCOPE} AND {_PREFIX} ORDER BY path",
+        (pid, ns, prefix),
+    )
+    return {row[0]: _entry(row[1:]) for row in rows}
+
+
+def search(pid: str, ns: str, query: str, prefix: str, limit: int | None) -> Plan:
+    """`websearch_to_tsquery` over path and content, ranked by `ts_rank`, `ts_headline` snippets."""
+    if limit is not None and limit <= 0:
+        return []
+    rows = yield Query(
+        "SELECT path, ts_headline('simple', content, q, "
+        '\'StartSel="",StopSel="",MaxWords=24,MinWords=8\'), ts_rank(tsv, q) AS rank, '
+        f"{_META} FROM entries, websearch_to_tsquery('simple', %s) AS q "
+        f"WHERE {_SCOPE} AND {_PREFIX} AND tsv @@ q "
+        "ORDER BY rank DESC, updated_at DESC, path LIMIT %s",
+        (query, pid, ns, prefix, limit),
+    )
+    return [SearchHit(r[0], row_meta(r), decode(r[1]) or None, float(r[2])) for r in rows]
+
+
+def touch(pid: str, ns: str, path: str, accessed_at: float) -> Plan:
+    yield Query(f"UPDATE entries SET accessed_at = %s WHERE {_KEY}", (accessed_at, pid, ns, path))
+
+
+def restore(pid: str, ns: str, snapshot: Mapping[str, StoredEntry]) -> Plan:
+    """Replace the namespace's entries by `snapshot` (one transaction: all or nothing)."""
+    yield Query(
+        f"DELETE FROM entries WHERE {_SCOPE} AND NOT (path = ANY(%s::text[]))",
+        (pid, ns, list(snapshot)),
+    )
+    for path, entry in snapshot.items():
+        yield Query(_UPSERT, _values(pid, ns, path, entry))

@@ -1,0 +1,297 @@
+"""`PostgresBackend` and `AsyncPostgresBackend`: one context store shared by many machines.
+
+Both run the plans of `_sql.py` (the SQL lives there once) on a psycopg 3 connection pool, each
+plan in one transaction; they differ only in the call style (the async one awaits
+`AsyncConnectionPool` natively: no thread hop). Every capability but `get_physical_path` and
+`history` (entries are rows; PostgreSQL keeps no versions).
+
+Concurrency: `append` is one upsert (`content = content || %s`), so concurrent appends from any
+number of connections all land; `create` is `INSERT … ON CONFLICT DO NOTHING`, so of racing
+creators exactly one wins; every rewrite bumps the row's `version` column (a `touch` does not)
+and `replace_if` is one `UPDATE … WHERE version = %s`, so a lost update is reported, never
+silent. Search is PostgreSQL full-text search (see `_sql.search`). A lost connection raises
+`StoreUnavailableError` and the pool hands the next call a fresh one.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry, Version
+from contextchef.store.backends.postgres import _sql
+from contextchef.store.backends.postgres._common import (
+    connect_kwargs,
+    project_identity,
+    redact,
+    require_psycopg,
+    translate,
+    validate_schema,
+)
+from contextchef.store.backends.postgres._sql import Plan
+from contextchef.store.backends.postgres.migrations import migrate_plan
+
+__all__ = ["AsyncPostgresBackend", "PostgresBackend"]
+
+DEFAULT_STATEMENT_TIMEOUT_S = 30.0
+"""How long one statement may run before the server cancels it."""
+
+
+class _Base:
+    """Options shared by both drivers; the capabilities they report."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "contextchef",
+        pool_size: int = 4,
+        project: str | os.PathLike[str] | None = None,
+        statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT_S,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        require_psycopg()
+        if pool_size < 1:
+            raise ValueError("pool_size must be at least 1")
+        self._dsn = dsn
+        self.schema = validate_schema(schema)
+        self.project = project_identity(project)
+        self._pool_size = pool_size
+        self._kwargs = connect_kwargs(self.schema, statement_timeout)
+        self._connect_timeout = connect_timeout
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({redact(self._dsn)!r}, schema={self.schema!r})"
+
+    def supports(self, capability: str, ns: str) -> bool:
+        """Every capability but `get_physical_path` (rows, not files) and `history`."""
+        del ns
+        return capability in CAPABILITIES and capability not in ("get_physical_path", "history")
+
+
+class PostgresBackend(_Base):
+    """The sync protocol over `psycopg_pool.ConnectionPool`.
+
+    Args:
+        dsn: a libpq connection string or URI (`postgresql://user@host/db`).
+        schema: the PostgreSQL schema holding the tables (created and migrated on open).
+        pool_size: the most connections this backend holds.
+        project: a directory whose identity is derived, or an explicit identity string.
+        statement_timeout: seconds one statement may run (server-side `statement_timeout`).
+    """
+
+    def __init__(self, dsn: str, **options: Any) -> None:
+        super().__init__(dsn, **options)
+        from psycopg_pool import ConnectionPool
+
+        self._pool: Any = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=self._pool_size,
+            kwargs=self._kwargs,
+            open=False,
+            timeout=self._connect_timeout,
+            name=f"contextchef-{self.schema}",
+        )
+        with translate("opening the PostgreSQL store"):
+            self._pool.open(wait=True, timeout=self._connect_timeout)
+        try:
+            self._run(migrate_plan(self.schema), "migrating the schema")
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def close(self) -> None:
+        """Close every pooled connection; the backend is unusable after."""
+        self._pool.close()
+
+    def __enter__(self) -> PostgresBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _run(self, plan: Plan, doing: str, ns: str | None = None, path: str | None = None) -> Any:
+        with translate(doing, ns, path), self._pool.connection() as conn, conn.transaction():
+            try:
+                query = next(plan)
+                while True:
+                    cursor = conn.execute(query.sql, query.params)
+                    query = plan.send(cursor.fetchall() if cursor.description else [])
+            except StopIteration as done:
+                return done.value
+
+    def read(self, ns: str, path: str) -> StoredEntry | None:
+        return self._run(_sql.read(self.project, ns, path), f"reading {ns}/{path}", ns, path)  # type: ignore[no-any-return]
+
+    def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        self._run(_sql.write(self.project, ns, path, entry), f"writing {ns}/{path}", ns, path)
+
+    def delete(self, ns: str, path: str) -> bool:
+        return bool(self._run(_sql.delete(self.project, ns, path), f"deleting {ns}/{path}", ns))
+
+    def list(self, ns: str, prefix: str = "") -> builtins.list[ListedEntry]:
+        return self._run(_sql.listing(self.project, ns, prefix), f"listing {ns}/{prefix}", ns)  # type: ignore[no-any-return]
+
+    def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
+        return self._run(_sql.read_all(self.project, ns, prefix), f"reading {ns}/{prefix}*", ns)  # type: ignore[no-any-return]
+
+    def exists(self, ns: str, path: str) -> bool:
+        return bool(self._run(_sql.exists(self.project, ns, path), f"checking {ns}/{path}", ns))
+
+    def append(self, ns: str, path: str, content: str) -> None:
+        self._run(_sql.append(self.project, ns, path, content), f"appending to {ns}/{path}", ns)
+
+    def create(self, ns: str, path: str, entry: StoredEntry) -> bool:
+        return bool(self._run(_sql.create(self.project, ns, path, entry), f"creating {ns}/{path}"))
+
+    def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
+        plan = _sql.read_versioned(self.project, ns, path)
+        return self._run(plan, f"reading {ns}/{path}", ns, path)  # type: ignore[no-any-return]
+
+    def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
+        plan = _sql.replace_if(self.project, ns, path, entry, expected)
+        return bool(self._run(plan, f"writing {ns}/{path}", ns, path))
+
+    def search(
+        self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
+    ) -> builtins.list[SearchHit]:
+        plan = _sql.search(self.project, ns, query, prefix, limit)
+        return self._run(plan, f"searching {ns}", ns)  # type: ignore[no-any-return]
+
+    def snapshot(self, ns: str) -> dict[str, StoredEntry]:
+        return self.read_all(ns)
+
+    def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
+        self._run(_sql.restore(self.project, ns, snapshot), f"restoring {ns}", ns)
+
+    def get_physical_path(self, ns: str, path: str) -> str | None:
+        """None: an entry is a database row, not a file."""
+        del ns, path
+        return None
+
+    def touch(self, ns: str, path: str, accessed_at: float) -> None:
+        plan = _sql.touch(self.project, ns, path, float(accessed_at))
+        self._run(plan, f"touching {ns}/{path}", ns, path)
+
+
+class AsyncPostgresBackend(_Base):
+    """The async protocol, natively, over `psycopg_pool.AsyncConnectionPool`.
+
+    Same arguments as `PostgresBackend`. The pool opens (and the schema migrates) on the first
+    call, or explicitly with `await backend.open()`; `await backend.close()` ends it.
+    """
+
+    def __init__(self, dsn: str, **options: Any) -> None:
+        super().__init__(dsn, **options)
+        self._pool: Any = None
+
+    async def open(self) -> None:
+        """Open the pool and migrate the schema (idempotent)."""
+        if self._pool is not None:
+            return
+        from psycopg_pool import AsyncConnectionPool
+
+        pool = AsyncConnectionPool(
+            self._dsn,
+            min_size=1,
+            max_size=self._pool_size,
+            kwargs=self._kwargs,
+            open=False,
+            timeout=self._connect_timeout,
+            name=f"contextchef-{self.schema}",
+        )
+        with translate("opening the PostgreSQL store"):
+            await pool.open(wait=True, timeout=self._connect_timeout)
+        self._pool = pool
+        try:
+            await self._run(migrate_plan(self.schema), "migrating the schema")
+        except BaseException:
+            self._pool = None
+            await pool.close()
+            raise
+
+    async def close(self) -> None:
+        """Close every pooled connection."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.close()
+
+    async def __aenter__(self) -> AsyncPostgresBackend:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _run(
+        self, plan: Plan, doing: str, ns: str | None = None, path: str | None = None
+    ) -> Any:
+        if self._pool is None:
+            await self.open()
+        with translate(doing, ns, path):
+            async with self._pool.connection() as conn, conn.transaction():
+                try:
+                    query = next(plan)
+                    while True:
+                        cursor = await conn.execute(query.sql, query.params)
+                        rows = await cursor.fetchall() if cursor.description else []
+                        query = plan.send(rows)
+                except StopIteration as done:
+                    return done.value
+
+    async def read(self, ns: str, path: str) -> StoredEntry | None:
+        return await self._run(_sql.read(self.project, ns, path), f"reading {ns}/{path}", ns, path)  # type: ignore[no-any-return]
+
+    async def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        await self._run(_sql.write(self.project, ns, path, entry), f"writing {ns}/{path}", ns, path)
+
+    async def delete(self, ns: str, path: str) -> bool:
+        return bool(await self._run(_sql.delete(self.project, ns, path), f"deleting {ns}/{path}"))
+
+    async def list(self, ns: str, prefix: str = "") -> builtins.list[ListedEntry]:
+        return await self._run(_sql.listing(self.project, ns, prefix), f"listing {ns}", ns)  # type: ignore[no-any-return]
+
+    async def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
+        return await self._run(_sql.read_all(self.project, ns, prefix), f"reading {ns}", ns)  # type: ignore[no-any-return]
+
+    async def exists(self, ns: str, path: str) -> bool:
+        return bool(await self._run(_sql.exists(self.project, ns, path), f"checking {ns}/{path}"))
+
+    async def append(self, ns: str, path: str, content: str) -> None:
+        await self._run(_sql.append(self.project, ns, path, content), f"appending to {ns}/{path}")
+
+    async def create(self, ns: str, path: str, entry: StoredEntry) -> bool:
+        plan = _sql.create(self.project, ns, path, entry)
+        return bool(await self._run(plan, f"creating {ns}/{path}", ns, path))
+
+    async def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
+        plan = _sql.read_versioned(self.project, ns, path)
+        return await self._run(plan, f"reading {ns}/{path}", ns, path)  # type: ignore[no-any-return]
+
+    async def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
+        plan = _sql.replace_if(self.project, ns, path, entry, expected)
+        return bool(await self._run(plan, f"writing {ns}/{path}", ns, path))
+
+    async def search(
+        self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
+    ) -> builtins.list[SearchHit]:
+        plan = _sql.search(self.project, ns, query, prefix, limit)
+        return await self._run(plan, f"searching {ns}", ns)  # type: ignore[no-any-return]
+
+    async def snapshot(self, ns: str) -> dict[str, StoredEntry]:
+        return await self.read_all(ns)
+
+    async def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
+        await self._run(_sql.restore(self.project, ns, snapshot), f"restoring {ns}", ns)
+
+    async def get_physical_path(self, ns: str, path: str) -> str | None:
+        """None: an entry is a database row, not a file."""
+        del ns, path
+        return None
+
+    async def touch(self, ns: str, path: str, accessed_at: float) -> None:
+        plan = _sql.touch(self.project, ns, path, float(accessed_at))
+        await self._run(plan, f"touching {ns}/{path}", ns, path)

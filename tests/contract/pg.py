@@ -1,0 +1,90 @@
+"""The PostgreSQL side of the contract suite: a server probe, a session schema, open backends.
+
+The suite uses the server at `CONTEXTCHEF_TEST_PG_DSN` (default: this machine's
+`postgresql://postgres@127.0.0.1:5432/test`) in a fresh schema `contextchef_test_<pid>_<hex>`,
+dropped at the end of the session. Each backend gets its own project (derived from the test's
+temporary directory), so tests never see each other's rows and a reopen sees the same ones.
+Without a server the PostgreSQL cases skip, saying how to start one, except under `CI=true`,
+where a missing server fails them.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DSN = os.environ.get("CONTEXTCHEF_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+SCHEMA = f"contextchef_test_{os.getpid()}_{secrets.token_hex(4)}"
+OPENED: list[Any] = []
+"""Backends opened by the current test; closed by the suite's teardown."""
+
+HOW_TO_START = (
+    "no PostgreSQL server answers at CONTEXTCHEF_TEST_PG_DSN (default 127.0.0.1:5432, user "
+    "postgres, database test). Start one, e.g. `pg_ctlcluster 15 main start`, or "
+    "`docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust -e POSTGRES_DB=test "
+    "postgres:16`"
+)
+
+
+@functools.cache
+def server_error() -> str | None:
+    """None when the server answers, else why not."""
+    try:
+        import psycopg
+
+        with psycopg.connect(DSN, connect_timeout=3):
+            return None
+    except Exception as exc:  # any failure means: no usable server
+        return f"{type(exc).__name__}: {exc}"
+
+
+def require_server() -> None:
+    """Skip (or, under CI=true, fail) when no server answers."""
+    error = server_error()
+    if error is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI needs a PostgreSQL server: {HOW_TO_START} ({error})")
+    pytest.skip(HOW_TO_START)
+
+
+def project_of(tmp: Path) -> str:
+    return "test:" + hashlib.sha256(str(tmp).encode()).hexdigest()[:16]
+
+
+def open_postgres(tmp: Path) -> Any:
+    """A sync backend over the session schema, scoped to a project of `tmp`."""
+    require_server()
+    from contextchef.store.backends.postgres import PostgresBackend
+
+    backend = PostgresBackend(DSN, schema=SCHEMA, project=project_of(tmp), pool_size=2)
+    OPENED.append(backend)
+    return backend
+
+
+def as_async(backend: Any) -> Any:
+    """The async-native backend over the same schema and project as a sync one."""
+    from contextchef.store.backends.postgres import AsyncPostgresBackend
+
+    return AsyncPostgresBackend(DSN, schema=SCHEMA, project=backend.project, pool_size=2)
+
+
+def close_opened() -> None:
+    while OPENED:
+        OPENED.pop().close()
+
+
+def drop_schema() -> None:
+    """Drop the session schema if this session created it."""
+    if server_error() is not None:
+        return
+    import psycopg
+
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{SCHEMA}" CASCADE')
