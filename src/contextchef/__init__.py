@@ -118,8 +118,10 @@ from contextchef.store import (
 )
 from contextchef.store.backends import (
     AsyncInMemoryBackend,
+    AsyncPostgresBackend,
     FileSystemBackend,
     InMemoryBackend,
+    PostgresBackend,
     SQLiteBackend,
 )
 from contextchef.tokens import (
@@ -140,6 +142,7 @@ __all__ = [
     "AsyncInMemoryBackend",
     "AsyncMemory",
     "AsyncNamespaceView",
+    "AsyncPostgresBackend",
     "AsyncStorageBackend",
     "AsyncStore",
     "Budget",
@@ -190,6 +193,7 @@ __all__ = [
     "OverflowConfig",
     "OverflowReport",
     "Payload",
+    "PostgresBackend",
     "PutResult",
     "SQLiteBackend",
     "SchemaTooNewError",

@@ -20,6 +20,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from contextchef.errors import ConfigError
 from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry, Version
 from contextchef.store.backends.postgres import _sql
 from contextchef.store.backends.postgres._common import (
@@ -52,15 +53,30 @@ class _Base:
         statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT_S,
         connect_timeout: float = 10.0,
     ) -> None:
+        """Open a store over `dsn` (the pool of the sync backend opens now, the async one's on
+        first use), migrating `schema` to the latest version.
+
+        Args:
+            dsn: a libpq connection string or URI (`postgresql://user@host/db`).
+            schema: the PostgreSQL schema holding the tables (created and migrated on open).
+            pool_size: the most connections this backend holds.
+            project: a directory whose identity is derived, or an explicit identity string.
+            statement_timeout: seconds one statement may run (server-side `statement_timeout`).
+            connect_timeout: seconds to wait for a connection from the pool.
+        """
         require_psycopg()
-        if pool_size < 1:
-            raise ValueError("pool_size must be at least 1")
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ConfigError(f"pool_size must be an int of at least 1, got {pool_size!r}")
         self._dsn = dsn
         self.schema = validate_schema(schema)
         self.project = project_identity(project)
         self._pool_size = pool_size
         self._kwargs = connect_kwargs(self.schema, statement_timeout)
         self._connect_timeout = connect_timeout
+        self._start()
+
+    def _start(self) -> None:
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({redact(self._dsn)!r}, schema={self.schema!r})"
@@ -72,22 +88,13 @@ class _Base:
 
 
 class PostgresBackend(_Base):
-    """The sync protocol over `psycopg_pool.ConnectionPool`.
+    """The sync protocol over `psycopg_pool.ConnectionPool` (options: see `__init__`)."""
 
-    Args:
-        dsn: a libpq connection string or URI (`postgresql://user@host/db`).
-        schema: the PostgreSQL schema holding the tables (created and migrated on open).
-        pool_size: the most connections this backend holds.
-        project: a directory whose identity is derived, or an explicit identity string.
-        statement_timeout: seconds one statement may run (server-side `statement_timeout`).
-    """
-
-    def __init__(self, dsn: str, **options: Any) -> None:
-        super().__init__(dsn, **options)
+    def _start(self) -> None:
         from psycopg_pool import ConnectionPool
 
         self._pool: Any = ConnectionPool(
-            dsn,
+            self._dsn,
             min_size=1,
             max_size=self._pool_size,
             kwargs=self._kwargs,
@@ -184,8 +191,7 @@ class AsyncPostgresBackend(_Base):
     call, or explicitly with `await backend.open()`; `await backend.close()` ends it.
     """
 
-    def __init__(self, dsn: str, **options: Any) -> None:
-        super().__init__(dsn, **options)
+    def _start(self) -> None:
         self._pool: Any = None
 
     async def open(self) -> None:
