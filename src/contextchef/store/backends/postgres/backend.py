@@ -78,6 +78,17 @@ class _Base:
     def _start(self) -> None:
         raise NotImplementedError
 
+    def _pool_options(self) -> dict[str, Any]:
+        """The pool's options (both drivers): opened explicitly, sized and named per schema."""
+        return {
+            "min_size": 1,
+            "max_size": self._pool_size,
+            "kwargs": self._kwargs,
+            "open": False,
+            "timeout": self._connect_timeout,
+            "name": f"contextchef-{self.schema}",
+        }
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({redact(self._dsn)!r}, schema={self.schema!r})"
 
@@ -93,15 +104,7 @@ class PostgresBackend(_Base):
     def _start(self) -> None:
         from psycopg_pool import ConnectionPool
 
-        self._pool: Any = ConnectionPool(
-            self._dsn,
-            min_size=1,
-            max_size=self._pool_size,
-            kwargs=self._kwargs,
-            open=False,
-            timeout=self._connect_timeout,
-            name=f"contextchef-{self.schema}",
-        )
+        self._pool: Any = ConnectionPool(self._dsn, **self._pool_options())
         with translate("opening the PostgreSQL store"):
             self._pool.open(wait=True, timeout=self._connect_timeout)
         try:
@@ -200,15 +203,7 @@ class AsyncPostgresBackend(_Base):
             return
         from psycopg_pool import AsyncConnectionPool
 
-        pool = AsyncConnectionPool(
-            self._dsn,
-            min_size=1,
-            max_size=self._pool_size,
-            kwargs=self._kwargs,
-            open=False,
-            timeout=self._connect_timeout,
-            name=f"contextchef-{self.schema}",
-        )
+        pool = AsyncConnectionPool(self._dsn, **self._pool_options())
         with translate("opening the PostgreSQL store"):
             await pool.open(wait=True, timeout=self._connect_timeout)
         self._pool = pool
