@@ -303,3 +303,22 @@ def test_store_sqlite_opens_the_machine_database_under_contextchef_home() -> Non
     assert (Path(os.environ["CONTEXTCHEF_HOME"]) / "context.db").is_file()
     again = ContextChef(store="sqlite").get_store().namespace("notes").get("plan.md")
     assert again is not None and again.content == "1. test"
+
+
+def test_compiles_whose_figures_nobody_reads_keep_no_memo_of_them() -> None:
+    from pydantic import BaseModel
+
+    class Step(BaseModel):
+        step: int
+
+    chef = ContextChef()
+    history: list[dict[str, Any]] = []
+    for turn in range(50):
+        history += [
+            {"role": "user", "content": f"question {turn}"},
+            {"role": "assistant", "content": f"answer {turn}"},
+        ]
+        chef.set_dynamic_state(Step(step=turn))  # a tail every compile
+        chef.set_history(history).compile()
+    memo = chef._runtime.counter._memo
+    assert len(memo._current) + len(memo._previous) == 0  # nothing counted, nothing held

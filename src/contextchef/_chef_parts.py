@@ -31,7 +31,7 @@ from contextchef.selection.tool_results import TransformHook
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.backends.inmemory import InMemoryBackend
 from contextchef.store.core import StoreCore
-from contextchef.store.store import StoreBase
+from contextchef.store.store import StoreBase, core_of
 
 __all__ = [
     "MAX_COMPACTIONS",
@@ -318,7 +318,7 @@ def open_store(
             "store must be a backend, a Store, a postgresql:// DSN, 'memory' or 'sqlite', "
             f"got {redact(store)!r}"
         )
-    core = store.core if isinstance(store, StoreBase) else StoreCore(store)
+    core = core_of(store)
     if core.native_async and not asynchronous:
         raise ConfigError(
             f"{type(core.backend).__name__} is an async-native backend; use AsyncContextChef"

@@ -231,9 +231,9 @@ def compile_flow(
 
     counter = runtime.payload_counter(target)
     tail = sandwich.messages[sandwich.tail_index] if sandwich.tail_index is not None else None
-    tail_tokens = runtime.counter.count(tail) if tail is not None else 0
 
     def count() -> LayerTokens:
+        tail_tokens = runtime.counter.count(tail) if tail is not None else 0
         tokens = counter.count(data, tail_tokens)
         counter.sweep()
         runtime.counter.sweep()

@@ -62,7 +62,7 @@ from contextchef.store.aio import AsyncNamespaceView, AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.store import NamespaceView, Store, StoreBase
 
-__all__ = ["AsyncMemory", "Memory"]
+__all__ = ["AsyncMemory", "Memory", "memory_core"]
 
 
 class _MemoryBase:
@@ -356,3 +356,10 @@ class AsyncMemory(_MemoryBase):
     async def restore(self, data: Mapping[str, Any] | None) -> None:
         """See `Memory.restore`."""
         await drive_async(self._core.restore(data))
+
+
+def memory_core(memory: Memory | AsyncMemory | MemoryCore | None) -> MemoryCore | None:
+    """The flows behind `memory` (either face, or the flows themselves); None stays None."""
+    if isinstance(memory, Memory | AsyncMemory):
+        return memory.core
+    return memory

@@ -49,7 +49,7 @@ from contextchef.errors import (
 )
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MEMORY_NAMESPACE
-from contextchef.memory.memory import AsyncMemory, Memory
+from contextchef.memory.memory import AsyncMemory, Memory, memory_core
 from contextchef.retrieval.arguments import (
     Address,
     ToolInputError,
@@ -68,7 +68,7 @@ from contextchef.retrieval.spaces import MemorySpace, Space, StoreSpace
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.core import StoreCore
 from contextchef.store.paths import format_uri, validate_namespace
-from contextchef.store.store import StoreBase
+from contextchef.store.store import StoreBase, core_of
 
 if TYPE_CHECKING:
     from contextchef.adapters.base import ToolDefinition
@@ -119,17 +119,11 @@ class ContextTool:
     ) -> None:
         if isinstance(writable, str) or isinstance(recall, str):
             raise ConfigError("writable and recall take a list of namespaces, not one string")
-        if isinstance(memory, Memory | AsyncMemory):
-            memory = memory.core
-        if memory is not None and not isinstance(memory, MemoryCore):
+        core = memory_core(memory)
+        if core is not None and not isinstance(core, MemoryCore):
             raise ConfigError(f"memory must be a Memory, got {type(memory).__name__}")
-        if isinstance(store, StoreCore):
-            self._store = store
-        elif isinstance(store, StoreBase):
-            self._store = store.core
-        else:
-            self._store = StoreCore(store)
-        self._memory = memory
+        self._store = core_of(store)
+        self._memory = core
         self._writable = tuple(dict.fromkeys(validate_namespace(ns) for ns in writable))
         self._recall = frozenset(validate_namespace(ns) for ns in recall)
         self.max_entry_bytes = size_limit(max_entry_bytes, "max_entry_bytes")

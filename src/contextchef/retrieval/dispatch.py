@@ -34,7 +34,7 @@ from contextchef.errors import (
 )
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MEMORY_NAMESPACE, UNSET
-from contextchef.memory.memory import AsyncMemory, Memory
+from contextchef.memory.memory import AsyncMemory, Memory, memory_core
 from contextchef.retrieval.arguments import (
     ToolInputError,
     optional_text,
@@ -87,9 +87,8 @@ class Dispatcher:
         if on_new_context is not None and not callable(on_new_context):
             raise ConfigError("on_new_context must be callable")
         self._context = context_tool
-        if isinstance(memory, Memory | AsyncMemory):
-            memory = memory.core
-        self._memory = memory if memory is not None else context_tool.memory
+        core = memory_core(memory)
+        self._memory = core if core is not None else context_tool.memory
         self._on_new_context = on_new_context
         self._handlers: dict[str, Callable[[dict[str, Any]], Flow[str]]] = {
             CREATE_MEMORY_TOOL: self._create_memory,

@@ -41,7 +41,7 @@ from contextchef.store.paths import (
     validate_namespace,
 )
 
-__all__ = ["NamespaceView", "Store", "StoreBase", "ViewBase"]
+__all__ = ["NamespaceView", "Store", "StoreBase", "ViewBase", "core_of"]
 
 T = TypeVar("T")
 V = TypeVar("V", bound="ViewBase")
@@ -263,3 +263,12 @@ class NamespaceView(ViewBase):
     def cleanup(self, **caps: Unpack[Caps]) -> CleanupReport:
         """`Store.cleanup` for this namespace."""
         return self._run(self._core.cleanup(self._ns, **caps))
+
+
+def core_of(source: StoreCore | StoreBase[Any] | StorageBackend | AsyncStorageBackend) -> StoreCore:
+    """The store flows behind `source`: its own, a store's, or new ones over a bare backend."""
+    if isinstance(source, StoreCore):
+        return source
+    if isinstance(source, StoreBase):
+        return source.core
+    return StoreCore(source)
