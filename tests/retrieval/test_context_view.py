@@ -241,11 +241,30 @@ def test_search_lists_at_most_fifty_hits(run: Any, store: Store) -> None:
     for index in range(55):
         seed(store, "notes", f"n{index:02}", "needle here")
     lines = run("search", "notes/", query="needle").split("\n")
-    assert lines[0] == '55 matches for "needle" under context://notes/:'
+    assert lines[0] == 'More than 50 matches for "needle" under context://notes/; the best 50:'
     assert len(lines) == 52
     assert lines[-1] == (
-        "[Showing the first 50 of 55 matches. Narrow the path or the query to see the others.]"
+        "[Only the best 50 matches are shown. Narrow the path or the query to see others.]"
     )
+
+
+def test_search_of_exactly_fifty_hits_says_how_many(run: Any, store: Store) -> None:
+    for index in range(50):
+        seed(store, "notes", f"n{index:02}", "needle here")
+    lines = run("search", "notes/", query="needle").split("\n")
+    assert lines[0] == '50 matches for "needle" under context://notes/:'
+    assert len(lines) == 51
+
+
+def test_search_of_one_file_ignores_its_longer_siblings(run: Any, store: Store) -> None:
+    for index in range(60):
+        seed(store, "notes", f"log{index:02}", "needle here")
+    seed(store, "notes", "log", "needle at last")
+    lines = run("search", "notes/log", query="needle").split("\n")
+    assert lines == [
+        '1 match for "needle" under context://notes/log:',
+        "- context://notes/log: needle at last",
+    ]
 
 
 # -- arguments --------------------------------------------------------------------------------

@@ -302,7 +302,9 @@ def long_line_cut(line: int, shown: int, total: int) -> str:
     )
 
 
-def search_header(count: int, query: str, root: str) -> str:
+def search_header(count: int, query: str, root: str, *, more: bool = False) -> str:
+    if more:
+        return f"More than {count} matches for {quote_for_model(query)} under {root}; the best {count}:"
     return f"{_count(count, 'match', 'matches')} for {quote_for_model(query)} under {root}:"
 
 
@@ -310,11 +312,8 @@ def search_hit(uri: str, snippet: str) -> str:
     return f"- {uri}: {snippet}" if snippet else f"- {uri}"
 
 
-def search_truncated(shown: int, total: int) -> str:
-    return (
-        f"[Showing the first {shown} of {total} matches. Narrow the path or the query to see "
-        "the others.]"
-    )
+def search_truncated(shown: int) -> str:
+    return f"[Only the best {shown} matches are shown. Narrow the path or the query to see others.]"
 
 
 def no_matches(query: str, root: str) -> str:

@@ -344,19 +344,21 @@ class ContextTool:
     def _search(self, args: dict[str, Any]) -> Flow[str]:
         address = parse_address(required_text(args, "path"))
         query = required_text(args, "query")
-        hits = yield from self._space(address).search(address.path, query)
+        # One hit more than is shown tells whether there are others, without ranking them all
+        # (a file address is filtered below, so it asks for every hit under its prefix).
+        limit = MAX_SEARCH_HITS + 1 if address.is_directory else None
+        hits = yield from self._space(address).search(address.path, query, limit)
         if not address.is_directory:
             inside = address.path + "/"
             hits = [hit for hit in hits if hit.path == address.path or hit.path.startswith(inside)]
         if not hits:
             return prompts.no_matches(query, address.uri)
-        rows = [
-            prompts.search_hit(format_uri(address.ns, hit.path), hit.snippet)
-            for hit in hits[:MAX_SEARCH_HITS]
-        ]
-        if len(hits) > MAX_SEARCH_HITS:
-            rows.append(prompts.search_truncated(MAX_SEARCH_HITS, len(hits)))
-        return "\n".join([prompts.search_header(len(hits), query, address.uri), *rows])
+        more = len(hits) > MAX_SEARCH_HITS
+        shown = hits[:MAX_SEARCH_HITS]
+        rows = [prompts.search_hit(format_uri(address.ns, hit.path), hit.snippet) for hit in shown]
+        if more:
+            rows.append(prompts.search_truncated(MAX_SEARCH_HITS))
+        return "\n".join([prompts.search_header(len(shown), query, address.uri, more=more), *rows])
 
 
 def _occurrence_lines(text: str, needle: str, limit: int = 10) -> list[int]:

@@ -68,7 +68,9 @@ class Space(Protocol):
 
     def rename(self, address: Address, new: Address) -> Flow[None]: ...
 
-    def search(self, prefix: str, query: str) -> Flow[list[Hit]]: ...
+    def search(self, prefix: str, query: str, limit: int | None) -> Flow[list[Hit]]:
+        """The best `limit` hits (all with None), best first."""
+        ...
 
 
 def _description(meta: Any) -> str | None:
@@ -134,11 +136,11 @@ class StoreSpace:
             raise ToolInputError(prompts.entry_exists(new.uri))
         yield from self.store.delete(self.ns, address.path)
 
-    def search(self, prefix: str, query: str) -> Flow[list[Hit]]:
+    def search(self, prefix: str, query: str, limit: int | None) -> Flow[list[Hit]]:
         if self.store.supports("search", self.ns):
-            return _hits((yield from self.store.search(self.ns, query, prefix, None)))
+            return _hits((yield from self.store.search(self.ns, query, prefix, limit)))
         found = yield from self.store.entries(self.ns, prefix)
-        return _hits(scan(found.items(), query))
+        return _hits(scan(found.items(), query, limit))
 
 
 def _memory_refusals(address: Address, flow: Flow[Any]) -> Flow[Any]:
@@ -188,11 +190,11 @@ class MemorySpace:
     def rename(self, address: Address, new: Address) -> Flow[None]:
         yield from _memory_refusals(address, self.memory.rename(address.path, new.path))
 
-    def search(self, prefix: str, query: str) -> Flow[list[Hit]]:
+    def search(self, prefix: str, query: str, limit: int | None) -> Flow[list[Hit]]:
         entries = yield from self.memory.entries()
         texts = [
             (entry.key, StoredEntry(f"{entry.value}\n{entry.description or ''}"))
             for entry in entries
             if entry.key.startswith(prefix)
         ]
-        return _hits(scan(texts, query))
+        return _hits(scan(texts, query, limit))

@@ -14,7 +14,7 @@ and pytest, JavaScript/TypeScript and npm, Rust, Go, the JVM, C compilers, and s
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +65,7 @@ _ERROR_PATTERNS = (
     r"\bassert(?:ion)?(?:Error| failed)\b",
 )
 _ERROR_LINE = re.compile("|".join(f"(?:{pattern})" for pattern in _ERROR_PATTERNS))
+_ERROR_CANDIDATE = re.compile(_ERROR_LINE.pattern, re.MULTILINE)
 """A line that looks like an error in some ecosystem. Case matters where it tells an error from
 noise (`ValueError:` is one, `valueerror` in prose is not); each alternative is anchored or
 shaped enough that ordinary progress lines (`Compiling …`, `PASSED`, `ok`) do not match."""
@@ -136,20 +137,47 @@ def _tail_start(content: str, limit: int) -> int:
     return newline + 1 if 0 <= newline < len(content) - 1 else start
 
 
-def _error_lines(middle: str, first_line: int, budget: int) -> list[str]:
-    """The error-looking lines of `middle`, numbered, in order, within `budget` characters; a
-    line repeated word for word is kept once (a retry loop must not fill the budget)."""
+def _candidate_lines(content: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The (start, end) of each line of `content[start:end]` that may hold an error.
+
+    The multi-line pattern jumps from one candidate to the next, so the middle of a 10 MiB log
+    is never split into lines. A line that begins mid-way (a head cut with no line break in it)
+    is always a candidate, since `^` does not match there.
+    """
+    pos = start
+    if start > 0 and content[start - 1] != "\n":
+        line_end = content.find("\n", start, end)
+        line_end = end if line_end < 0 else line_end
+        yield start, line_end
+        pos = line_end + 1
+    while pos < end and (found := _ERROR_CANDIDATE.search(content, pos, end)) is not None:
+        line_start = max(content.rfind("\n", pos, found.start()) + 1, pos)
+        line_end = content.find("\n", found.start(), end)
+        line_end = end if line_end < 0 else line_end
+        yield line_start, line_end
+        pos = line_end + 1
+
+
+def _error_lines(content: str, start: int, end: int, first_line: int, budget: int) -> list[str]:
+    """The error-looking lines of `content[start:end]`, numbered from `first_line`, in order,
+    within `budget` characters; a line repeated word for word is kept once (a retry loop must
+    not fill the budget). Each candidate is checked on its own line: a multi-line match may
+    span a line break, which a line alone would not allow."""
     kept: list[str] = []
     seen: set[str] = set()
     used = 0
-    for offset, line in enumerate(middle.split("\n")):
+    line_no, counted = first_line, start
+    for line_start, line_end in _candidate_lines(content, start, end):
+        line = content[line_start:line_end]
         if not _ERROR_LINE.search(line):
             continue
+        line_no += content.count("\n", counted, line_start)
+        counted = line_start
         text = line.strip()[:300]
         if text in seen:
             continue
         seen.add(text)
-        entry = f"{first_line + offset}: {text}"
+        entry = f"{line_no}: {text}"
         if used + len(entry) > budget:
             break
         kept.append(entry)
@@ -161,10 +189,12 @@ def preview(content: str, uri: str, config: OffloadConfig, vocabulary: prompts.V
     """The text that replaces an offloaded `content` in the payload (pure and deterministic)."""
     head_end = _head_end(content, config.head_chars)
     tail_start = max(head_end, _tail_start(content, config.tail_chars))
-    head, middle, tail = content[:head_end], content[head_end:tail_start], content[tail_start:]
+    head, tail = content[:head_end], content[tail_start:]
     first_middle_line = content.count("\n", 0, head_end) + 1
     budget = config.error_chars
-    errors = _error_lines(middle, first_middle_line, budget) if budget else []
+    errors = (
+        _error_lines(content, head_end, tail_start, first_middle_line, budget) if budget else []
+    )
     shown = prompts.OFFLOAD_SHOWN[(bool(head), bool(tail))]
     notice = vocabulary.offload_notice(
         uri=uri,

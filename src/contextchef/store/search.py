@@ -28,23 +28,46 @@ def snippet(content: str, start: int, end: int, radius: int = SNIPPET_RADIUS) ->
     return f"{'…' if left > 0 else ''}{text}{'…' if right < len(content) else ''}"
 
 
+def _ascii_hit(content: str, needle: str) -> tuple[int, int] | None:
+    """(first position, occurrences) of a lower-case ASCII `needle` in ASCII `content`."""
+    folded = content.lower()
+    first = folded.find(needle)
+    return None if first < 0 else (first, folded.count(needle))
+
+
+def _regex_hit(content: str, pattern: re.Pattern[str]) -> tuple[int, int] | None:
+    first = pattern.search(content)
+    if first is None:
+        return None
+    return first.start(), sum(1 for _ in pattern.finditer(content))
+
+
 def scan(
     entries: Iterable[tuple[str, StoredEntry]], query: str, limit: int | None = None
 ) -> list[SearchHit]:
-    """Search `(path, entry)` pairs for `query`, ignoring case."""
+    """Search `(path, entry)` pairs for `query`, ignoring case.
+
+    ASCII text (nearly every tool output) is lower-cased and searched with `str.find`, ten
+    times faster than a case-insensitive regex and with the same positions and counts; other
+    text goes through the regex, whose case folding keeps positions in the original string.
+    """
     pattern = re.compile(re.escape(query), re.IGNORECASE)
+    needle = query.lower() if query.isascii() else None
     hits: list[SearchHit] = []
     for path, entry in entries:
         content = entry.content
-        first = pattern.search(content)
-        if first is None:
+        if needle is not None and content.isascii():
+            found = _ascii_hit(content, needle)
+        else:
+            found = _regex_hit(content, pattern)
+        if found is None:
             continue
-        count = sum(1 for _ in pattern.finditer(content))
+        first, count = found
         hits.append(
             SearchHit(
                 path=path,
                 meta=entry.meta,
-                snippet=snippet(content, first.start(), first.end()),
+                snippet=snippet(content, first, first + len(query)),
                 score=float(count),
             )
         )
