@@ -303,9 +303,10 @@ def long_line_cut(line: int, shown: int, total: int) -> str:
 
 
 def search_header(count: int, query: str, root: str, *, more: bool = False) -> str:
+    where = f"for {quote_for_model(query)} under {root}"
     if more:
-        return f"More than {count} matches for {quote_for_model(query)} under {root}; the best {count}:"
-    return f"{_count(count, 'match', 'matches')} for {quote_for_model(query)} under {root}:"
+        return f"More than {count} matches {where}; the best {count}:"
+    return f"{_count(count, 'match', 'matches')} {where}:"
 
 
 def search_hit(uri: str, snippet: str) -> str:
