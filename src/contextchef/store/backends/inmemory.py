@@ -33,6 +33,10 @@ from contextchef.store.search import scan
 __all__ = ["AsyncInMemoryBackend", "InMemoryBackend"]
 
 
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+"""Meta values stored as they are: nothing can change them in place."""
+
+
 def _parents(path: str) -> Iterator[str]:
     """`a/b/c` → `a`, `a/b`."""
     index = path.find("/")
@@ -170,7 +174,9 @@ class InMemoryBackend:
     def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
         now = time.time()
         stored: dict[str, Any] = {
-            key: copy.deepcopy(value) for key, value in meta.items() if key != "accessed_at"
+            key: value if type(value) in _IMMUTABLE else copy.deepcopy(value)
+            for key, value in meta.items()
+            if key != "accessed_at"
         }
         stored.setdefault("created_at", now)
         stored.setdefault("updated_at", now)
