@@ -48,25 +48,28 @@ class Client:
 async def _stdio_session(args: list[str], env: dict[str, str]) -> Any:
     params = StdioServerParameters(command=sys.executable, args=args, env=env)
     with Path(env["CONTEXTCHEF_HOME"], "server.log").open("a") as log:
-        async with stdio_client(params, errlog=log) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
-
-
-@asynccontextmanager
-async def _http_session(url: str) -> Any:
-    async with streamable_http_client(url) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=log) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             yield session
 
 
+@asynccontextmanager
+async def _http_session(url: str) -> Any:
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
 @contextmanager
 def _through_portal(manager: AbstractContextManager[Any] | Any) -> Iterator[Client]:
-    with anyio.from_thread.start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(manager) as session:
-            yield Client(portal, session)
+    with (
+        anyio.from_thread.start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(manager) as session,
+    ):
+        yield Client(portal, session)
 
 
 def stdio_client_for(args: list[str], home: Path) -> AbstractContextManager[Client]:

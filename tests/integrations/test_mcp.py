@@ -193,16 +193,16 @@ def test_read_only_refuses_writes_with_tool_errors(tmp_path: Path) -> None:
 
 
 def test_streamable_http_on_loopback(tmp_path: Path) -> None:
-    with http_server(server_args(tmp_path / "http.db"), tmp_path / "home") as url:
-        with http_client_for(url) as client:
-            assert {tool.name for tool in client.list_tools().tools} == {"context", "search"}
-            created = client.text(
-                "context", {"command": "create", "path": "notes/h", "file_text": "x"}
-            )
-            assert created == (False, "Created context://notes/h.")
-            assert client.text("context", {"command": "bogus"})[0] is True
-            (content,) = client.read_resource("context://notes/h").contents
-            assert content.text == "x"
+    with (
+        http_server(server_args(tmp_path / "http.db"), tmp_path / "home") as url,
+        http_client_for(url) as client,
+    ):
+        assert {tool.name for tool in client.list_tools().tools} == {"context", "search"}
+        created = client.text("context", {"command": "create", "path": "notes/h", "file_text": "x"})
+        assert created == (False, "Created context://notes/h.")
+        assert client.text("context", {"command": "bogus"})[0] is True
+        (content,) = client.read_resource("context://notes/h").contents
+        assert content.text == "x"
 
 
 def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
