@@ -289,3 +289,17 @@ def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(MissingDependencyError, match=r"contextchef\[otel\]") as info:
         importlib.import_module("contextchef.telemetry")
     assert info.value.extra == "otel"
+
+
+def test_tokens_are_recorded_when_counted_and_counted_on_request(otel: Telemetry) -> None:
+    chef = ContextChef().set_history([{"role": "user", "content": "hi"}])
+    instrument(chef, tracer_provider=otel.tracer_provider)
+    payload = chef.compile()
+    (span,) = otel.spans("contextchef.compile")
+    assert not payload.meta.counted  # telemetry did not make the compile count its tokens
+    assert span.attributes is not None and "contextchef.tokens.total" not in span.attributes
+    instrument(chef, tracer_provider=otel.tracer_provider, count_tokens=True)
+    payload = chef.compile()
+    counted = otel.spans("contextchef.compile")[-1]
+    assert counted.attributes is not None
+    assert counted.attributes["contextchef.tokens.total"] == payload.meta.tokens.total > 0

@@ -8,7 +8,7 @@ How it hooks in: `instrument` gives the chef an observer that wraps the flows th
 alike and the pipeline is never written twice. The wrapper sees every effect go by:
 
 - a span `contextchef.compile` per compile: the target and its GenAI provider name, message
-  counts (held, sent), tokens per layer, what overflow did (strategy, evicted messages, reason,
+  counts (held, sent), tokens per layer (when counted: see `instrument`), what overflow did (strategy, evicted messages, reason,
   window id), repairs, memory shown and expired, and the cache reuse ratio when the payload's
   meta reports one; events for offloaded tool outputs, archived spans, memory changes,
   compression start and end, and a window exceeded;
@@ -124,8 +124,10 @@ class Instrumentation:
         meter_provider: Any = None,
         capture_content: bool = False,
         conversation_id: str | None = None,
+        count_tokens: bool = False,
     ) -> None:
         self.capture_content = bool(capture_content)
+        self.count_tokens = bool(count_tokens)
         self.conversation_id = conversation_id
         self._tracer_provider = tracer_provider
         self._tracer = (
@@ -223,13 +225,15 @@ class Instrumentation:
 
     def _record(self, payload: Payload, target: str, span: Any, seconds: float) -> None:
         meta = payload.meta
-        tokens = meta.tokens
-        layers = {
-            "system": tokens.system,
-            "history": tokens.history,
-            "tail": tokens.tail,
-            "tools": tokens.tools,
-        }
+        layers: dict[str, int] = {}
+        if meta.counted or self.count_tokens:
+            tokens = meta.tokens
+            layers = {
+                "system": tokens.system,
+                "history": tokens.history,
+                "tail": tokens.tail,
+                "tools": tokens.tools,
+            }
         metric_attributes = {"contextchef.target": target}
         instruments = self._instruments
         instruments.duration.record(seconds, metric_attributes)
@@ -243,15 +247,19 @@ class Instrumentation:
             instruments.evicted.add(len(report.span), metric_attributes)
         if span is None:
             return
+        if not span.is_recording():  # sampled out: nothing to describe
+            span.end()
+            return
         messages = _count(payload, _MESSAGE_KEYS)
         attributes: dict[str, Any] = {
             **{f"contextchef.tokens.{layer}": count for layer, count in layers.items()},
-            "contextchef.tokens.total": tokens.total,
             "contextchef.messages.sent": len(messages) if isinstance(messages, list) else 0,
             "contextchef.repairs": len(meta.repairs),
             "contextchef.memory.shown": len(meta.memory_keys),
             "contextchef.memory.expired": len(meta.expired_memory_keys),
         }
+        if layers:
+            attributes["contextchef.tokens.total"] = sum(layers.values())
         if ratio is not None:
             attributes["contextchef.cache.reuse_ratio"] = ratio
         if report is not None:
@@ -445,6 +453,7 @@ def instrument(
     meter_provider: Any = None,
     capture_content: bool = False,
     conversation_id: str | None = None,
+    count_tokens: bool = False,
 ) -> Instrumentation:
     """Trace and measure `chef`'s compiles and tool calls (sync or async chef alike).
 
@@ -456,6 +465,11 @@ def instrument(
         capture_content: also record messages, tool arguments and results and summaries
             (`gen_ai.input.messages`, `gen_ai.tool.call.*`…); off by default.
         conversation_id: set as `gen_ai.conversation.id` on every span (a session key).
+        count_tokens: count the payload's tokens per layer for a chef without a janitor too.
+            A chef with a janitor counts them anyway, and they are recorded for free; without
+            one, a compile never counts them unless they are read, and counting a 10k-message
+            payload costs several times the compile (benchmarks/telemetry.py), so by default
+            they are recorded only when the chef (or a `compile:done` handler) counted them.
 
     Instrumenting a chef again replaces the earlier instrumentation; `uninstrument` removes it.
     """
@@ -469,6 +483,7 @@ def instrument(
         meter_provider=meter_provider,
         capture_content=capture_content,
         conversation_id=conversation_id,
+        count_tokens=count_tokens,
     )
     chef.on("compress:start", observer.on_compress_start)
     chef.on("compress:end", observer.on_compress_end)
