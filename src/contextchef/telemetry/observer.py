@@ -1,32 +1,5 @@
-"""OpenTelemetry spans and metrics for a chef (extra `otel`: `opentelemetry-api` only).
-
-    from contextchef.telemetry import instrument
-    instrument(chef)                          # the global providers; or pass your own
-
-How it hooks in: `instrument` gives the chef an observer that wraps the flows the chef drives
-(see `contextchef._effects`), so one piece of code serves `ContextChef` and `AsyncContextChef`
-alike and the pipeline is never written twice. The wrapper sees every effect go by:
-
-- a span `contextchef.compile` per compile: the target and its GenAI provider name, message
-  counts (held, sent), tokens per layer (when counted: see `instrument`), what overflow did (strategy, evicted messages, reason,
-  window id), repairs, memory shown and expired, and the cache reuse ratio when the payload's
-  meta reports one; events for offloaded tool outputs, archived spans, memory changes,
-  compression start and end, and a window exceeded;
-- child spans for summarizer calls (`contextchef.summarize`) and store I/O
-  (`contextchef.store.<operation>`), with the parent span current while user code runs, so a
-  summarizer's own instrumented LLM call nests under it;
-- a span `execute_tool <name>` per `handle_tool` call, with its store I/O;
-- metrics: `contextchef.compile.duration` (s), `contextchef.compile.tokens` (by layer),
-  `contextchef.cache.reuse_ratio`, `contextchef.overflow.evicted`.
-
-Attribute names follow the GenAI semantic conventions where one exists (`gen_ai.provider.name`,
-`gen_ai.conversation.id`, `gen_ai.operation.name`, `gen_ai.tool.*`, `gen_ai.input.messages`…)
-and start with `contextchef.` otherwise. Nothing the model reads or writes (messages, tool
-arguments and results, summaries) is recorded unless `capture_content=True`.
-
-Off costs one check: with no tracer provider configured (the global one unset, or a no-op) and
-no meter provider passed, `compile` gets its flow back untouched.
-"""
+"""`Instrumentation`: the observer that wraps a chef's compile and tool flows in spans and
+records metrics (see `contextchef.telemetry` for what it records)."""
 
 from __future__ import annotations
 
@@ -34,17 +7,11 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
-from contextchef.errors import ConfigError, MissingDependencyError
+from opentelemetry import context as otel_context
+from opentelemetry import metrics, trace
 
-try:
-    from opentelemetry import context as otel_context
-    from opentelemetry import metrics, trace
-except ImportError as exc:  # pragma: no cover - exercised by simulating the import failing
-    raise MissingDependencyError(exc.name or "opentelemetry-api", "otel") from exc
-
-from contextchef._chef_base import _ChefBase
 from contextchef._effects import Call, Flow, StoreOp
 from contextchef._version import __version__
 from contextchef.events import WindowExceeded
@@ -52,50 +19,27 @@ from contextchef.memory.entry import MEMORY_NAMESPACE
 from contextchef.payload import Payload
 from contextchef.pipeline import CompileRuntime, CompileState
 from contextchef.selection.janitor import CompressEnd, CompressStart
+from contextchef.telemetry.names import (
+    GEN_AI_CONVERSATION_ID,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_PROVIDER_NAME,
+    GEN_AI_SYSTEM_INSTRUCTIONS,
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_RESULT,
+    GEN_AI_TOOL_DEFINITIONS,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_TOOL_TYPE,
+    MESSAGE_KEYS,
+    PROVIDERS,
+    STORE_WRITES,
+    SUMMARIZER,
+    SYSTEM_KEYS,
+)
 
-__all__ = ["SEMCONV", "Instrumentation", "instrument", "uninstrument"]
+__all__ = ["Instrumentation"]
 
 R = TypeVar("R")
-
-GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
-GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
-GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
-GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
-GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
-GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
-GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
-GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
-GEN_AI_SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
-GEN_AI_TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
-SEMCONV: Final = {
-    "GEN_AI_PROVIDER_NAME": GEN_AI_PROVIDER_NAME,
-    "GEN_AI_CONVERSATION_ID": GEN_AI_CONVERSATION_ID,
-    "GEN_AI_OPERATION_NAME": GEN_AI_OPERATION_NAME,
-    "GEN_AI_TOOL_NAME": GEN_AI_TOOL_NAME,
-    "GEN_AI_TOOL_TYPE": GEN_AI_TOOL_TYPE,
-    "GEN_AI_TOOL_CALL_ARGUMENTS": GEN_AI_TOOL_CALL_ARGUMENTS,
-    "GEN_AI_TOOL_CALL_RESULT": GEN_AI_TOOL_CALL_RESULT,
-    "GEN_AI_INPUT_MESSAGES": GEN_AI_INPUT_MESSAGES,
-    "GEN_AI_SYSTEM_INSTRUCTIONS": GEN_AI_SYSTEM_INSTRUCTIONS,
-    "GEN_AI_TOOL_DEFINITIONS": GEN_AI_TOOL_DEFINITIONS,
-}
-"""The GenAI semantic-convention names used here (incubating upstream, so pinned as text; a
-test checks them against `opentelemetry-semantic-conventions`)."""
-
-PROVIDERS: Final = {
-    "openai": "openai",
-    "openai-responses": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gcp.gemini",
-}
-"""Our targets → the semantic conventions' `gen_ai.provider.name` values."""
-
-SUMMARIZER: Final = "compression model"
-"""The `Call.what` of a summarizer call (see `selection.compaction.summary_flow`)."""
-
-_WRITES: Final = frozenset({"write", "create", "replace_if", "append", "delete"})
-_MESSAGE_KEYS: Final = ("messages", "input", "contents")
-_SYSTEM_KEYS: Final = ("system", "instructions", "system_instruction")
 
 
 def _json(value: Any) -> str:
@@ -250,7 +194,7 @@ class Instrumentation:
         if not span.is_recording():  # sampled out: nothing to describe
             span.end()
             return
-        messages = _count(payload, _MESSAGE_KEYS)
+        messages = _count(payload, MESSAGE_KEYS)
         attributes: dict[str, Any] = {
             **{f"contextchef.tokens.{layer}": count for layer, count in layers.items()},
             "contextchef.messages.sent": len(messages) if isinstance(messages, list) else 0,
@@ -276,7 +220,7 @@ class Instrumentation:
             )
         if self.capture_content:
             attributes[GEN_AI_INPUT_MESSAGES] = _json(messages or [])
-            system = _count(payload, _SYSTEM_KEYS)
+            system = _count(payload, SYSTEM_KEYS)
             if system is not None:
                 attributes[GEN_AI_SYSTEM_INSTRUCTIONS] = _json(system)
             if payload.get("tools"):
@@ -422,7 +366,7 @@ def _reuse_ratio(meta: Any) -> float | None:
 
 def _store_event(span: Any, op: StoreOp, runtime: CompileRuntime | None) -> None:
     """A span event for a store write that means something to the reader of a trace."""
-    if op.method not in _WRITES or len(op.args) < 2 or not isinstance(op.args[0], str):
+    if op.method not in STORE_WRITES or len(op.args) < 2 or not isinstance(op.args[0], str):
         return
     ns, path = op.args[0], op.args[1]
     attributes: dict[str, Any] = {
@@ -444,61 +388,3 @@ def _store_event(span: Any, op: StoreOp, runtime: CompileRuntime | None) -> None
     janitor = runtime.janitor
     if janitor is not None and ns == janitor.overflow.archive and op.method != "delete":
         span.add_event("contextchef.archive", attributes)
-
-
-def instrument(
-    chef: _ChefBase,
-    *,
-    tracer_provider: Any = None,
-    meter_provider: Any = None,
-    capture_content: bool = False,
-    conversation_id: str | None = None,
-    count_tokens: bool = False,
-) -> Instrumentation:
-    """Trace and measure `chef`'s compiles and tool calls (sync or async chef alike).
-
-    Args:
-        chef: a `ContextChef` or `AsyncContextChef`.
-        tracer_provider: where spans go; default: the global tracer provider (while none is
-            configured, the chef runs untouched but for one check per compile).
-        meter_provider: where metrics go; default: the global meter provider.
-        capture_content: also record messages, tool arguments and results and summaries
-            (`gen_ai.input.messages`, `gen_ai.tool.call.*`…); off by default.
-        conversation_id: set as `gen_ai.conversation.id` on every span (a session key).
-        count_tokens: count the payload's tokens per layer for a chef without a janitor too.
-            A chef with a janitor counts them anyway, and they are recorded for free; without
-            one, a compile never counts them unless they are read, and counting a 10k-message
-            payload costs several times the compile (benchmarks/telemetry.py), so by default
-            they are recorded only when the chef (or a `compile:done` handler) counted them.
-
-    Instrumenting a chef again replaces the earlier instrumentation; `uninstrument` removes it.
-    """
-    if not isinstance(chef, _ChefBase):
-        raise ConfigError(f"instrument() takes a ContextChef or AsyncContextChef, got {chef!r}")
-    if conversation_id is not None and not isinstance(conversation_id, str):
-        raise ConfigError("conversation_id must be a string")
-    uninstrument(chef)
-    observer = Instrumentation(
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
-        capture_content=capture_content,
-        conversation_id=conversation_id,
-        count_tokens=count_tokens,
-    )
-    chef.on("compress:start", observer.on_compress_start)
-    chef.on("compress:end", observer.on_compress_end)
-    chef.on("window:exceeded", observer.on_window_exceeded)
-    chef._observer = observer
-    return observer
-
-
-def uninstrument(chef: _ChefBase) -> bool:
-    """Remove `instrument`'s observer from `chef`; whether there was one."""
-    observer = chef._observer
-    if not isinstance(observer, Instrumentation):
-        return False
-    chef.off("compress:start", observer.on_compress_start)
-    chef.off("compress:end", observer.on_compress_end)
-    chef.off("window:exceeded", observer.on_window_exceeded)
-    chef._observer = None
-    return True
