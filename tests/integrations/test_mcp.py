@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
@@ -25,6 +27,7 @@ from tests.integrations.mcp_client import (
     server_args,
     stdio_client_for,
 )
+from tests.test_readme import README, python_blocks
 
 SESSION = [
     {"command": "create", "path": "context://notes/plan.md", "file_text": "1. parse\n2. test\n"},
@@ -214,3 +217,26 @@ def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) 
     result = CliRunner().invoke(app, ["mcp", "--store", ":memory:"])
     assert result.exit_code == 1
     assert "contextchef[mcp]" in result.output
+
+
+def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    (code,) = python_blocks("Serving the store over MCP")
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.startswith('1 match for "parser" under context://notes/:')
+    assert "context://notes/plan.md: 1. ship the parser" in out
+
+
+def test_the_readme_configuration_snippet_is_a_valid_command_line() -> None:
+    text = README.read_text(encoding="utf-8")
+    body = text.split("## Serving the store over MCP\n", 1)[1].split("\n## ", 1)[0]
+    (snippet,) = re.findall(r"```json\n(.*?)```", body, re.S)
+    server = json.loads(snippet)["mcpServers"]["contextchef"]
+    assert server["command"] == "contextchef"
+    root: Any = typer.main.get_command(app)
+    parent = root.make_context("contextchef", [], resilient_parsing=True)
+    command = root.get_command(parent, server["args"][0])
+    assert command is not None
+    context = command.make_context(server["args"][0], list(server["args"][1:]))
+    assert context.params["project"] == "/home/me/code/app"
+    assert context.params["transport"] == "stdio"
