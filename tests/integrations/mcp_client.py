@@ -17,9 +17,11 @@ import anyio.from_thread
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+PROJECT = "team:mcp"
+
 
 def server_args(store: Path | str, *extra: str) -> list[str]:
-    return ["-m", "contextchef", "mcp", "--store", str(store), "--project", "team:mcp", *extra]
+    return ["-m", "contextchef", "mcp", "--store", str(store), "--project", PROJECT, *extra]
 
 
 class Client:

@@ -17,10 +17,16 @@ import typer
 from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
-from contextchef import ContextChef, MissingDependencyError, get_context_tool_definition
+from contextchef import (
+    ContextChef,
+    MissingDependencyError,
+    SQLiteBackend,
+    get_context_tool_definition,
+)
 from contextchef.cli import app
 from contextchef.integrations.mcp_resources import mime_type
 from tests.integrations.mcp_client import (
+    PROJECT,
     Client,
     http_client_for,
     http_server,
@@ -176,8 +182,9 @@ def test_two_clients_on_one_sqlite_file_see_each_others_writes(tmp_path: Path) -
 
 def test_read_only_refuses_writes_with_tool_errors(tmp_path: Path) -> None:
     store = tmp_path / "ro.db"
-    with stdio_client_for(server_args(store), tmp_path / "w") as writer:
-        writer.text("context", {"command": "create", "path": "notes/a.md", "file_text": "kept"})
+    backend = SQLiteBackend(store, project=PROJECT)  # the host writes; the server only reads
+    ContextChef(store=backend).get_store().namespace("notes").put("a.md", "kept")
+    backend.close()
     chef = ContextChef(memory={}, context_tool={"writable": []})
     with stdio_client_for(server_args(store, "--read-only"), tmp_path / "r") as reader:
         tool = next(t for t in reader.list_tools().tools if t.name == "context")
