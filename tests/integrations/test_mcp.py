@@ -18,12 +18,15 @@ from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
 from contextchef import (
+    AsyncPostgresBackend,
     ContextChef,
+    InMemoryBackend,
     MissingDependencyError,
     SQLiteBackend,
     get_context_tool_definition,
 )
 from contextchef.cli import app
+from contextchef.cli.mcp import open_backend
 from contextchef.integrations.mcp_resources import mime_type
 from tests.integrations.mcp_client import (
     PROJECT,
@@ -247,3 +250,14 @@ def test_the_readme_configuration_snippet_is_a_valid_command_line() -> None:
     context = command.make_context(server["args"][0], list(server["args"][1:]))
     assert context.params["project"] == "/home/me/code/app"
     assert context.params["transport"] == "stdio"
+
+
+def test_the_store_option_picks_the_backend(tmp_path: Path) -> None:
+    assert isinstance(open_backend(":memory:", None), InMemoryBackend)
+    sqlite = open_backend(str(tmp_path / "x.db"), "team:cli")
+    assert isinstance(sqlite, SQLiteBackend) and sqlite.path == tmp_path / "x.db"
+    sqlite.close()
+    postgres = open_backend("postgresql://nobody@127.0.0.1:1/none", "team:cli")
+    assert isinstance(postgres, AsyncPostgresBackend)  # its pool opens on first use
+    result = CliRunner().invoke(app, ["mcp", "--store", ":memory:", "--transport", "sse"])
+    assert result.exit_code == 2 and "stdio or http" in result.output
