@@ -44,8 +44,10 @@ LAYERS = {
     "_chef_base": 4,
     "snapshot": 4,
     "skills": 4,
+    "pool": 4,
     "cli": 5,
     "integrations": 5,
+    "telemetry": 5,
     "__init__": 5,
     "__main__": 5,
 }

@@ -70,6 +70,7 @@ from contextchef.messages import (
 )
 from contextchef.payload import CompileMeta, LayerTokens, Payload
 from contextchef.placement.xml import object_to_xml
+from contextchef.pool import AsyncChefPool, ChefPool
 from contextchef.retrieval import (
     ahandle_anthropic_memory,
     anthropic_memory_path,
@@ -138,6 +139,7 @@ __all__ = [
     "AdapterRegistry",
     "AnthropicAdapter",
     "AssembleContext",
+    "AsyncChefPool",
     "AsyncContextChef",
     "AsyncInMemoryBackend",
     "AsyncMemory",
@@ -146,6 +148,7 @@ __all__ = [
     "AsyncStorageBackend",
     "AsyncStore",
     "Budget",
+    "ChefPool",
     "CleanupReport",
     "CompactionPlan",
     "CompileAbortedError",

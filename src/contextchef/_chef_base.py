@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from contextchef._chef_parts import (
     ChefOptions,
@@ -48,7 +48,19 @@ from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.store import Store, StoreBase
 from contextchef.tokens import MessageCounter, Tokenizer
 
-__all__ = ["_ChefBase"]
+__all__ = ["FlowObserver", "_ChefBase"]
+
+
+class FlowObserver(Protocol):
+    """Watches a chef's flows (`contextchef.telemetry`): each method gets a flow and returns the
+    flow to drive instead — the same one when it has nothing to watch. Sync and async chefs
+    share it, since both drive the same flows."""
+
+    def compile(
+        self, flow: Flow[Payload], target: str, state: CompileState, runtime: CompileRuntime
+    ) -> Flow[Payload]: ...
+
+    def tool(self, flow: Flow[str], name: str, arguments: object) -> Flow[str]: ...
 
 
 class _ChefBase:
@@ -146,6 +158,8 @@ class _ChefBase:
 
     _asynchronous = False
     _store_type: type[StoreBase[Any]] = StoreBase
+    _observer: FlowObserver | None = None
+    """Set by `contextchef.telemetry.instrument`; None costs one check per compile."""
 
     def _make_lock(self) -> Any:
         raise NotImplementedError
@@ -358,7 +372,16 @@ class _ChefBase:
             slots=self._slots,
             forced=forced,
         )
+        if self._observer is not None:
+            flow = self._observer.compile(flow, resolved, state, self._runtime)
         return state, flow
+
+    def _tool_flow(self, name: str, arguments: object) -> Flow[str]:
+        """The flow of one call of an owned tool (`UnknownToolError` before it starts)."""
+        flow = self._dispatcher.flow(name, arguments)
+        if self._observer is not None:
+            flow = self._observer.tool(flow, name, arguments)
+        return flow
 
     def _land(self, started: CompileState, payload: Payload) -> Payload:
         """Write a landed overflow result back into the chef's history, and record it for

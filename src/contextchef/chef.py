@@ -72,7 +72,7 @@ class ContextChef(_ChefBase):
         Model mistakes come back as `Error: …` text; only a name the chef does not own raises
         `UnknownToolError` (a routing bug in the host's loop).
         """
-        return self._dispatcher.handle(name, arguments)
+        return drive_sync(self._tool_flow(name, arguments))
 
     def snapshot(self, label: str | None = None) -> Snapshot:
         """A deep copy of the state (memory included); mutating anything afterwards never
@@ -124,7 +124,7 @@ class AsyncContextChef(_ChefBase):
 
     async def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
         """See `ContextChef.handle_tool`; store work and hooks are awaited."""
-        return await self._dispatcher.ahandle(name, arguments)
+        return await drive_async(self._tool_flow(name, arguments))
 
     async def snapshot(self, label: str | None = None) -> Snapshot:
         """See `ContextChef.snapshot`; the memory read is awaited."""

@@ -82,6 +82,12 @@ class CompileMeta:
         return self.overflow.window_id if self.overflow is not None else None
 
     @property
+    def counted(self) -> bool:
+        """Whether `tokens` is counted already (with a janitor it always is; otherwise reading
+        it counts now): telemetry reads the figures only when they cost nothing more."""
+        return self._tokens is not None
+
+    @property
     def tokens(self) -> LayerTokens:
         if self._tokens is None:
             assert self._count is not None

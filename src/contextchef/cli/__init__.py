@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from contextchef.cli.db import db_app
+from contextchef.cli.mcp import mcp_command
 
 app = typer.Typer(
     name="contextchef",
@@ -81,3 +82,4 @@ def main() -> None:
 
 
 app.add_typer(db_app, name="db")
+app.command(name="mcp")(mcp_command)
