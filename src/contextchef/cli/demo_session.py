@@ -17,6 +17,7 @@ from typing import Any
 
 from contextchef import (
     ContextChef,
+    EstimateTokenizer,
     InMemoryBackend,
     SQLiteBackend,
     StorageBackend,
@@ -32,6 +33,7 @@ from contextchef.cli.demo_script import (
     Workspace,
     fake_summarizer,
 )
+from contextchef.cli.report_model import ReportEvent, ReportTurn
 from contextchef.payload import Payload
 
 DEMO_PROJECT = "demo:contextchef"
@@ -75,21 +77,42 @@ def open_demo_store(spec: str | None) -> DemoStore:
         return DemoStore(InMemoryBackend(), "in memory (:memory:): nothing is written", None)
     backend = SQLiteBackend(spec, project=DEMO_PROJECT)
     path = backend.path
-    kind = "the default database" if spec is None else "the database"
-    removal = f"rm -f {path} {path}-wal {path}-shm {path}.lock"
     if spec is None:
-        removal += "  (this removes everything contextchef stored on this machine)"
-    return DemoStore(backend, f"{kind} {path} (project {DEMO_PROJECT})", removal)
+        # the default database holds the user's other projects too: forget only the demo's
+        removal = "contextchef demo --forget (the demo's entries only; your projects stay)"
+        return DemoStore(backend, f"the default database {path} (project {DEMO_PROJECT})", removal)
+    removal = f"rm -f {path} {path}-wal {path}-shm {path}.lock"
+    return DemoStore(backend, f"the database {path} (project {DEMO_PROJECT})", removal)
+
+
+DEMO_NAMESPACES = ("memory", "notes", "vfs", "archive")
+"""The namespaces the demo writes: `forget_demo` empties them for the demo's project."""
+
+
+def forget_demo(store: DemoStore) -> int:
+    """Delete every entry the demo stored (its project only); how many were deleted."""
+    deleted = 0
+    for ns in DEMO_NAMESPACES:
+        for listed in store.backend.list(ns):
+            deleted += bool(store.backend.delete(ns, listed.path))
+    return deleted
 
 
 @dataclass(frozen=True)
 class TurnRecord:
-    """One model call: its number, the window's tokens as sent, and what happened."""
+    """One model call: its number, the window's tokens as sent (in total and per layer), the
+    share of its prompt bytes reusable from the previous call, and what happened."""
 
     turn: int
     tokens: int
     window: int
-    events: tuple[str, ...]
+    events: tuple[ReportEvent, ...]
+    layers: dict[str, int] = field(default_factory=dict)
+    reuse: float | None = None
+
+    def report_turn(self) -> ReportTurn:
+        """This call as the window report draws it."""
+        return ReportTurn(self.turn, self.layers, self.window, self.reuse)
 
 
 @dataclass
@@ -129,6 +152,43 @@ def common_prefix(a: str, b: str) -> int:
     return low
 
 
+_READ_ORDER = ("tools", "system", "instructions", "config")
+"""The payload keys a provider reads before the conversation (tools, then the system parts)."""
+
+
+def prompt_text(payload: Payload) -> str:
+    """The payload as one JSON text in the order the provider reads it: tools, the system
+    parts, then the conversation — so a shared prefix is what a prompt cache could reuse."""
+    first = [key for key in _READ_ORDER if key in payload]
+    ordered = {key: payload[key] for key in [*first, *sorted(set(payload) - set(first))]}
+    return json.dumps(ordered, sort_keys=False, default=str)
+
+
+def prompt_reuse(previous: str, text: str) -> float:
+    """The share of `text` (a payload's JSON) that is a prefix shared with the previous one.
+
+    The one place the demo's reuse figure is computed: when compile reports cache reuse
+    itself (`payload.meta.cache`), read it here instead.
+    """
+    return common_prefix(previous, text) / len(text) if text else 0.0
+
+
+def _memory_blocks(value: Any) -> Iterator[str]:
+    """Every `<memory>…</memory>` element in the strings of a payload (not its tools)."""
+    if isinstance(value, str):
+        start = value.find("<memory>")
+        end = value.find("</memory>", start)
+        if start >= 0 and end > start:
+            yield value[start : end + len("</memory>")]
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key != "tools":
+                yield from _memory_blocks(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _memory_blocks(item)
+
+
 def _kb(size: int) -> str:
     return f"{size / 1024:.0f} KB" if size >= 1024 else f"{size} B"
 
@@ -141,9 +201,11 @@ class Session:
         rng = random.Random(options.seed)
         self.model = FakeModel(rng)
         self.workspace = Workspace(rng)
+        self.tokenizer = EstimateTokenizer()
         self.chef = (
             ContextChef(
                 store=store,
+                tokenizer=self.tokenizer,
                 memory={},
                 janitor={"context_window": options.window, "trigger_ratio": 0.8},
                 overflow={"strategy": summarize(fake_summarizer, preserve_ratio=0.4)},
@@ -155,7 +217,10 @@ class Session:
         )
         self.stats = SessionSummary(window=options.window)
         self.stats.memory_at_start = self._memory_keys()
-        self._events: list[str] = []
+        self._events: list[ReportEvent] = []
+        self.records: list[TurnRecord] = []
+        """Every call played so far (the window report draws them)."""
+        self._turn = 0
         self._seen_vfs: set[str] = set()
         self._reuse: list[float] = []
         self.chef.on("compress:end", self._on_compress)
@@ -179,11 +244,15 @@ class Session:
         if uris:
             self.stats.archived_spans += 1
         where = f" → {uris[0]}" if uris else ""
-        self._events.append(f"overflow: {len(report.span)} messages summarized{where}")
+        text = f"overflow: {len(report.span)} messages summarized{where}"
+        self._event("overflow", text, uris[0] if uris else None)
 
     def _on_exceeded(self, event: Any) -> None:
         self.stats.windows_exceeded += 1
-        self._events.append(f"window exceeded: {event.tokens} > {event.limit:.0f}")
+        self._event("exceeded", f"window exceeded: {event.tokens} > {event.limit:.0f}")
+
+    def _event(self, kind: str, text: str, uri: str | None = None) -> None:
+        self._events.append(ReportEvent(self._turn, kind, text, uri))
 
     def run(self) -> Iterator[TurnRecord]:
         """Play the session, one model call per turn; the summary is complete afterwards."""
@@ -191,23 +260,41 @@ class Session:
         last_result, previous = "", ""
         need_user = True
         for turn in range(1, self.options.turns + 1):
+            self._turn = turn
             if need_user:
                 history.append({"role": "user", "content": self.model.start_task()})
             payload = self.chef.set_history(history).compile()
             history = self.chef.history  # the compacted history, when overflow landed
             tokens = payload.meta.tokens.total
-            text = json.dumps(payload, sort_keys=True)
-            if previous:
-                self._reuse.append(common_prefix(previous, text) / len(text))
+            text = prompt_text(payload)
+            reuse = prompt_reuse(previous, text) if previous else None
+            if reuse is not None:
+                self._reuse.append(reuse)
             previous = text
             self._note_offloads(payload, text)
+            layers = self.layers(payload)
             reply = self.model.reply(text, last_result)
             need_user = reply.call is None
             last_result = self._act(turn, reply, history)
             self._record_tokens(tokens)
             events, self._events = tuple(self._events), []
-            yield TurnRecord(turn, tokens, self.options.window, events)
+            record = TurnRecord(turn, tokens, self.options.window, events, layers, reuse)
+            self.records.append(record)
+            yield record
         self._finish()
+
+    def layers(self, payload: Payload) -> dict[str, int]:
+        """Tokens per layer of `payload`: the chef's figures, with the memory block (placed
+        after the system prompt) counted apart from the system layer."""
+        figures = payload.meta.tokens
+        memory = min(figures.system, sum(map(self.tokenizer.count_text, _memory_blocks(payload))))
+        return {
+            "system": figures.system - memory,
+            "memory": memory,
+            "history": figures.history,
+            "tail": figures.tail,
+            "tools": figures.tools,
+        }
 
     def _record_tokens(self, tokens: int) -> None:
         self.stats.turns += 1
@@ -233,7 +320,7 @@ class Session:
             size = len(entry.content.encode()) if entry is not None else 0
             self.stats.offloads += 1
             self.stats.offloaded_bytes += size
-            self._events.append(f"offloaded {_kb(size)} → {uri}")
+            self._event("offload", f"offloaded {_kb(size)} → {uri}", uri)
 
     def _act(self, turn: int, reply: Reply, history: list[Any]) -> str:
         """Append the model's message and, for a tool call, run it and append its result."""
@@ -280,13 +367,15 @@ class Session:
             self.stats.context_reads += 1
             lines = args.get("view_range")
             span = f" lines {lines[0]}-{lines[1]}" if lines else ""
-            self._events.append(f"context: read {path}{span}")
+            self._event("context", f"context: read {path}{span}", path)
         elif path.startswith("memory/"):
             what = "kept from an earlier run" if failed else "saved"
-            self._events.append(f"memory: {what} {path.removeprefix('memory/')}")
+            self._event(
+                "memory", f"memory: {what} {path.removeprefix('memory/')}", f"context://{path}"
+            )
         elif not failed:
             self.stats.notes_saved += 1
-            self._events.append(f"note: saved context://{path}")
+            self._event("note", f"note: saved context://{path}", f"context://{path}")
 
 
 __all__ = [
@@ -298,5 +387,8 @@ __all__ = [
     "SessionSummary",
     "TurnRecord",
     "common_prefix",
+    "forget_demo",
     "open_demo_store",
+    "prompt_reuse",
+    "prompt_text",
 ]
