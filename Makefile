@@ -20,13 +20,17 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(PIP) install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# The demo needs only the library and its four dependencies; a development install will do.
+# The demo needs only the library's four runtime dependencies (read from pyproject.toml) and
+# runs from src/, so nothing is built; a development install will do as well.
+RUNTIME_DEPS = $(BIN)/python -c "import tomllib; \
+	print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))"
 $(DEMO_STAMP): $(BIN)/python pyproject.toml
 	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then \
 		echo "==> $(VENV) already holds the development install; using it"; \
 	else \
-		echo "==> installing contextchef and what the demo needs (pydantic, typer, rich, platformdirs)"; \
-		$(PIP) install --quiet -e . || exit 1; \
+		deps="$$($(RUNTIME_DEPS))" || exit 1; \
+		echo "==> installing what the demo needs: $$deps"; \
+		$(PIP) install --quiet $$deps || exit 1; \
 	fi
 	@touch $(DEMO_STAMP)
 
@@ -44,8 +48,8 @@ test: lint typecheck unit
 
 # DEMO_ARGS passes options on, e.g. make demo DEMO_ARGS="--store :memory: --report window.html"
 demo: $(DEMO_STAMP)
-	@echo "==> $(BIN)/contextchef demo $(DEMO_ARGS)"
-	@$(BIN)/contextchef demo $(DEMO_ARGS)
+	@echo "==> contextchef demo $(DEMO_ARGS)   (PYTHONPATH=src $(BIN)/python -m contextchef)"
+	@PYTHONPATH=src $(BIN)/python -m contextchef demo $(DEMO_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/compile.py
