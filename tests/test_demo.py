@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -210,3 +211,50 @@ def test_common_prefix_and_reuse() -> None:
     assert common_prefix("same", "same") == 4
     assert prompt_reuse("abcd", "abcdefgh") == 0.5
     assert prompt_reuse("x", "") == 0.0
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_make_demo_runs_on_a_fresh_clone(tmp_path: Path) -> None:
+    """`make demo` in a clean clone exits 0. It reuses the suite's own virtual environment
+    (made by `make test`) so the test installs nothing; a fresh set-up is measured by hand."""
+    venv = Path(sys.prefix)
+    if not (venv / ".installed").exists() or not (ROOT / ".git").exists():
+        pytest.skip("needs the .venv `make test` builds and a git checkout")
+    if shutil.which("git") is None or shutil.which("make") is None:
+        pytest.skip("needs git and make")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
+    os.utime(clone / "pyproject.toml", (0, 0))  # older than the venv: nothing to install
+    env = _subprocess_env(tmp_path)
+    result = subprocess.run(
+        ["make", "-C", str(clone), "demo", f"VENV={venv}", "DEMO_ARGS=--store :memory: --turns 20"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "already holds the development install" in result.stdout
+    assert "20 turns for openai" in result.stdout and "nothing is written" in result.stdout
+    assert not (clone / ".venv").exists()
+    assert not any(path.name != "clone" for path in tmp_path.iterdir())
+
+
+def test_the_readme_opens_with_what_the_default_demo_prints() -> None:
+    """The excerpt at the top of the README is the default run's real output (archive names
+    hash a per-run window id, so only their shape is compared)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    excerpt = readme.split("```\n$ make demo\n", 1)[1].split("```", 1)[0]
+    result = runner.invoke(app, ["demo", "--store", ":memory:"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+
+    def shape(text: str) -> str:
+        return re.sub(r"archive_[0-9a-f]+", "archive_…", text)
+
+    printed = {shape(line.rstrip()) for line in result.output.splitlines()}
+    quoted = [line.rstrip() for line in excerpt.splitlines() if line.startswith(("turn", "│"))]
+    assert len(quoted) >= 10
+    for line in quoted:
+        assert shape(line) in printed, line
