@@ -258,3 +258,20 @@ def test_the_readme_opens_with_what_the_default_demo_prints() -> None:
     assert len(quoted) >= 10
     for line in quoted:
         assert shape(line) in printed, line
+
+
+@pytest.mark.parametrize("kind", ["directory", "not a database"])
+def test_a_store_that_is_not_a_database_is_one_line_and_exit_1(tmp_path: Path, kind: str) -> None:
+    if kind == "directory":
+        store = tmp_path
+    else:
+        store = tmp_path / "notes.txt"
+        store.write_text("my notes\n", encoding="utf-8")
+    before = sorted(tmp_path.rglob("*"))
+    result = runner.invoke(app, ["demo", "--quiet", "--turns", "3", "--store", str(store)])
+    assert result.exit_code == 1
+    assert result.output.startswith("error: ") and "Traceback" not in result.output
+    assert "hint: --store takes a SQLite file" in result.output
+    assert sorted(tmp_path.rglob("*")) == before
+    if kind != "directory":
+        assert store.read_text(encoding="utf-8") == "my notes\n"

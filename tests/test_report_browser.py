@@ -18,6 +18,7 @@ import select
 import shutil
 import struct
 import subprocess
+import sys
 import time
 import zlib
 from collections.abc import Iterator
@@ -59,23 +60,25 @@ class Browser:
     def __init__(self, executable: str, profile: Path) -> None:
         read_end, self._to_browser = os.pipe()
         self._from_browser, write_end = os.pipe()
-        # the child's ends, numbered above 3 and 4 so that moving them there cannot clobber them
+        # the child's ends, numbered 10 and up so that moving them to 3 and 4 clobbers nothing;
+        # a tiny Python launcher moves them (no preexec_fn: a forked threaded process must not
+        # run Python code before exec)
         child_read = fcntl.fcntl(read_end, fcntl.F_DUPFD, 10)
         child_write = fcntl.fcntl(write_end, fcntl.F_DUPFD, 10)
         os.close(read_end)
         os.close(write_end)
-
-        def wire_fds() -> None:  # in the child, before exec: the pipe ends become fds 3 and 4
-            os.dup2(child_read, 3)
-            os.dup2(child_write, 4)
-
+        launcher = (
+            "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+            "os.close(int(sys.argv[1])); os.close(int(sys.argv[2])); "
+            "os.execv(sys.argv[3], sys.argv[3:])"
+        )
+        command = [executable, *FLAGS, f"--user-data-dir={profile}", "about:blank"]
         self.process = subprocess.Popen(
-            [executable, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            [sys.executable, "-c", launcher, str(child_read), str(child_write), *command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=wire_fds,
-            pass_fds=(3, 4),
+            pass_fds=(child_read, child_write),
         )
         os.close(child_read)
         os.close(child_write)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from contextchef.cli.db import db_app
@@ -55,47 +53,28 @@ def demo(
     ),
     quiet: bool = typer.Option(False, "--quiet", help="Print only the summary."),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary, as JSON."),
+    debug: bool = typer.Option(
+        False, "--debug", help="Show tracebacks instead of one-line errors."
+    ),
 ) -> None:
     """Compile a bundled conversation to every target, then run a scripted coding agent.
 
     Example: contextchef demo --turns 60 --store :memory: --report window.html
     """
-    from rich.console import Console
+    from contextchef.cli.demo_command import run_demo
 
-    from contextchef.adapters import adapter_registry
-    from contextchef.cli.demo import run
-    from contextchef.cli.demo_display import play
-    from contextchef.cli.demo_report import check_report_path, write_demo_report
-    from contextchef.cli.demo_session import (
-        Session,
-        SessionOptions,
-        forget_demo,
-        open_demo_store,
+    run_demo(
+        target=target,
+        turns=turns,
+        seed=seed,
+        window=window,
+        store=store,
+        report=report,
+        forget=forget,
+        quiet=quiet,
+        as_json=as_json,
+        debug=debug,
     )
-
-    if target not in adapter_registry.names():
-        known = ", ".join(adapter_registry.names())
-        raise typer.BadParameter(
-            f"unknown target {target!r}; one of {known}", param_hint="--target"
-        )
-    report_path = None if report is None else Path(report)
-    if report_path is not None:
-        check_report_path(report_path)
-    console = Console()
-    opened = open_demo_store(store)
-    try:
-        if forget:
-            deleted = forget_demo(opened)
-            console.print(f"forgot {deleted} entries the demo stored in {opened.where}")
-            return
-        if not (quiet or as_json):
-            run(console, store=opened.backend)
-        session = Session(SessionOptions(turns, seed, window, target), opened.backend)
-        play(console, session, opened, quiet=quiet, as_json=as_json)
-        if report_path is not None:
-            write_demo_report(console, session, opened, report_path, quiet=as_json)
-    finally:
-        opened.close()
 
 
 def main() -> None:

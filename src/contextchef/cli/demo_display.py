@@ -16,13 +16,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from contextchef.cli.demo_session import (
-    MEMORY_KEY,
-    DemoStore,
-    Session,
-    SessionOptions,
-    SessionSummary,
-)
+from contextchef.cli.demo_session import MEMORY_KEY, Session, SessionOptions, SessionSummary
+from contextchef.cli.demo_store import DemoStore
 
 SUMMARY_ROWS = (
     ("turns", "turns"),

@@ -12,7 +12,8 @@ import typer
 from rich.console import Console
 
 from contextchef.cli.demo_display import SUMMARY_ROWS
-from contextchef.cli.demo_session import DemoStore, Session
+from contextchef.cli.demo_session import Session
+from contextchef.cli.demo_store import DemoStore
 from contextchef.cli.report import ReportFigures, render_report
 
 

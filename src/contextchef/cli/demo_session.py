@@ -15,15 +15,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from contextchef import (
-    ContextChef,
-    EstimateTokenizer,
-    InMemoryBackend,
-    SQLiteBackend,
-    StorageBackend,
-    Store,
-    summarize,
-)
+from contextchef import ContextChef, EstimateTokenizer, StorageBackend, Store, summarize
 from contextchef.cli.demo_script import (
     MEMORY_KEY,
     TOOLS,
@@ -35,9 +27,6 @@ from contextchef.cli.demo_script import (
 )
 from contextchef.cli.report_model import ReportEvent, ReportTurn
 from contextchef.payload import Payload
-
-DEMO_PROJECT = "demo:contextchef"
-"""The project identity the demo writes under, so it never touches a real project's memory."""
 
 SYSTEM_PROMPT = (
     "You are a careful coding agent working in the `shop` repository. Make small, tested "
@@ -55,47 +44,6 @@ class SessionOptions:
     seed: int = 7
     window: int = 6000
     target: str = "openai"
-
-
-@dataclass(frozen=True)
-class DemoStore:
-    """The backend the demo runs on, and how to describe it (and remove it) to the user."""
-
-    backend: StorageBackend
-    where: str
-    removal: str | None
-
-    def close(self) -> None:
-        """Close a SQLite backend (an in-memory one has nothing to close)."""
-        if isinstance(self.backend, SQLiteBackend):
-            self.backend.close()
-
-
-def open_demo_store(spec: str | None) -> DemoStore:
-    """The embedded default database (None), `:memory:` (nothing written), or a SQLite file."""
-    if spec == ":memory:":
-        return DemoStore(InMemoryBackend(), "in memory (:memory:): nothing is written", None)
-    backend = SQLiteBackend(spec, project=DEMO_PROJECT)
-    path = backend.path
-    if spec is None:
-        # the default database holds the user's other projects too: forget only the demo's
-        removal = "contextchef demo --forget (the demo's entries only; your projects stay)"
-        return DemoStore(backend, f"the default database {path} (project {DEMO_PROJECT})", removal)
-    removal = f"rm -f {path} {path}-wal {path}-shm {path}.lock"
-    return DemoStore(backend, f"the database {path} (project {DEMO_PROJECT})", removal)
-
-
-DEMO_NAMESPACES = ("memory", "notes", "vfs", "archive")
-"""The namespaces the demo writes: `forget_demo` empties them for the demo's project."""
-
-
-def forget_demo(store: DemoStore) -> int:
-    """Delete every entry the demo stored (its project only); how many were deleted."""
-    deleted = 0
-    for ns in DEMO_NAMESPACES:
-        for listed in store.backend.list(ns):
-            deleted += bool(store.backend.delete(ns, listed.path))
-    return deleted
 
 
 @dataclass(frozen=True)
@@ -379,16 +327,12 @@ class Session:
 
 
 __all__ = [
-    "DEMO_PROJECT",
     "MEMORY_KEY",
-    "DemoStore",
     "Session",
     "SessionOptions",
     "SessionSummary",
     "TurnRecord",
     "common_prefix",
-    "forget_demo",
-    "open_demo_store",
     "prompt_reuse",
     "prompt_text",
 ]
