@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from contextchef import ConfigError
+from contextchef import ConfigError, ContextChef, EstimateTokenizer
 from contextchef.cli import app
 from contextchef.cli.report import (
     LAYERS,
     ReportEvent,
     ReportFigures,
     ReportTurn,
+    payload_layers,
     render_report,
     write_report,
 )
@@ -161,3 +162,24 @@ def test_a_report_path_that_cannot_be_written_is_refused_before_the_run(tmp_path
         assert result.exit_code == 2
         assert "--report" in result.output
         assert "turns for" not in result.output
+
+
+@pytest.mark.parametrize("target", ["openai", "openai-responses", "anthropic", "gemini"])
+@pytest.mark.parametrize("placement", ["after_system", "before_history_tail"])
+def test_payload_layers_count_the_memory_block_apart(target: str, placement: str) -> None:
+    tokenizer = EstimateTokenizer()
+    chef = ContextChef(memory={"placement": placement}, tokenizer=tokenizer)
+    chef.set_system_prompt("You are terse.").set_history([{"role": "user", "content": "hi"}])
+    before = payload_layers(chef.compile(target=target), tokenizer.count_text)
+    chef.get_memory().set("test-command", "python -m pytest -q " + "-p no:cacheprovider " * 20)
+    payload = chef.compile(target=target)
+    after = payload_layers(payload, tokenizer.count_text)
+    assert before["memory"] == 0
+    assert after["memory"] > 40
+    assert sum(after.values()) == payload.meta.tokens.total
+    moved_from = "system" if placement == "after_system" else "tail"
+    stays = "tail" if placement == "after_system" else "system"
+    assert after[moved_from] - before[moved_from] < after["memory"]
+    assert after[stays] == before[stays]
+    assert after["tools"] == before["tools"]
+    assert abs(after["history"] - before["history"]) <= 1  # the tail's split rounds per message

@@ -25,7 +25,7 @@ from contextchef.cli.demo_script import (
     Workspace,
     fake_summarizer,
 )
-from contextchef.cli.report_model import ReportEvent, ReportTurn
+from contextchef.cli.report_model import ReportEvent, ReportTurn, payload_layers
 from contextchef.payload import Payload
 
 SYSTEM_PROMPT = (
@@ -119,22 +119,6 @@ def prompt_reuse(previous: str, text: str) -> float:
     itself (`payload.meta.cache`), read it here instead.
     """
     return common_prefix(previous, text) / len(text) if text else 0.0
-
-
-def _memory_blocks(value: Any) -> Iterator[str]:
-    """Every `<memory>…</memory>` element in the strings of a payload (not its tools)."""
-    if isinstance(value, str):
-        start = value.find("<memory>")
-        end = value.find("</memory>", start)
-        if start >= 0 and end > start:
-            yield value[start : end + len("</memory>")]
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if key != "tools":
-                yield from _memory_blocks(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _memory_blocks(item)
 
 
 def _kb(size: int) -> str:
@@ -232,17 +216,8 @@ class Session:
         self._finish()
 
     def layers(self, payload: Payload) -> dict[str, int]:
-        """Tokens per layer of `payload`: the chef's figures, with the memory block (placed
-        after the system prompt) counted apart from the system layer."""
-        figures = payload.meta.tokens
-        memory = min(figures.system, sum(map(self.tokenizer.count_text, _memory_blocks(payload))))
-        return {
-            "system": figures.system - memory,
-            "memory": memory,
-            "history": figures.history,
-            "tail": figures.tail,
-            "tools": figures.tools,
-        }
+        """Tokens per layer of `payload`, the memory block counted apart (see `payload_layers`)."""
+        return payload_layers(payload, self.tokenizer.count_text)
 
     def _record_tokens(self, tokens: int) -> None:
         self.stats.turns += 1

@@ -20,6 +20,7 @@ from contextchef.cli.report_model import (
     ReportEvent,
     ReportFigures,
     ReportTurn,
+    payload_layers,
 )
 from contextchef.cli.report_svg import LAYER_COLOURS, composition_chart, layer_order
 
@@ -156,6 +157,7 @@ __all__ = [
     "ReportEvent",
     "ReportFigures",
     "ReportTurn",
+    "payload_layers",
     "render_report",
     "write_report",
 ]
