@@ -198,6 +198,7 @@ def test_the_live_display_shows_the_events_of_each_turn() -> None:
     assert re.search(r"turn +2 +memory: saved test-command", result.output)
     assert "openai-responses" in result.output  # the four-target overview opens the demo
     assert "prompt bytes reusable from the previous turn" in result.output
+    assert "--report window.html writes this run's window report" in result.output
 
 
 def test_an_unknown_target_is_a_usage_error() -> None:

@@ -80,6 +80,8 @@ def _run(
         play(console, session, opened, quiet=quiet, as_json=as_json)
         if report_path is not None:
             write_demo_report(console, session, opened, report_path, quiet=as_json)
+        elif not (quiet or as_json):
+            console.print("[dim]--report window.html writes this run's window report[/dim]")
     finally:
         opened.close()
 
