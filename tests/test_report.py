@@ -116,6 +116,9 @@ def test_one_compile_shows_as_a_band_and_no_turns_says_so() -> None:
     points = _path_points(one, "series-history")
     assert {x for x, _ in points} == {70.0, 890.0}  # the whole width of the plot
     assert ">7</text>" in one
+    assert "Turn 7: the window by layer (500 of 2,000 tokens)" in one
+    assert '<td>history</td><td class="num">400</td><td class="num">20.0%</td>' in one
+    assert '<td>free</td><td class="num">1,500</td><td class="num">75.0%</td>' in one
     empty = render_report("nothing", [], [])
     assert 'id="no-turns"' in empty and "<svg" not in empty and 'id="no-events"' in empty
 

@@ -84,6 +84,7 @@ def render_report(
     if turns:
         parts.append(composition_chart(turns, events))
         parts.append(_legend(turns))
+        parts.append(_layers_table(turns))
     else:
         parts.append('<p id="no-turns">No compiles to show.</p>')
     parts.append(f"<h2>Events ({len(events)})</h2>")
@@ -129,6 +130,23 @@ def _legend(turns: Sequence[ReportTurn]) -> str:
     )
     items.append("<span>- - - window size</span><span>│ overflow</span><span>● offload</span>")
     return f'<div class="legend" id="legend">{"".join(items)}</div>'
+
+
+def _layers_table(turns: Sequence[ReportTurn]) -> str:
+    """The last turn's layers in figures: tokens and share of the window."""
+    last = turns[-1]
+    rows = []
+    for name in [*layer_order(turns), "free"]:
+        tokens = max(0, last.window - last.total) if name == "free" else last.layers.get(name, 0)
+        rows.append(
+            f'<tr><td>{escape(name)}</td><td class="num">{tokens:,}</td>'
+            f'<td class="num">{tokens / last.window:.1%}</td></tr>'
+        )
+    head = "<tr><th>layer</th><th>tokens</th><th>of the window</th></tr>"
+    return (
+        f"<h2>Turn {last.turn}: the window by layer ({last.total:,} of {last.window:,} tokens)</h2>"
+        f'<table id="layers"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+    )
 
 
 def _events_table(events: Sequence[ReportEvent]) -> str:
