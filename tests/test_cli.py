@@ -20,7 +20,7 @@ def test_demo_prints_a_summary_for_every_target() -> None:
         assert target in result.output
     assert "<dynamic_state>" in result.output
     assert "FAILED tests/test_parser.py::test_parse_empty" in result.output
-    assert "SQLiteBackend" in result.output
+    assert "store: the default database" in result.output  # the store it ran on, named
 
 
 def test_demo_summary_matches_the_payload() -> None:

@@ -46,34 +46,36 @@ def demo(
         None,
         help="A SQLite file, or :memory: to write nothing (default: the embedded database).",
     ),
+    report: str | None = typer.Option(
+        None, "--report", help="Also write the run's window report (one HTML file) to this path."
+    ),
+    forget: bool = typer.Option(
+        False, "--forget", help="Delete what earlier demo runs stored in --store, then exit."
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="Print only the summary."),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary, as JSON."),
+    debug: bool = typer.Option(
+        False, "--debug", help="Show tracebacks instead of one-line errors."
+    ),
 ) -> None:
     """Compile a bundled conversation to every target, then run a scripted coding agent.
 
-    Example: contextchef demo --turns 60 --store :memory:
+    Example: contextchef demo --turns 60 --store :memory: --report window.html
     """
-    from rich.console import Console
+    from contextchef.cli.demo_command import run_demo
 
-    from contextchef.adapters import adapter_registry
-    from contextchef.cli.demo import run
-    from contextchef.cli.demo_display import play
-    from contextchef.cli.demo_session import Session, SessionOptions, open_demo_store
-
-    if target not in adapter_registry.names():
-        known = ", ".join(adapter_registry.names())
-        raise typer.BadParameter(
-            f"unknown target {target!r}; one of {known}", param_hint="--target"
-        )
-    console = Console()
-    opened = open_demo_store(store)
-    try:
-        if not (quiet or as_json):
-            run(console, store=opened.backend)
-        session = Session(SessionOptions(turns, seed, window, target), opened.backend)
-        play(console, session, opened, quiet=quiet, as_json=as_json)
-    finally:
-        opened.close()
+    run_demo(
+        target=target,
+        turns=turns,
+        seed=seed,
+        window=window,
+        store=store,
+        report=report,
+        forget=forget,
+        quiet=quiet,
+        as_json=as_json,
+        debug=debug,
+    )
 
 
 def main() -> None:

@@ -187,4 +187,4 @@ def _show_store(console: Console, chef: ContextChef, payload: Payload) -> None:
     view = {"command": "view", "path": uri, "view_range": [139, 142]}
     console.print(f"\n[bold]The model calls context {json.dumps(view)}:[/bold]")
     console.print(chef.handle_tool("context", view), markup=False, highlight=False)
-    console.print(f"\n[dim]store: {chef.get_store()!r}[/dim]")
+    console.print()

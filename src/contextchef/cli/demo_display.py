@@ -12,18 +12,14 @@ import time
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from contextchef.cli.demo_session import (
-    MEMORY_KEY,
-    DemoStore,
-    Session,
-    SessionOptions,
-    SessionSummary,
-)
+from contextchef.cli.demo_session import MEMORY_KEY, Session, SessionOptions, SessionSummary
+from contextchef.cli.demo_store import DemoStore
 
-_ROWS = (
+SUMMARY_ROWS = (
     ("turns", "turns"),
     ("peak window tokens", "peak_window_tokens"),
     ("final window tokens", "final_window_tokens"),
@@ -46,7 +42,7 @@ def summary_table(summary: SessionSummary) -> Table:
     table.add_column("figure", style="dim")
     table.add_column("value", justify="right")
     figures = summary.as_dict()
-    for label, key in _ROWS:
+    for label, key in SUMMARY_ROWS:
         table.add_row(label, f"{figures[key]:,}")
     table.add_row(
         "prompt bytes reusable from the previous turn",
@@ -111,7 +107,7 @@ def _live(console: Console, session: Session, options: SessionOptions) -> None:
         task = progress.add_task("", total=options.turns)
         for record in session.run():
             for event in record.events:
-                progress.console.print(f"[dim]turn {record.turn:>4}[/dim]  {event}")
+                progress.console.print(f"[dim]turn {record.turn:>4}[/dim]  {escape(event.text)}")
             progress.update(
                 task,
                 advance=1,
@@ -122,5 +118,6 @@ def _live(console: Console, session: Session, options: SessionOptions) -> None:
 def _store_footer(console: Console, store: DemoStore) -> None:
     console.print(f"[dim]store: {store.where}[/dim]")
     if store.removal is not None:
-        console.print(f"[dim]run again to see memory carried over; to remove it: {store.removal}")
+        console.print("[dim]run it again: the next agent starts with this run's memory[/dim]")
+        console.print(f"[dim]to remove it: {escape(store.removal)}[/dim]", soft_wrap=True)
         console.print("[dim]--store :memory: runs the demo without writing anything[/dim]")

@@ -15,14 +15,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from contextchef import (
-    ContextChef,
-    InMemoryBackend,
-    SQLiteBackend,
-    StorageBackend,
-    Store,
-    summarize,
-)
+from contextchef import ContextChef, EstimateTokenizer, StorageBackend, Store, summarize
 from contextchef.cli.demo_script import (
     MEMORY_KEY,
     TOOLS,
@@ -32,10 +25,8 @@ from contextchef.cli.demo_script import (
     Workspace,
     fake_summarizer,
 )
+from contextchef.cli.report_model import ReportEvent, ReportTurn, payload_layers
 from contextchef.payload import Payload
-
-DEMO_PROJECT = "demo:contextchef"
-"""The project identity the demo writes under, so it never touches a real project's memory."""
 
 SYSTEM_PROMPT = (
     "You are a careful coding agent working in the `shop` repository. Make small, tested "
@@ -56,40 +47,20 @@ class SessionOptions:
 
 
 @dataclass(frozen=True)
-class DemoStore:
-    """The backend the demo runs on, and how to describe it (and remove it) to the user."""
-
-    backend: StorageBackend
-    where: str
-    removal: str | None
-
-    def close(self) -> None:
-        """Close a SQLite backend (an in-memory one has nothing to close)."""
-        if isinstance(self.backend, SQLiteBackend):
-            self.backend.close()
-
-
-def open_demo_store(spec: str | None) -> DemoStore:
-    """The embedded default database (None), `:memory:` (nothing written), or a SQLite file."""
-    if spec == ":memory:":
-        return DemoStore(InMemoryBackend(), "in memory (:memory:): nothing is written", None)
-    backend = SQLiteBackend(spec, project=DEMO_PROJECT)
-    path = backend.path
-    kind = "the default database" if spec is None else "the database"
-    removal = f"rm -f {path} {path}-wal {path}-shm {path}.lock"
-    if spec is None:
-        removal += "  (this removes everything contextchef stored on this machine)"
-    return DemoStore(backend, f"{kind} {path} (project {DEMO_PROJECT})", removal)
-
-
-@dataclass(frozen=True)
 class TurnRecord:
-    """One model call: its number, the window's tokens as sent, and what happened."""
+    """One model call: its number, the window's tokens as sent (in total and per layer), the
+    share of its prompt bytes reusable from the previous call, and what happened."""
 
     turn: int
     tokens: int
     window: int
-    events: tuple[str, ...]
+    events: tuple[ReportEvent, ...]
+    layers: dict[str, int] = field(default_factory=dict)
+    reuse: float | None = None
+
+    def report_turn(self) -> ReportTurn:
+        """This call as the window report draws it."""
+        return ReportTurn(self.turn, self.layers, self.window, self.reuse)
 
 
 @dataclass
@@ -129,6 +100,27 @@ def common_prefix(a: str, b: str) -> int:
     return low
 
 
+_READ_ORDER = ("tools", "system", "instructions", "config")
+"""The payload keys a provider reads before the conversation (tools, then the system parts)."""
+
+
+def prompt_text(payload: Payload) -> str:
+    """The payload as one JSON text in the order the provider reads it: tools, the system
+    parts, then the conversation — so a shared prefix is what a prompt cache could reuse."""
+    first = [key for key in _READ_ORDER if key in payload]
+    ordered = {key: payload[key] for key in [*first, *sorted(set(payload) - set(first))]}
+    return json.dumps(ordered, sort_keys=False, default=str)
+
+
+def prompt_reuse(previous: str, text: str) -> float:
+    """The share of `text` (a payload's JSON) that is a prefix shared with the previous one.
+
+    The one place the demo's reuse figure is computed: when compile reports cache reuse
+    itself (`payload.meta.cache`), read it here instead.
+    """
+    return common_prefix(previous, text) / len(text) if text else 0.0
+
+
 def _kb(size: int) -> str:
     return f"{size / 1024:.0f} KB" if size >= 1024 else f"{size} B"
 
@@ -141,9 +133,11 @@ class Session:
         rng = random.Random(options.seed)
         self.model = FakeModel(rng)
         self.workspace = Workspace(rng)
+        self.tokenizer = EstimateTokenizer()
         self.chef = (
             ContextChef(
                 store=store,
+                tokenizer=self.tokenizer,
                 memory={},
                 janitor={"context_window": options.window, "trigger_ratio": 0.8},
                 overflow={"strategy": summarize(fake_summarizer, preserve_ratio=0.4)},
@@ -155,7 +149,10 @@ class Session:
         )
         self.stats = SessionSummary(window=options.window)
         self.stats.memory_at_start = self._memory_keys()
-        self._events: list[str] = []
+        self._events: list[ReportEvent] = []
+        self.records: list[TurnRecord] = []
+        """Every call played so far (the window report draws them)."""
+        self._turn = 0
         self._seen_vfs: set[str] = set()
         self._reuse: list[float] = []
         self.chef.on("compress:end", self._on_compress)
@@ -179,11 +176,15 @@ class Session:
         if uris:
             self.stats.archived_spans += 1
         where = f" → {uris[0]}" if uris else ""
-        self._events.append(f"overflow: {len(report.span)} messages summarized{where}")
+        text = f"overflow: {len(report.span)} messages summarized{where}"
+        self._event("overflow", text, uris[0] if uris else None)
 
     def _on_exceeded(self, event: Any) -> None:
         self.stats.windows_exceeded += 1
-        self._events.append(f"window exceeded: {event.tokens} > {event.limit:.0f}")
+        self._event("exceeded", f"window exceeded: {event.tokens} > {event.limit:.0f}")
+
+    def _event(self, kind: str, text: str, uri: str | None = None) -> None:
+        self._events.append(ReportEvent(self._turn, kind, text, uri))
 
     def run(self) -> Iterator[TurnRecord]:
         """Play the session, one model call per turn; the summary is complete afterwards."""
@@ -191,23 +192,32 @@ class Session:
         last_result, previous = "", ""
         need_user = True
         for turn in range(1, self.options.turns + 1):
+            self._turn = turn
             if need_user:
                 history.append({"role": "user", "content": self.model.start_task()})
             payload = self.chef.set_history(history).compile()
             history = self.chef.history  # the compacted history, when overflow landed
             tokens = payload.meta.tokens.total
-            text = json.dumps(payload, sort_keys=True)
-            if previous:
-                self._reuse.append(common_prefix(previous, text) / len(text))
+            text = prompt_text(payload)
+            reuse = prompt_reuse(previous, text) if previous else None
+            if reuse is not None:
+                self._reuse.append(reuse)
             previous = text
             self._note_offloads(payload, text)
+            layers = self.layers(payload)
             reply = self.model.reply(text, last_result)
             need_user = reply.call is None
             last_result = self._act(turn, reply, history)
             self._record_tokens(tokens)
             events, self._events = tuple(self._events), []
-            yield TurnRecord(turn, tokens, self.options.window, events)
+            record = TurnRecord(turn, tokens, self.options.window, events, layers, reuse)
+            self.records.append(record)
+            yield record
         self._finish()
+
+    def layers(self, payload: Payload) -> dict[str, int]:
+        """Tokens per layer of `payload`, the memory block counted apart (see `payload_layers`)."""
+        return payload_layers(payload, self.tokenizer.count_text)
 
     def _record_tokens(self, tokens: int) -> None:
         self.stats.turns += 1
@@ -233,7 +243,7 @@ class Session:
             size = len(entry.content.encode()) if entry is not None else 0
             self.stats.offloads += 1
             self.stats.offloaded_bytes += size
-            self._events.append(f"offloaded {_kb(size)} → {uri}")
+            self._event("offload", f"offloaded {_kb(size)} → {uri}", uri)
 
     def _act(self, turn: int, reply: Reply, history: list[Any]) -> str:
         """Append the model's message and, for a tool call, run it and append its result."""
@@ -280,23 +290,24 @@ class Session:
             self.stats.context_reads += 1
             lines = args.get("view_range")
             span = f" lines {lines[0]}-{lines[1]}" if lines else ""
-            self._events.append(f"context: read {path}{span}")
+            self._event("context", f"context: read {path}{span}", path)
         elif path.startswith("memory/"):
             what = "kept from an earlier run" if failed else "saved"
-            self._events.append(f"memory: {what} {path.removeprefix('memory/')}")
+            self._event(
+                "memory", f"memory: {what} {path.removeprefix('memory/')}", f"context://{path}"
+            )
         elif not failed:
             self.stats.notes_saved += 1
-            self._events.append(f"note: saved context://{path}")
+            self._event("note", f"note: saved context://{path}", f"context://{path}")
 
 
 __all__ = [
-    "DEMO_PROJECT",
     "MEMORY_KEY",
-    "DemoStore",
     "Session",
     "SessionOptions",
     "SessionSummary",
     "TurnRecord",
     "common_prefix",
-    "open_demo_store",
+    "prompt_reuse",
+    "prompt_text",
 ]
