@@ -24,11 +24,16 @@ from contextchef._chef_parts import (
     open_store,
     record,
 )
+from contextchef._chef_skills import (
+    SkillsAndAnnouncements,
+    check_skill_placement,
+    skill_registry,
+)
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
 from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
-from contextchef.errors import ConfigError, ToolDefinitionError
+from contextchef.errors import ConfigError, SnapshotError, ToolDefinitionError
 from contextchef.events import Handlers, Slots
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
@@ -42,6 +47,7 @@ from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.tool_results import TransformHook
+from contextchef.skills.model import LoadedSkills, Skill
 from contextchef.snapshot import Snapshot, copy_state
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
@@ -51,7 +57,7 @@ from contextchef.tokens import MessageCounter, Tokenizer
 __all__ = ["_ChefBase"]
 
 
-class _ChefBase:
+class _ChefBase(SkillsAndAnnouncements):
     """State and configuration shared by the sync and async chefs."""
 
     def __init__(
@@ -68,6 +74,8 @@ class _ChefBase:
         tokenizer: Tokenizer | None = None,
         default_target: str | None = None,
         adapters: AdapterRegistry | None = None,
+        skills: Iterable[Skill] | LoadedSkills | None = None,
+        skill_placement: str = "after_system",
     ) -> None:
         """Build a chef; every option is keyword-only and optional.
 
@@ -101,6 +109,12 @@ class _ChefBase:
                 default: an offline estimate.
             default_target: the target `compile()` uses without one (default "openai").
             adapters: an `AdapterRegistry` with your own targets (default: the built-ins).
+            skills: the skills `activate_skill(name)` finds by name (a list of `Skill`, or what
+                `load_skills` returned); names not registered are looked up in the store's
+                `skills/` namespace.
+            skill_placement: where the active skill's instructions go: `"after_system"` (the
+                default: a system message right after your system prompt, cached with it) or
+                `"tail"` (first in the tail of the last user message).
         """
         self._options = ChefOptions.of(
             tools=tools,
@@ -110,6 +124,8 @@ class _ChefBase:
             default_target=default_target,
         )
         self._registry = adapters if adapters is not None else adapter_registry
+        self._skills = skill_registry(skills)
+        placement = check_skill_placement(skill_placement)
         self.default_target = self._options.default_target
         runner = Janitor(janitor, overflow) if janitor is not None or overflow is not None else None
         self._core = open_store(store, asynchronous=self._asynchronous)
@@ -131,6 +147,7 @@ class _ChefBase:
             transform=self._options.transform_tool_result,
             memory=self._memory,
             library_tools=library_tools(self.vocabulary),
+            skill_placement=placement,
         )
         self._force_next = False
         self._compactions: list[Compaction] = []
@@ -305,19 +322,53 @@ class _ChefBase:
     def _snapshot_flow(self, label: str | None) -> Flow[Snapshot]:
         runner = self._runtime.janitor.snapshot() if self._runtime.janitor else None
         memory = (yield from self._memory.snapshot()) if self._memory is not None else None
-        return Snapshot(copy_state(self._state), label, runner, memory)
+        return Snapshot(
+            copy_state(self._state),
+            label,
+            runner,
+            memory,
+            compactions=tuple(self._compactions),
+            pruner=self._pruner_state(),
+            pending_new_context=self._force_next,
+        )
 
     def _restore_flow(self, snapshot: Snapshot) -> Flow[None]:
         if not isinstance(snapshot, Snapshot):
-            raise ConfigError("restore() takes a Snapshot returned by snapshot()")
-        state = copy_state(snapshot.state)
+            raise ConfigError(
+                "restore() takes a Snapshot returned by snapshot() (or Snapshot.from_dict(data))"
+            )
+        snapshot = snapshot.copy()
+        state = snapshot.state
         validate_history(state.system_prompt + state.history)
+        if snapshot.memory is not None and self._memory is None:
+            raise SnapshotError(
+                "the snapshot holds memory but this chef has none: build it with memory={...}",
+                field="memory",
+            )
+        self._check_pruner_state(snapshot.pruner)
         if self._memory is not None and snapshot.memory is not None:
             yield from self._memory.restore(snapshot.memory)
         self._state = state
         self._forget_compactions()
+        self._compactions = list(snapshot.compactions)
+        self._force_next = snapshot.pending_new_context and self._runtime.janitor is not None
+        self._restore_pruner_state(snapshot.pruner)
         if self._runtime.janitor is not None:
             self._runtime.janitor.restore(snapshot.runner)
+
+    def _pruner_state(self) -> dict[str, Any]:
+        """The pruner's section of a snapshot (JSON data); empty until a pruner keeps state."""
+        return {}
+
+    def _check_pruner_state(self, data: Mapping[str, Any]) -> None:
+        """Refuse a pruner section this chef cannot restore (before anything changes)."""
+        if data:
+            raise SnapshotError(
+                "this chef keeps no pruner state; the snapshot holds some", field="pruner"
+            )
+
+    def _restore_pruner_state(self, data: Mapping[str, Any]) -> None:
+        """Restore the pruner's section (checked by `_check_pruner_state`)."""
 
     # -- events ------------------------------------------------------------------------------
 
