@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
-from contextchef.adapters.base import ToolDefinition
 from contextchef.messages import Message
+
+if TYPE_CHECKING:
+    from contextchef.adapters.base import ToolDefinition
 
 __all__ = ["called_tool_names", "keep_allowed_tools", "tool_pattern"]
 
