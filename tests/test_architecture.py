@@ -43,6 +43,8 @@ LAYERS = {
     "_chef_parts": 4,
     "_chef_base": 4,
     "_chef_skills": 4,
+    "_chef_snapshots": 4,
+    "_snapshot_fields": 4,
     "snapshot": 4,
     "skills": 4,
     "cli": 5,

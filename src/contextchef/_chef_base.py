@@ -29,15 +29,16 @@ from contextchef._chef_skills import (
     check_skill_placement,
     skill_registry,
 )
+from contextchef._chef_snapshots import SnapshotsMixin
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
 from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
-from contextchef.errors import ConfigError, SnapshotError, ToolDefinitionError
+from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers, Slots
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
-from contextchef.messages import Message, ensure_valid_history, validate_history
+from contextchef.messages import Message, ensure_valid_history
 from contextchef.pipeline import CompileRuntime, CompileState, Payload, Signal, compile_flow
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
@@ -48,7 +49,6 @@ from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.tool_results import TransformHook
 from contextchef.skills.model import LoadedSkills, Skill
-from contextchef.snapshot import Snapshot, copy_state
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.store import Store, StoreBase
@@ -57,7 +57,7 @@ from contextchef.tokens import MessageCounter, Tokenizer
 __all__ = ["_ChefBase"]
 
 
-class _ChefBase(SkillsAndAnnouncements):
+class _ChefBase(SkillsAndAnnouncements, SnapshotsMixin):
     """State and configuration shared by the sync and async chefs."""
 
     def __init__(
@@ -316,59 +316,6 @@ class _ChefBase(SkillsAndAnnouncements):
     @property
     def tools(self) -> list[ToolDefinition]:
         return copy_json(list(self._state.tools))  # type: ignore[no-any-return]
-
-    # -- snapshots -------------------------------------------------------------------------
-
-    def _snapshot_flow(self, label: str | None) -> Flow[Snapshot]:
-        runner = self._runtime.janitor.snapshot() if self._runtime.janitor else None
-        memory = (yield from self._memory.snapshot()) if self._memory is not None else None
-        return Snapshot(
-            copy_state(self._state),
-            label,
-            runner,
-            memory,
-            compactions=tuple(self._compactions),
-            pruner=self._pruner_state(),
-            pending_new_context=self._force_next,
-        )
-
-    def _restore_flow(self, snapshot: Snapshot) -> Flow[None]:
-        if not isinstance(snapshot, Snapshot):
-            raise ConfigError(
-                "restore() takes a Snapshot returned by snapshot() (or Snapshot.from_dict(data))"
-            )
-        snapshot = snapshot.copy()
-        state = snapshot.state
-        validate_history(state.system_prompt + state.history)
-        if snapshot.memory is not None and self._memory is None:
-            raise SnapshotError(
-                "the snapshot holds memory but this chef has none: build it with memory={...}",
-                field="memory",
-            )
-        self._check_pruner_state(snapshot.pruner)
-        if self._memory is not None and snapshot.memory is not None:
-            yield from self._memory.restore(snapshot.memory)
-        self._state = state
-        self._forget_compactions()
-        self._compactions = list(snapshot.compactions)
-        self._force_next = snapshot.pending_new_context and self._runtime.janitor is not None
-        self._restore_pruner_state(snapshot.pruner)
-        if self._runtime.janitor is not None:
-            self._runtime.janitor.restore(snapshot.runner)
-
-    def _pruner_state(self) -> dict[str, Any]:
-        """The pruner's section of a snapshot (JSON data); empty until a pruner keeps state."""
-        return {}
-
-    def _check_pruner_state(self, data: Mapping[str, Any]) -> None:
-        """Refuse a pruner section this chef cannot restore (before anything changes)."""
-        if data:
-            raise SnapshotError(
-                "this chef keeps no pruner state; the snapshot holds some", field="pruner"
-            )
-
-    def _restore_pruner_state(self, data: Mapping[str, Any]) -> None:
-        """Restore the pruner's section (checked by `_check_pruner_state`)."""
 
     # -- events ------------------------------------------------------------------------------
 

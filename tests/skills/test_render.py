@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from contextchef import ConfigError, Skill, format_skill_listing, render_skill
 from contextchef.skills import split_arguments
@@ -106,3 +110,10 @@ def test_a_listing_over_its_limit_drops_whole_entries_and_says_so() -> None:
     assert format_skill_listing(SKILLS, max_chars=0) == ""
     with pytest.raises(ConfigError):
         format_skill_listing(SKILLS, format="json")
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8)))
+def test_shell_quoted_words_split_back_into_the_same_words(words: list[str]) -> None:
+    assert split_arguments(shlex.join(words)) == words
+    rendered = render_skill(skill(" | ".join(f"${i}" for i in range(len(words)))), words)
+    assert rendered == " | ".join(words)
