@@ -210,3 +210,28 @@ async def test_the_async_chef_activates_a_stored_skill_with_the_same_bytes() -> 
     sync = chef(store=shared).activate_skill("plan", args="x")
     for target in TARGETS:
         assert dumps(await achef.compile(target=target)) == dumps(sync.compile(target=target))
+
+
+@pytest.mark.postgres
+def test_one_postgres_store_serves_a_published_skill_to_every_agent() -> None:
+    import secrets
+
+    import psycopg
+
+    from contextchef import PostgresBackend
+    from tests.contract import pg
+
+    pg.require_server()
+    schema = f"contextchef_skills_{secrets.token_hex(4)}"
+    try:
+        publisher = PostgresBackend(pg.DSN, schema=schema, pool_size=1)
+        publish_skill(publisher, PLAN)
+        agents = [chef(store=PostgresBackend(pg.DSN, schema=schema, pool_size=1)) for _ in range(2)]
+        payloads = [dumps(a.activate_skill("plan", args="x").compile()) for a in agents]
+        assert payloads[0] == payloads[1] and "Plan the work" not in payloads[0]
+        assert "Write a numbered plan for x before editing." in payloads[0]
+        for backend in (publisher, *(a.get_store().core.backend for a in agents)):
+            backend.close()
+    finally:
+        with psycopg.connect(pg.DSN, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

@@ -30,9 +30,10 @@ SKILL_ARGUMENTS_LABEL = "ARGUMENTS: "
 def skill_block(name: str, instructions: str, base_dir: str | None) -> str:
     """The active skill: its name, where its files are (when it has a folder), and its
     instructions, inside one `<skill_instructions>` element."""
+    active = f"The skill {escape(name)} is active"
     lines = [
         f'<skill_instructions skill="{escape(name, _ATTRIBUTE)}">',
-        f"The skill {escape(name)} is active: follow its instructions below.",
+        f"{active}: follow its instructions below." if instructions else f"{active}.",
     ]
     if base_dir:
         lines.append(f"The skill's files are under {escape(base_dir)}")
