@@ -15,6 +15,7 @@ from contextchef import (
     ContextChef,
     InMemoryBackend,
     Skill,
+    SkillError,
     SQLiteBackend,
     UnknownSkillError,
     apublish_skill,
@@ -235,3 +236,23 @@ def test_one_postgres_store_serves_a_published_skill_to_every_agent() -> None:
     finally:
         with psycopg.connect(pg.DSN, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_malformed_stored_skill_names_its_uri_and_line_and_changes_nothing() -> None:
+    backend = InMemoryBackend()
+    publish_skill(backend, PLAN)
+    backend.write("skills", "broken/SKILL.md", _entry("---\nname: broken\n---\nBody\n"))
+    c = chef(store=backend).activate_skill("plan")
+    before = dumps(c.compile())
+    with pytest.raises(SkillError) as caught:
+        c.activate_skill("broken")
+    assert str(caught.value).startswith("context://skills/broken/SKILL.md, line 2: ")
+    assert dumps(c.compile()) == before
+    found = load_store_skills(backend)
+    assert [s.name for s in found.skills] == ["plan"] and len(found.errors) == 1
+
+
+def _entry(text: str) -> Any:
+    from contextchef import StoredEntry
+
+    return StoredEntry(text, {})

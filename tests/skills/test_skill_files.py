@@ -145,6 +145,12 @@ BROKEN = [
         5,
         "'allowed_tools' and 'allowed-tools' are the same key",
     ),
+    (
+        "an alias",
+        "---\nname: review\ndescription: Reviews a diff.\na: &x [1, 2]\nb: *x\n---\n",
+        5,
+        "YAML aliases (*name) are not supported",
+    ),
     ("a list, not a mapping", "---\n- name\n- description\n---\n", 2, "must be 'key: value'"),
     (
         "binary data",

@@ -109,6 +109,14 @@ def parse_skill(
 def _front_matter(front: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
     """The front matter as data, and the line each top-level key is on (1-based, in the file)."""
     try:
+        for event in yaml.parse(front, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent):  # shared nodes can multiply without bound
+                raise SkillError(
+                    "YAML aliases (*name) are not supported in a SKILL.md front matter; "
+                    "write the value out",
+                    path=source,
+                    line=event.start_mark.line + 2 if event.start_mark else None,
+                )
         node = yaml.compose(front, Loader=_Loader)
         data = yaml.load(front, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
