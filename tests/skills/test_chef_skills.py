@@ -256,3 +256,15 @@ def _entry(text: str) -> Any:
     from contextchef import StoredEntry
 
     return StoredEntry(text, {})
+
+
+def test_stored_skills_warn_about_links_to_files_the_store_lacks() -> None:
+    backend = InMemoryBackend()
+    body = "Follow [the rules](references/rules.md) and [the list](checklist.md)."
+    publish_skill(backend, Skill("review", "Reviews a diff for bugs and names.", body))
+    backend.write("skills", "review/references/rules.md", _entry("Rules."))
+    found = load_store_skills(backend)
+    assert [str(w) for w in found.warnings] == [
+        "context://skills/review/SKILL.md: links to checklist.md, which is not among the "
+        "skill's files"
+    ]

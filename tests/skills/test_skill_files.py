@@ -223,3 +223,17 @@ def test_warnings_name_what_to_fix(tmp_path: Path) -> None:
     assert "differs from its folder 'review'" in messages
     assert "description is very short" in messages
     assert "no instructions" in messages
+
+
+def test_links_to_missing_files_are_warnings(tmp_path: Path) -> None:
+    body = (
+        "See [the style guide](references/style.md#names), [setup](./setup.md), "
+        "[the site](https://example.com/x) and [above](#top)."
+    )
+    path = write(tmp_path, skill_text("review", "Reviews a diff for bugs and unclear names.", body))
+    (path.parent / "references").mkdir()
+    (path.parent / "references" / "style.md").write_text("Names.")
+    found = load_skills(tmp_path)
+    assert [w.message for w in found.warnings] == [
+        "links to ./setup.md, which is not among the skill's files"
+    ]

@@ -11,7 +11,9 @@ the warnings.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import posixpath
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,30 @@ StoreLike = StoreBase[Any] | StoreCore | StorageBackend | AsyncStorageBackend
 PathLike = str | os.PathLike[str]
 
 
+_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?[^)]*\)")
+
+
+def relative_links(instructions: str) -> list[str]:
+    """The relative link targets in markdown links of `instructions` (`references/x.md`,
+    `./x`), without their `#fragment`; absolute paths, URLs and anchors are left out."""
+    found = []
+    for target in _LINK.findall(instructions):
+        if ":" in target or target.startswith(("#", "/")):
+            continue
+        target = target.split("#", 1)[0]
+        if target and target not in found:
+            found.append(target)
+    return found
+
+
+def _missing_links(skill: Skill, source: str, exists: Callable[[str], bool]) -> list[SkillWarning]:
+    return [
+        SkillWarning(source, f"links to {target}, which is not among the skill's files")
+        for target in relative_links(skill.instructions)
+        if not exists(posixpath.normpath(target))
+    ]
+
+
 def _read(path: Path) -> tuple[Skill, list[SkillWarning]]:
     source = str(path)
     try:
@@ -53,7 +79,9 @@ def _read(path: Path) -> tuple[Skill, list[SkillWarning]]:
     except OSError as exc:
         raise SkillError(f"cannot be read: {exc.strerror or exc}", path=source) from None
     folder = path.parent.resolve()
-    return parse_skill(text, source=source, base_dir=str(folder), directory=folder.name)
+    skill, warnings = parse_skill(text, source=source, base_dir=str(folder), directory=folder.name)
+    warnings += _missing_links(skill, source, lambda target: (folder / target).exists())
+    return skill, warnings
 
 
 def _skill_file(path: PathLike) -> Path:
@@ -160,10 +188,15 @@ def stored_skill(store: StoreCore, name: str) -> Flow[Skill | None]:
     return None if entry is None else _stored(name, entry.content)[0]
 
 
+def _in_store(files: set[str], prefix: str) -> Callable[[str], bool]:
+    return lambda target: prefix + target in files
+
+
 def stored_skills(store: StoreCore) -> Flow[LoadedSkills]:
     """Every skill in the store's `skills/` namespace, in folder order (see `load_skills`)."""
     merge = _Merge(last_wins=True)
     listed = yield from store.list(SKILLS_NAMESPACE, "")
+    files = {item.path for item in listed}
     for path in sorted(item.path for item in listed):
         folder, _, rest = path.partition("/")
         if rest != SKILL_FILE:
@@ -176,7 +209,9 @@ def stored_skills(store: StoreCore) -> Flow[LoadedSkills]:
         except SkillError as exc:
             merge.errors.append(exc)
             continue
-        merge.add(skill, format_uri(SKILLS_NAMESPACE, path), warnings)
+        source = format_uri(SKILLS_NAMESPACE, path)
+        warnings += _missing_links(skill, source, _in_store(files, f"{folder}/"))
+        merge.add(skill, source, warnings)
     return merge.result()
 
 
