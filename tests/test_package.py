@@ -28,6 +28,8 @@ CHEF_OPTIONS = {
     "tokenizer",
     "default_target",
     "adapters",
+    "skills",
+    "skill_placement",
 }
 
 

@@ -35,6 +35,21 @@ def test_memory_and_scratchpad_example_runs() -> None:
     exec(compile(code, str(README), "exec"), {})
 
 
+def test_skills_example_runs() -> None:
+    (code,) = python_blocks("Skills")
+    exec(compile(code, str(README), "exec"), {})
+
+
+def test_announcements_example_runs() -> None:
+    (code,) = python_blocks("Announcements")
+    exec(compile(code, str(README), "exec"), {})
+
+
+def test_portable_snapshot_example_runs() -> None:
+    (code,) = python_blocks("Async, events, snapshots")
+    exec(compile(code, str(README), "exec"), {})
+
+
 def test_readme_names_the_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert "make test" in text and "make demo" in text

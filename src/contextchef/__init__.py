@@ -41,6 +41,9 @@ from contextchef.errors import (
     MigrationError,
     MissingDependencyError,
     SchemaTooNewError,
+    SkillError,
+    SnapshotError,
+    SnapshotTooNewError,
     StoreBusyError,
     StoreCapabilityError,
     StoreConflictError,
@@ -49,6 +52,7 @@ from contextchef.errors import (
     StoreInUseError,
     StoreUnavailableError,
     ToolDefinitionError,
+    UnknownSkillError,
     UnknownTargetError,
     UnknownToolError,
 )
@@ -69,6 +73,7 @@ from contextchef.messages import (
     validate_history,
 )
 from contextchef.payload import CompileMeta, LayerTokens, Payload
+from contextchef.placement.announcements import Announcement
 from contextchef.placement.xml import object_to_xml
 from contextchef.pool import AsyncChefPool, ChefPool
 from contextchef.retrieval import (
@@ -103,6 +108,19 @@ from contextchef.selection import (
 )
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.overflow_config import HandoffConfig
+from contextchef.skills import (
+    LoadedSkills,
+    Skill,
+    SkillWarning,
+    aload_store_skills,
+    apublish_skill,
+    format_skill_listing,
+    load_skill,
+    load_skills,
+    load_store_skills,
+    publish_skill,
+    render_skill,
+)
 from contextchef.store import (
     AsyncNamespaceView,
     AsyncStorageBackend,
@@ -137,6 +155,7 @@ __all__ = [
     "UNSET",
     "AdapterInput",
     "AdapterRegistry",
+    "Announcement",
     "AnthropicAdapter",
     "AssembleContext",
     "AsyncChefPool",
@@ -177,6 +196,7 @@ __all__ = [
     "JanitorConfig",
     "LayerTokens",
     "ListedEntry",
+    "LoadedSkills",
     "Memory",
     "MemoryArtifacts",
     "MemoryChange",
@@ -202,7 +222,12 @@ __all__ = [
     "SchemaTooNewError",
     "SearchHit",
     "ServerCompaction",
+    "Skill",
+    "SkillError",
+    "SkillWarning",
     "Snapshot",
+    "SnapshotError",
+    "SnapshotTooNewError",
     "StorageBackend",
     "Store",
     "StoreBusyError",
@@ -219,14 +244,17 @@ __all__ = [
     "TokenizerAdapter",
     "ToolDefinition",
     "ToolDefinitionError",
+    "UnknownSkillError",
     "UnknownTargetError",
     "UnknownToolError",
     "WindowExceeded",
     "__version__",
     "adapter_registry",
     "ahandle_anthropic_memory",
+    "aload_store_skills",
     "anchored",
     "anthropic_memory_path",
+    "apublish_skill",
     "asummarize_history",
     "background",
     "chain",
@@ -235,6 +263,7 @@ __all__ = [
     "ensure_valid_history",
     "estimate",
     "estimate_object",
+    "format_skill_listing",
     "from_anthropic",
     "from_gemini",
     "from_openai",
@@ -245,8 +274,13 @@ __all__ = [
     "get_new_context_tool_definition",
     "group_turns",
     "handle_anthropic_memory",
+    "load_skill",
+    "load_skills",
+    "load_store_skills",
     "object_to_xml",
     "plan_compaction",
+    "publish_skill",
+    "render_skill",
     "reset",
     "server",
     "summarize",

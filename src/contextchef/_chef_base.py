@@ -24,6 +24,12 @@ from contextchef._chef_parts import (
     open_store,
     record,
 )
+from contextchef._chef_skills import (
+    SkillsAndAnnouncements,
+    check_skill_placement,
+    skill_registry,
+)
+from contextchef._chef_snapshots import SnapshotsMixin
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
@@ -32,7 +38,7 @@ from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers, Slots
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
-from contextchef.messages import Message, ensure_valid_history, validate_history
+from contextchef.messages import Message, ensure_valid_history
 from contextchef.pipeline import CompileRuntime, CompileState, Payload, Signal, compile_flow
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
@@ -42,7 +48,7 @@ from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.tool_results import TransformHook
-from contextchef.snapshot import Snapshot, copy_state
+from contextchef.skills.model import LoadedSkills, Skill
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.store import Store, StoreBase
@@ -63,7 +69,7 @@ class FlowObserver(Protocol):
     def tool(self, flow: Flow[str], name: str, arguments: object) -> Flow[str]: ...
 
 
-class _ChefBase:
+class _ChefBase(SkillsAndAnnouncements, SnapshotsMixin):
     """State and configuration shared by the sync and async chefs."""
 
     def __init__(
@@ -80,6 +86,8 @@ class _ChefBase:
         tokenizer: Tokenizer | None = None,
         default_target: str | None = None,
         adapters: AdapterRegistry | None = None,
+        skills: Iterable[Skill] | LoadedSkills | None = None,
+        skill_placement: str = "after_system",
     ) -> None:
         """Build a chef; every option is keyword-only and optional.
 
@@ -113,6 +121,12 @@ class _ChefBase:
                 default: an offline estimate.
             default_target: the target `compile()` uses without one (default "openai").
             adapters: an `AdapterRegistry` with your own targets (default: the built-ins).
+            skills: the skills `activate_skill(name)` finds by name (a list of `Skill`, or what
+                `load_skills` returned); names not registered are looked up in the store's
+                `skills/` namespace.
+            skill_placement: where the active skill's instructions go: `"after_system"` (the
+                default: a system message right after your system prompt, cached with it) or
+                `"tail"` (first in the tail of the last user message).
         """
         self._options = ChefOptions.of(
             tools=tools,
@@ -122,6 +136,8 @@ class _ChefBase:
             default_target=default_target,
         )
         self._registry = adapters if adapters is not None else adapter_registry
+        self._skills = skill_registry(skills)
+        placement = check_skill_placement(skill_placement)
         self.default_target = self._options.default_target
         runner = Janitor(janitor, overflow) if janitor is not None or overflow is not None else None
         self._core = open_store(store, asynchronous=self._asynchronous)
@@ -143,6 +159,7 @@ class _ChefBase:
             transform=self._options.transform_tool_result,
             memory=self._memory,
             library_tools=library_tools(self.vocabulary),
+            skill_placement=placement,
         )
         self._force_next = False
         self._compactions: list[Compaction] = []
@@ -313,25 +330,6 @@ class _ChefBase:
     @property
     def tools(self) -> list[ToolDefinition]:
         return copy_json(list(self._state.tools))  # type: ignore[no-any-return]
-
-    # -- snapshots -------------------------------------------------------------------------
-
-    def _snapshot_flow(self, label: str | None) -> Flow[Snapshot]:
-        runner = self._runtime.janitor.snapshot() if self._runtime.janitor else None
-        memory = (yield from self._memory.snapshot()) if self._memory is not None else None
-        return Snapshot(copy_state(self._state), label, runner, memory)
-
-    def _restore_flow(self, snapshot: Snapshot) -> Flow[None]:
-        if not isinstance(snapshot, Snapshot):
-            raise ConfigError("restore() takes a Snapshot returned by snapshot()")
-        state = copy_state(snapshot.state)
-        validate_history(state.system_prompt + state.history)
-        if self._memory is not None and snapshot.memory is not None:
-            yield from self._memory.restore(snapshot.memory)
-        self._state = state
-        self._forget_compactions()
-        if self._runtime.janitor is not None:
-            self._runtime.janitor.restore(snapshot.runner)
 
     # -- events ------------------------------------------------------------------------------
 

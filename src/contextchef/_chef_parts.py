@@ -73,6 +73,8 @@ class Compaction:
     the replacement's own digests, which a later compaction's prefix starts with when it was
     made on this one's result; `running` is the prefix hash, kept open to extend it then;
     `head` is the first message's digest, which rejects another conversation at once.
+    A record read back from a portable snapshot has no `running` hash (it cannot be carried):
+    it still applies, and a later compaction becomes a record of its own instead of folding.
     """
 
     count: int
@@ -80,7 +82,7 @@ class Compaction:
     head: bytes
     replacement: tuple[Message, ...]
     marks: tuple[bytes, ...]
-    running: hashlib.blake2b = field(compare=False, repr=False)
+    running: hashlib.blake2b | None = field(compare=False, repr=False)
 
     @classmethod
     def of(
@@ -107,7 +109,7 @@ class Compaction:
         one, when the later was made on this one's result (its prefix starts with this
         replacement); None when they are unrelated."""
         count = len(self.marks)
-        if len(prefix) < count or tuple(prefix[:count]) != self.marks:
+        if self.running is None or len(prefix) < count or tuple(prefix[:count]) != self.marks:
             return None
         running = self.running.copy()
         running.update(b"".join(prefix[count:]))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Self
 
@@ -22,6 +22,7 @@ from contextchef._chef_base import _ChefBase
 from contextchef._effects import drive_async, drive_sync
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.pipeline import Payload, Signal
+from contextchef.skills.model import Skill
 from contextchef.snapshot import Snapshot
 from contextchef.store.aio import AsyncStore
 from contextchef.store.store import Store
@@ -74,9 +75,28 @@ class ContextChef(_ChefBase):
         """
         return drive_sync(self._tool_flow(name, arguments))
 
+    def activate_skill(
+        self,
+        skill: str | Skill | None,
+        *,
+        args: str | Sequence[str] | None = None,
+        vars: Mapping[str, str] | None = None,
+    ) -> Self:
+        """Switch a skill on for every compile from now on; None switches it off.
+
+        `skill` is a `Skill`, or a name: a registered skill (`skills=`, `register_skills`),
+        else one stored at `context://skills/<name>/SKILL.md`; an unknown name raises
+        `UnknownSkillError`. Its instructions are rendered once, now, with `args` and `vars`
+        (see `render_skill`), and placed by `skill_placement`. A skill with `allowed_tools`
+        keeps only those of your tools (and any tool a call in the window still refers to).
+        """
+        drive_sync(self._activate_skill_flow(skill, args, vars))
+        return self
+
     def snapshot(self, label: str | None = None) -> Snapshot:
-        """A deep copy of the state (memory included); mutating anything afterwards never
-        reaches it."""
+        """A deep copy of everything that decides the next compile (memory included); mutating
+        anything afterwards never reaches it. `snapshot.to_json()` carries it to another
+        process, where `restore(Snapshot.from_json(text))` continues byte for byte."""
         return drive_sync(self._snapshot_flow(label))
 
     def restore(self, snapshot: Snapshot) -> Self:
@@ -125,6 +145,17 @@ class AsyncContextChef(_ChefBase):
     async def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
         """See `ContextChef.handle_tool`; store work and hooks are awaited."""
         return await drive_async(self._tool_flow(name, arguments))
+
+    async def activate_skill(
+        self,
+        skill: str | Skill | None,
+        *,
+        args: str | Sequence[str] | None = None,
+        vars: Mapping[str, str] | None = None,
+    ) -> Self:
+        """See `ContextChef.activate_skill`; a stored skill is read with an await."""
+        await drive_async(self._activate_skill_flow(skill, args, vars))
+        return self
 
     async def snapshot(self, label: str | None = None) -> Snapshot:
         """See `ContextChef.snapshot`; the memory read is awaited."""

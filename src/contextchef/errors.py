@@ -4,7 +4,11 @@
 ContextChefError                      catch-all: `except contextchef.ContextChefError`
 ├── ConfigError                       developer misuse: a bad option, an unknown target, a bad call
 │   ├── UnknownTargetError            no adapter registered under that target name
-│   └── UnknownToolError              handle_tool got a tool name the library does not own
+│   ├── UnknownToolError              handle_tool got a tool name the library does not own
+│   ├── UnknownSkillError             activate_skill named a skill neither registered nor stored
+│   └── SnapshotError                 a snapshot's data is malformed (carries .field)
+│       └── SnapshotTooNewError       the snapshot was written by a newer format version
+├── SkillError                        a SKILL.md is malformed (carries .path and .line)
 ├── MessageError                      a history message is malformed (carries .index and .field)
 ├── DynamicStateError                 dynamic state failed its schema; the previous state is kept
 ├── ToolDefinitionError               a registered tool's name or JSON schema is invalid
@@ -54,6 +58,9 @@ __all__ = [
     "MigrationError",
     "MissingDependencyError",
     "SchemaTooNewError",
+    "SkillError",
+    "SnapshotError",
+    "SnapshotTooNewError",
     "StoreBusyError",
     "StoreCapabilityError",
     "StoreConflictError",
@@ -62,6 +69,7 @@ __all__ = [
     "StoreInUseError",
     "StoreUnavailableError",
     "ToolDefinitionError",
+    "UnknownSkillError",
     "UnknownTargetError",
     "UnknownToolError",
 ]
@@ -99,6 +107,54 @@ class UnknownToolError(ConfigError):
         )
         self.name = name
         self.owned = owned
+
+
+class UnknownSkillError(ConfigError):
+    """`activate_skill(name)` named a skill that is neither registered nor in the store."""
+
+    def __init__(self, name: str, available: list[str]) -> None:
+        listing = ", ".join(available) if available else "(none)"
+        super().__init__(
+            f"no skill named {name!r} is registered or stored under context://skills/; "
+            f"available: {listing}. Register it with register_skills([...]) or pass the Skill."
+        )
+        self.name = name
+        self.available = available
+
+
+class SnapshotError(ConfigError):
+    """A snapshot's data is malformed: a field is missing, unknown or of the wrong shape.
+
+    `field` names it (`history[3]`, `dynamic_state.schema`…); restoring nothing was changed.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(f"snapshot field {field!r}: {message}" if field else message)
+        self.field = field
+
+
+class SnapshotTooNewError(SnapshotError):
+    """The snapshot was written by a newer contextchef (a higher `format_version`)."""
+
+    def __init__(self, version: object, supported: int) -> None:
+        super().__init__(
+            f"format_version {version!r} is newer than this contextchef reads (up to "
+            f"{supported}); upgrade contextchef where the snapshot is restored",
+            field="format_version",
+        )
+        self.version = version
+        self.supported = supported
+
+
+class SkillError(ContextChefError):
+    """A SKILL.md file cannot be loaded; names the file and the line, and shows a correct form."""
+
+    def __init__(self, message: str, *, path: str, line: int | None = None) -> None:
+        where = f"{path}, line {line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.line = line
+        self.reason = message
 
 
 class MessageError(ContextChefError):

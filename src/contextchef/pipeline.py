@@ -46,6 +46,7 @@ from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import HistoryFix, Message
 from contextchef.payload import CompileMeta, LayerTokens, Payload, PayloadCounter
+from contextchef.placement.announcements import Announcement, announcement_blocks
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
@@ -53,7 +54,9 @@ from contextchef.prompts import UnifiedVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.server import ServerCompaction
+from contextchef.selection.skill_tools import keep_allowed_tools
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
+from contextchef.skills.active import ActiveSkill
 from contextchef.store.core import StoreCore
 from contextchef.tokens import MessageCounter
 
@@ -86,6 +89,8 @@ class CompileState:
     state: DynamicState | None
     guardrails: Guardrails | None
     tools: tuple[ToolDefinition, ...]
+    skill: ActiveSkill | None = None
+    announcements: tuple[Announcement, ...] = ()
 
 
 @dataclass(kw_only=True)
@@ -101,6 +106,7 @@ class CompileRuntime:
     transform: TransformHook | None = None
     memory: MemoryCore | None = None
     library_tools: tuple[ToolDefinition, ...] = ()
+    skill_placement: str = "after_system"
     tool_results: ToolResultMemo = field(default_factory=ToolResultMemo)
     caches: dict[str, ConversionCache] = field(default_factory=dict)
     payload_counters: dict[str, PayloadCounter] = field(default_factory=dict)
@@ -182,7 +188,10 @@ def compile_flow(
         artifacts = yield from memory.compile_artifacts(runtime.vocabulary, state.history)
         _check(signal)
     top, context_blocks = _memory_layers(runtime, artifacts)
-    build = _Builder(state, runtime, adapter, target, (*state.system_prompt, *top), context_blocks)
+    system, context_blocks = _host_layers(
+        state, runtime, (*state.system_prompt, *top), context_blocks
+    )
+    build = _Builder(state, runtime, adapter, target, system, context_blocks)
 
     report: OverflowReport | None = None
     verdicts = yield from _run_slot(slots, "before_overflow", list(history))
@@ -304,12 +313,18 @@ class _Builder:
         return sandwich, data
 
     def adapt(self, sandwich: Sandwich) -> dict[str, Any]:
+        tools = self.tools
+        skill = self.state.skill
+        if skill is not None and skill.skill.allowed_tools is not None:
+            allowed = skill.skill.allowed_tools
+            kept = keep_allowed_tools(self.state.tools, allowed, sandwich.messages)
+            tools = (*kept, *self.runtime.library_tools)
         with gc_paused(self.adapter):
             data: dict[str, Any] = self.adapter.compile(
                 AdapterInput(
                     system=sandwich.system,
                     messages=sandwich.messages,
-                    tools=self.tools,
+                    tools=tools,
                     prefill=sandwich.prefill,
                     cache=self.cache,
                     server_compaction=self.server,
@@ -340,6 +355,32 @@ def replace_messages(sandwich: Sandwich, messages: Any) -> Sandwich:
         raise ConfigError("an after_assemble handler must return a list of messages or None")
     checked = [intake_message(message, index) for index, message in enumerate(messages)]
     return dataclasses.replace(sandwich, messages=checked, tail_index=None)
+
+
+def _host_layers(
+    state: CompileState,
+    runtime: CompileRuntime,
+    system: tuple[Message, ...],
+    context_blocks: list[str],
+) -> tuple[tuple[Message, ...], list[str]]:
+    """The system layer and tail blocks with the active skill and the announcements placed.
+
+    The skill goes right after the system prompt (`skill_placement="after_system"`) or first in
+    the tail (`"tail"`); system-channel announcements close the system layer, the others follow
+    the tail's context blocks (see `placement.announcements`).
+    """
+    skill = state.skill
+    head = len(state.system_prompt)
+    if skill is not None and runtime.skill_placement == "after_system":
+        system = (*system[:head], skill.message, *system[head:])
+    elif skill is not None:
+        context_blocks = [skill.block, *context_blocks]
+    on_system, on_tail = announcement_blocks(state.announcements)
+    if on_system is not None:
+        system = (*system, _instruction_message(on_system))
+    if on_tail is not None:
+        context_blocks = [*context_blocks, on_tail]
+    return system, context_blocks
 
 
 def _memory_layers(

@@ -140,7 +140,7 @@ async def test_the_async_chef_recognises_a_reloaded_history() -> None:
     assert 2 <= model.calls <= 5 and len(c._compactions) == 1
 
 
-def test_clear_history_and_restore_forget_the_records() -> None:
+def test_clear_history_forgets_the_records_and_restore_returns_to_the_snapshots() -> None:
     model = Model()
     c = chef(model)
     stored = [*dialogue(6), {"role": "user", "content": "q"}]
@@ -157,8 +157,13 @@ def test_clear_history_and_restore_forget_the_records() -> None:
     assert model.calls == 2 and len(c._compactions) == 1
     c.restore(before)
     assert c._compactions == [] and len(c.history) == len(stored)
-    c.restore(after)
-    assert c._compactions == [] and len(c.history) == 2
+    c.restore(after)  # the records the snapshot holds: a reloaded history is recognised
+    assert [r.count for r in c._compactions] == [kept.count] and len(c.history) == 2
+    assert len(c.set_history(reloaded(stored)).history) == 2
+    c.compile()
+    assert model.calls == 2  # nothing summarised twice
+    c.restore(before)
+    assert c._compactions == []
     assert len(c.set_history(reloaded(stored)).history) == len(stored)  # no stale record
 
 

@@ -36,7 +36,7 @@ from contextchef._jsonvalue import stable_order
 from contextchef.errors import ConfigError, DynamicStateError
 from contextchef.placement.xml import object_to_xml
 
-__all__ = ["DynamicState", "StatePlacement", "render_dynamic_state"]
+__all__ = ["DynamicState", "StatePlacement", "render_dynamic_state", "schema_path"]
 
 StatePlacement = Literal["last_user", "system"]
 STATE_ROOT = "dynamic_state"
@@ -44,11 +44,17 @@ STATE_ROOT = "dynamic_state"
 
 @dataclass(frozen=True, slots=True)
 class DynamicState:
-    """Validated state: the plain JSON data, its XML, and where it goes in the sandwich."""
+    """Validated state: the plain JSON data, its XML, and where it goes in the sandwich.
+
+    `schema` is the import path (`module:QualName`) of the type it was validated against, so a
+    snapshot restored in another process can validate the data again (None for a type that
+    cannot be imported by name, such as a class defined inside a function).
+    """
 
     data: Any
     xml: str
     placement: StatePlacement
+    schema: str | None = None
 
 
 def render_dynamic_state(
@@ -64,6 +70,9 @@ def render_dynamic_state(
             "with its data: a pydantic model class, a TypedDict or a dataclass, e.g. "
             "set_dynamic_state(TaskState, {'goal': ...})"
         )
+    schema = schema_path(
+        type(schema_or_model) if isinstance(schema_or_model, BaseModel) else schema_or_model
+    )
     schema_or_model = _pydantic_typeddict(schema_or_model)
     try:
         if isinstance(schema_or_model, BaseModel):
@@ -87,7 +96,18 @@ def render_dynamic_state(
         raise ConfigError(
             f"cannot use {schema_or_model!r} as a dynamic state schema: {exc}"
         ) from exc
-    return DynamicState(plain, object_to_xml(plain, STATE_ROOT), placement)  # type: ignore[arg-type]
+    xml = object_to_xml(plain, STATE_ROOT)
+    return DynamicState(plain, xml, placement, schema)  # type: ignore[arg-type]
+
+
+def schema_path(schema: Any) -> str | None:
+    """`module:QualName` of a schema class, or None when it cannot be imported by that name."""
+    if not isinstance(schema, type):
+        return None
+    module, qualname = getattr(schema, "__module__", None), getattr(schema, "__qualname__", "")
+    if not isinstance(module, str) or not qualname or "<" in qualname:
+        return None
+    return f"{module}:{qualname}"
 
 
 def _looks_like_schema(value: Mapping[Any, Any]) -> bool:

@@ -8,6 +8,7 @@ string here changes compiled payloads (and so invalidates provider prompt caches
 - `replies`: what the library's tools answer, refusals and results, in either vocabulary;
 - `context_tool`: the unified vocabulary (`context`, `new_context`, `context://` paths);
 - `memory_tools`: the legacy vocabulary (`create_memory`, `modify_memory`, `recall_context`);
+- `skills`: the active skill's block, skill listings and the host's announcements;
 - `vocabulary`: the `Vocabulary` protocol that picks between the last two, and its two
   implementations.
 """
@@ -123,6 +124,14 @@ from contextchef.prompts.replies import (
     write_vetoed,
     wrong_argument,
 )
+from contextchef.prompts.skills import (
+    SKILL_ARGUMENTS_LABEL,
+    announcements_block,
+    skill_block,
+    skill_listing_plain,
+    skill_listing_xml,
+    skills_omitted,
+)
 from contextchef.prompts.vocabulary import (
     DEFAULT_VOCABULARY,
     VOCABULARY_NAMES,
@@ -166,6 +175,7 @@ __all__ = [
     "OFFLOAD_SHOWN",
     "RECALL_TOOL_DESCRIPTION",
     "RECALL_TOOL_PARAMETERS",
+    "SKILL_ARGUMENTS_LABEL",
     "STATE_ANCHOR",
     "STORE_BUSY",
     "SYSTEM_STATE_HEADER",
@@ -178,6 +188,7 @@ __all__ = [
     "ToolCatalog",
     "UnifiedVocabulary",
     "Vocabulary",
+    "announcements_block",
     "anthropic_memory_path_outside",
     "archive_citation",
     "archived_span_header",
@@ -232,6 +243,10 @@ __all__ = [
     "search_header",
     "search_hit",
     "search_truncated",
+    "skill_block",
+    "skill_listing_plain",
+    "skill_listing_xml",
+    "skills_omitted",
     "store_refused",
     "summary_wrapper",
     "tool_result_stub",
