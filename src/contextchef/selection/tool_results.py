@@ -28,12 +28,31 @@ class ToolResultMemo:
     """Original tool message → the message sent in its place, for one chef; plus the last
     history seen and its result, so a new turn only looks at what follows the shared prefix."""
 
-    __slots__ = ("_current", "_previous", "last")
+    __slots__ = ("_current", "_previews", "_previous", "last")
+
+    MAX_PREVIEWS = 1024
+    """Previews kept by URI, for results that come back as new objects (a host reloading its
+    history, a history rewritten by compaction): the preview of a long log is its costliest
+    part, and the URI already names the content."""
 
     def __init__(self) -> None:
         self._previous: dict[int, tuple[Message, Message]] = {}
         self._current: dict[int, tuple[Message, Message]] = {}
+        self._previews: dict[str, str] = {}
         self.last: tuple[tuple[Message, ...], tuple[Message, ...]] = ((), ())
+
+    def preview(
+        self, text: str, uri: str, config: OffloadConfig, vocabulary: prompts.Vocabulary
+    ) -> str:
+        """`preview(text, uri, …)`, computed once per URI while it stays among the newest."""
+        key = f"{id(config)}:{id(vocabulary)}:{uri}"
+        found = self._previews.get(key)
+        if found is None:
+            found = preview(text, uri, config, vocabulary)
+            if len(self._previews) >= self.MAX_PREVIEWS:
+                del self._previews[next(iter(self._previews))]
+            self._previews[key] = found
+        return found
 
     def get(self, message: Message) -> Message | None:
         entry = self._current.get(id(message)) or self._previous.get(id(message))
@@ -64,6 +83,7 @@ def _tool_names(history: Sequence[Message]) -> dict[str, str]:
 def _prepare_one(
     message: Message,
     name: str,
+    memo: ToolResultMemo,
     *,
     transform: TransformHook | None,
     config: OffloadConfig,
@@ -88,7 +108,7 @@ def _prepare_one(
         try:
             ns = config.namespace
             yield from store.put(ns, None, text, None)
-            text = preview(text, offload_uri(ns, text), config, vocabulary)
+            text = memo.preview(text, offload_uri(ns, text), config, vocabulary)
         except Exception as exc:
             logger.warning("offloading a %d-character tool result failed: %r", len(text), exc)
     if text == content:
@@ -131,6 +151,7 @@ def prepare_tool_results(
             replacement = yield from _prepare_one(
                 message,
                 name,
+                memo,
                 transform=transform,
                 config=config,
                 store=store,
