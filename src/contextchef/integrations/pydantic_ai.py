@@ -1,0 +1,385 @@
+"""pydantic-ai: a chef as a history processor, a `context` toolset, and a capability with both.
+
+    agent = Agent(model, capabilities=[ContextChefCapability(chef)])
+
+Before every model request the run's messages go through the chef: converted to the IR
+(`to_ir`), given to the chef (pydantic-ai's leading system prompt as the chef's system prompt, the
+rest as its history), compiled, and converted back. In pydantic-ai 2.x what a processor returns
+*replaces* the run's messages, so what overflow evicted leaves the run for good: it is in the
+chef's `archive/` namespace (with every part as pydantic-ai serialised it), long tool returns are
+shortened to a preview whose full text is in `vfs/`, and the model reads both back with the
+`context` tool the capability registers. Messages the chef kept come back as the very objects
+pydantic-ai passed in; tool calls stay paired with their returns (overflow splits on turns).
+
+What the chef adds for the model — the store instruction and the memory block after the system
+prompt, the tail (live state, memory placed at the tail, notices) at the end — travels as
+`SystemPromptPart`s marked with `metadata={"contextchef": ...}`: each request gets fresh ones and
+the processor drops the old ones it finds, so they never pile up in the history.
+
+Requires the `pydantic-ai` extra. Use one chef per conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from contextchef.chef import AsyncContextChef, ContextChef
+from contextchef.errors import MissingDependencyError
+from contextchef.integrations._pydantic_ai_ir import from_ir, message_to_ir, to_ir
+from contextchef.messages import Message, content_text
+from contextchef.payload import Payload
+from contextchef.retrieval.definitions import get_context_tool_definition
+
+try:
+    from pydantic_ai import messages as pm
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.tools import RunContext, Tool
+    from pydantic_ai.toolsets import FunctionToolset
+except ImportError as exc:  # pragma: no cover - exercised by simulating the missing extra
+    raise MissingDependencyError(exc.name or "pydantic-ai", "pydantic-ai") from exc
+
+__all__ = [
+    "MARKER",
+    "ContextChefCapability",
+    "HistoryProcessor",
+    "context_toolset",
+    "from_ir",
+    "history_processor",
+    "to_ir",
+]
+
+MARKER = "contextchef"
+"""The `SystemPromptPart.metadata` key marking the parts the processor added."""
+
+Chef = ContextChef | AsyncContextChef
+_Origin = tuple[pm.ModelMessage, int]
+
+
+def _is_marked(part: object) -> bool:
+    metadata = getattr(part, "metadata", None)
+    return (
+        isinstance(part, pm.SystemPromptPart) and isinstance(metadata, dict) and MARKER in metadata
+    )
+
+
+def _marked(text: str, role: str, *, scope: str = "conversation") -> pm.SystemPromptPart:
+    return pm.SystemPromptPart(text, metadata={MARKER: role}, scope=scope)  # type: ignore[arg-type]
+
+
+class HistoryProcessor:
+    """Runs pydantic-ai messages through a chef (see the module docstring).
+
+    Call it with the run's messages (sync for a `ContextChef`, awaited for an
+    `AsyncContextChef`), or hand it to `ProcessHistory`. `last_payload` is the chef's compile of
+    the latest window (its `meta` holds the token figures and what overflow did).
+    """
+
+    def __init__(self, chef: Chef) -> None:
+        if not isinstance(chef, ContextChef | AsyncContextChef):
+            raise TypeError("history_processor() takes a ContextChef or an AsyncContextChef")
+        self.chef = chef
+        self.last_payload: Payload | None = None
+        self._memo: dict[int, tuple[pm.ModelMessage, list[Message]]] = {}
+        self._capturing = False
+        self._before: list[Message] = []
+        self._after: list[Message] = []
+        self._assembled: list[Message] = []
+        self._sync_lock = threading.Lock()
+        self._async_lock: asyncio.Lock | None = None
+        chef.use("before_overflow", self._on_before_overflow)
+        chef.use("after_overflow", self._on_after_overflow)
+        chef.use("before_adapt", self._on_before_adapt)
+
+    # -- slot handlers: what the chef's compile saw, read only while this processor runs ------
+
+    def _on_before_overflow(self, history: list[Message]) -> None:
+        if self._capturing:
+            self._before = history
+
+    def _on_after_overflow(self, history: list[Message], _report: object) -> None:
+        if self._capturing:
+            self._after = history
+
+    def _on_before_adapt(self, messages: Sequence[Message]) -> None:
+        if self._capturing:
+            self._assembled = list(messages)
+
+    # -- the processor ---------------------------------------------------------------------
+
+    def __call__(self, messages: list[pm.ModelMessage]) -> Any:
+        if isinstance(self.chef, AsyncContextChef):
+            return self.aprocess(messages)
+        return self.process(messages)
+
+    def process(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
+        """The window for `messages`, with a `ContextChef`."""
+        chef = self.chef
+        if not isinstance(chef, ContextChef):
+            raise TypeError("use `await processor.aprocess(...)` with an AsyncContextChef")
+        with self._sync_lock:
+            system, history, origins = self._intake(messages)
+            chef.set_system_prompt(system).set_history(history)
+            self._capturing = True
+            try:
+                payload = chef.compile(target="openai")
+            finally:
+                self._capturing = False
+            return self._window(messages, system, history, origins, payload)
+
+    async def aprocess(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
+        """The window for `messages`, with an `AsyncContextChef` (or a `ContextChef`)."""
+        chef = self.chef
+        if isinstance(chef, ContextChef):
+            return await asyncio.to_thread(self.process, messages)
+        if self._async_lock is None:
+            self._async_lock = asyncio.Lock()
+        async with self._async_lock:
+            system, history, origins = self._intake(messages)
+            chef.set_system_prompt(system).set_history(history)
+            self._capturing = True
+            try:
+                payload = await chef.compile(target="openai")
+            finally:
+                self._capturing = False
+            return self._window(messages, system, history, origins, payload)
+
+    def _converted(self, message: pm.ModelMessage) -> list[Message]:
+        """`message_to_ir`, memoised by identity: pydantic-ai hands the same objects every step."""
+        entry = self._memo.get(id(message))
+        if entry is None or entry[0] is not message:
+            entry = (message, message_to_ir(message))
+        self._fresh[id(message)] = entry
+        return entry[1]
+
+    def _intake(
+        self, messages: Sequence[pm.ModelMessage]
+    ) -> tuple[list[Message], list[Message], list[_Origin]]:
+        """The chef's system prompt and history for `messages`, and where each history message
+        came from (the pydantic-ai message and part index). Parts this processor added earlier
+        are dropped; the leading system prompt parts become the system prompt."""
+        self._fresh: dict[int, tuple[pm.ModelMessage, list[Message]]] = {}
+        system: list[Message] = []
+        history: list[Message] = []
+        origins: list[_Origin] = []
+        leading = True
+        for message in messages:
+            converted = self._converted(message)
+            if isinstance(message, pm.ModelResponse):
+                leading = False
+                history.append(converted[0])
+                origins.append((message, 0))
+                continue
+            for index, (part, ir) in enumerate(zip(message.parts, converted, strict=True)):
+                if _is_marked(part):
+                    continue
+                if leading and isinstance(part, pm.SystemPromptPart):
+                    system.append(ir)
+                    continue
+                leading = False
+                history.append(ir)
+                origins.append((message, index))
+        self._memo = self._fresh
+        return system, history, origins
+
+    def _window(
+        self,
+        messages: Sequence[pm.ModelMessage],
+        system: list[Message],
+        history: list[Message],
+        origins: list[_Origin],
+        payload: Payload,
+    ) -> list[pm.ModelMessage]:
+        """The compiled window as pydantic-ai messages (see the module docstring)."""
+        self.last_payload = payload
+        before, after = self._before, self._after
+        aligned = len(before) == len(history)
+        position = {id(message): index for index, message in enumerate(before)} if aligned else {}
+        entries: list[tuple[pm.ModelMessage | None, int, object]] = []
+        first = messages[0] if messages and isinstance(messages[0], pm.ModelRequest) else None
+        if first is not None:
+            for index, part in enumerate(first.parts[: self._leading_count(first)]):
+                if not _is_marked(part):
+                    entries.append((first, index, part))
+        top = self._top_layer(payload, len(system), after)
+        if top:
+            entries.append((None, -1, _marked(top, "context")))
+        for message in after:
+            at = position.get(id(message))
+            if at is None:
+                entries.extend((None, -1, item) for item in _fresh_parts(message))
+                continue
+            origin, index = origins[at]
+            changed = before[at].get("content") != history[at].get("content")
+            if isinstance(origin, pm.ModelResponse):
+                entries.append((origin, 0, from_ir([message])[0] if changed else origin))
+            elif changed:
+                entries.append((origin, index, _rebuilt_part(message)))
+            else:
+                entries.append((origin, index, origin.parts[index]))
+        tail = _tail_text(after, self._assembled, payload.meta.tail_index)
+        if tail:
+            entries.append((None, -1, _marked(tail, "tail", scope="request")))
+        return _assemble(entries)
+
+    @staticmethod
+    def _leading_count(request: pm.ModelRequest) -> int:
+        count = 0
+        for part in request.parts:
+            if not isinstance(part, pm.SystemPromptPart):
+                break
+            count += 1
+        return count
+
+    @staticmethod
+    def _top_layer(payload: Payload, system_count: int, history: Sequence[Message]) -> str:
+        """The system messages the chef placed after the system prompt (store instruction,
+        memory block), as one text."""
+        sent = payload.get("messages") or []
+        lead = 0
+        while lead < len(sent) and sent[lead].get("role") == "system":
+            lead += 1
+        own = 0
+        while own < len(history) and history[own]["role"] == "system":
+            own += 1
+        layer = sent[system_count : max(system_count, lead - own)]
+        return "\n\n".join(str(message.get("content") or "") for message in layer)
+
+
+def _rebuilt_part(message: Message) -> pm.ModelRequestPart:
+    rebuilt = from_ir([message])[0]
+    return cast(pm.ModelRequest, rebuilt).parts[0]
+
+
+def _fresh_parts(message: Message) -> list[object]:
+    """Parts for a message the chef wrote (a summary, a notice): a response for an assistant
+    message, request parts otherwise."""
+    return list(from_ir([{key: value for key, value in message.items() if key != "pydantic_ai"}]))
+
+
+def _tail_text(history: Sequence[Message], assembled: Sequence[Message], index: int | None) -> str:
+    """The text the chef stitched at the end (live state, tail memory, notices), or ""."""
+    if index is None or index >= len(assembled):
+        return ""
+    stitched = assembled[index]
+    if len(assembled) > len(history):
+        return content_text(stitched)
+    content = stitched.get("content")
+    if isinstance(content, list):
+        last: Any = content[-1]
+        return str(last["text"]) if last.get("type") == "text" else ""
+    before = content_text(history[index])
+    text = content or ""
+    return text[len(before) + 2 :] if before else text
+
+
+def _assemble(entries: list[tuple[pm.ModelMessage | None, int, object]]) -> list[pm.ModelMessage]:
+    """Group `(origin, part index, part or message)` entries back into messages: runs of request
+    parts form one request (the original object when all its parts are there, unchanged)."""
+    out: list[pm.ModelMessage] = []
+    parts: list[pm.ModelRequestPart] = []
+    sources: list[tuple[pm.ModelMessage | None, int]] = []
+
+    def flush() -> None:
+        if not parts:
+            return
+        origin = next((o for o, _ in sources if o is not None), None)
+        if isinstance(origin, pm.ModelRequest) and _intact(origin, parts, sources):
+            out.append(origin)
+        elif isinstance(origin, pm.ModelRequest):
+            out.append(dataclasses.replace(origin, parts=list(parts)))
+        else:
+            out.append(pm.ModelRequest(parts=list(parts)))
+        parts.clear()
+        sources.clear()
+
+    for origin, index, item in entries:
+        if isinstance(item, pm.ModelResponse | pm.ModelRequest):
+            flush()
+            if isinstance(item, pm.ModelRequest):
+                parts.extend(item.parts)
+                sources.extend((None, -1) for _ in item.parts)
+            else:
+                out.append(item)
+            continue
+        known = next((o for o, _ in sources if o is not None), None)
+        if origin is not None and known is not None and origin is not known:
+            flush()
+        parts.append(cast(pm.ModelRequestPart, item))
+        sources.append((origin, index))
+    flush()
+    return out
+
+
+def _intact(
+    origin: pm.ModelRequest,
+    parts: Sequence[object],
+    sources: Sequence[tuple[pm.ModelMessage | None, int]],
+) -> bool:
+    return len(parts) == len(origin.parts) and all(
+        source is origin and part is origin.parts[index]
+        for part, (source, index) in zip(parts, sources, strict=True)
+    )
+
+
+def history_processor(chef: Chef) -> HistoryProcessor:
+    """A pydantic-ai history processor over `chef`: `capabilities=[ProcessHistory(it)]`.
+
+    Give the agent the chef's `context` tool too (`context_toolset(chef)`), or use
+    `ContextChefCapability(chef)`, which does both.
+    """
+    return HistoryProcessor(chef)
+
+
+def context_toolset(chef: Chef) -> FunctionToolset[Any]:
+    """The chef's `context` tool as a pydantic-ai toolset: the model reads the archive, the
+    offloaded outputs, its notes and memory through it; calls go to `chef.handle_tool`."""
+    definition = get_context_tool_definition()
+    name = definition["name"]
+
+    if isinstance(chef, AsyncContextChef):
+        achef = chef
+
+        async def call(**arguments: Any) -> str:
+            return await achef.handle_tool(name, arguments)
+
+        function: Callable[..., Any] = call
+    else:
+        schef = chef
+
+        def call_sync(**arguments: Any) -> str:
+            return schef.handle_tool(name, arguments)
+
+        function = call_sync
+    tool: Tool[Any] = Tool.from_schema(
+        function, name, definition["description"], dict(definition["parameters"])
+    )
+    return FunctionToolset([tool])
+
+
+class ContextChefCapability(AbstractCapability[Any]):
+    """Everything in one capability: the history processor and the `context` toolset.
+
+    `Agent(model, capabilities=[ContextChefCapability(chef)])`.
+    """
+
+    def __init__(self, chef: Chef) -> None:
+        self.chef = chef
+        self.processor = HistoryProcessor(chef)
+        self._toolset = context_toolset(chef)
+
+    def get_toolset(self) -> FunctionToolset[Any]:
+        return self._toolset
+
+    async def before_model_request(self, ctx: RunContext[Any], request_context: Any) -> Any:
+        messages = await self.processor.aprocess(list(request_context.messages))
+        request_context.messages = messages.copy()
+        ctx.messages[:] = messages
+        return request_context
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
