@@ -66,7 +66,14 @@ def _is_marked(part: object) -> bool:
     )
 
 
-def _marked(text: str, role: str, *, scope: str = "conversation") -> pm.SystemPromptPart:
+def _marked(
+    text: str, role: str, previous: dict[str, pm.SystemPromptPart], *, scope: str = "conversation"
+) -> pm.SystemPromptPart:
+    """A part carrying what the chef added; the one sent last time when its text is the same
+    (so an unchanged history stays byte-identical, timestamps included)."""
+    old = previous.get(role)
+    if old is not None and old.content == text and old.scope == scope:
+        return old
     return pm.SystemPromptPart(text, metadata={MARKER: role}, scope=scope)  # type: ignore[arg-type]
 
 
@@ -162,6 +169,7 @@ class HistoryProcessor:
         came from (the pydantic-ai message and part index). Parts this processor added earlier
         are dropped; the leading system prompt parts become the system prompt."""
         self._fresh: dict[int, tuple[pm.ModelMessage, list[Message]]] = {}
+        self._marks: dict[str, pm.SystemPromptPart] = {}
         system: list[Message] = []
         history: list[Message] = []
         origins: list[_Origin] = []
@@ -174,7 +182,8 @@ class HistoryProcessor:
                 origins.append((message, 0))
                 continue
             for index, (part, ir) in enumerate(zip(message.parts, converted, strict=True)):
-                if _is_marked(part):
+                if isinstance(part, pm.SystemPromptPart) and _is_marked(part):
+                    self._marks[str((part.metadata or {})[MARKER])] = part
                     continue
                 if leading and isinstance(part, pm.SystemPromptPart):
                     system.append(ir)
@@ -206,7 +215,7 @@ class HistoryProcessor:
                     entries.append((first, index, part))
         top = self._top_layer(payload, len(system), after)
         if top:
-            entries.append((None, -1, _marked(top, "context")))
+            entries.append((None, -1, _marked(top, "context", self._marks)))
         for message in after:
             at = position.get(id(message))
             if at is None:
@@ -222,7 +231,7 @@ class HistoryProcessor:
                 entries.append((origin, index, origin.parts[index]))
         tail = _tail_text(after, self._assembled, payload.meta.tail_index)
         if tail:
-            entries.append((None, -1, _marked(tail, "tail", scope="request")))
+            entries.append((None, -1, _marked(tail, "tail", self._marks, scope="request")))
         return _assemble(entries)
 
     @staticmethod
