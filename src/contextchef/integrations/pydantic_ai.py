@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from contextchef.chef import AsyncContextChef, ContextChef
 from contextchef.errors import MissingDependencyError
+from contextchef.integrations._align import align
 from contextchef.integrations._pydantic_ai_ir import from_ir, message_to_ir, to_ir
 from contextchef.messages import Message, content_text
 from contextchef.payload import Payload
@@ -205,8 +206,7 @@ class HistoryProcessor:
         """The compiled window as pydantic-ai messages (see the module docstring)."""
         self.last_payload = payload
         before, after = self._before, self._after
-        aligned = len(before) == len(history)
-        position = {id(message): index for index, message in enumerate(before)} if aligned else {}
+        position = align(before, history)
         entries: list[tuple[pm.ModelMessage | None, int, object]] = []
         first = messages[0] if messages and isinstance(messages[0], pm.ModelRequest) else None
         if first is not None:
@@ -222,7 +222,7 @@ class HistoryProcessor:
                 entries.extend((None, -1, item) for item in _fresh_parts(message))
                 continue
             origin, index = origins[at]
-            changed = before[at].get("content") != history[at].get("content")
+            changed = message.get("content") != history[at].get("content")
             if isinstance(origin, pm.ModelResponse):
                 entries.append((origin, 0, from_ir([message])[0] if changed else origin))
             elif changed:
