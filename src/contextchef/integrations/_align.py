@@ -3,9 +3,9 @@
 The history a compile starts from is the IR the integration set, except that the chef may have
 re-applied an overflow result it wrote back earlier (a summary in place of a prefix it already
 compacted: the host handed the full list again) and shortened long tool results (offloading).
-So the two are matched from the end: a message stands for the IR message at the same distance
-from the end while both have the same role and content, or are results of the same tool call
-(the offloaded one has a preview for content). What precedes the first mismatch is the chef's.
+So the two are matched from the end: a message stands for an IR message when both have the same
+role and content, or are results of the same tool call (the offloaded one has a preview for
+content); what matches nothing is the chef's own.
 """
 
 from __future__ import annotations
@@ -28,12 +28,17 @@ def _same(chef: Message, given: Message) -> bool:
 
 
 def align(history: Sequence[Message], given: Sequence[Message]) -> dict[int, int]:
-    """`{id(history message): index in given}` for the messages that came from `given`."""
+    """`{id(history message): index in given}` for the messages that came from `given`,
+    matched from the end; a history message matching nothing (a summary, a result the chef
+    added to close a dangling call) is skipped, and so is a given message the chef dropped."""
     matched: dict[int, int] = {}
-    offset = len(given) - len(history)
-    for at in range(len(history) - 1, -1, -1):
-        source = at + offset
-        if source < 0 or not _same(history[at], given[source]):
-            break
-        matched[id(history[at])] = source
+    at, source = len(history) - 1, len(given) - 1
+    while at >= 0 and source >= 0:
+        if _same(history[at], given[source]):
+            matched[id(history[at])] = source
+            source -= 1
+        elif source > 0 and _same(history[at], given[source - 1]):
+            source -= 1  # the chef dropped given[source]; history[at] is looked at again
+            continue
+        at -= 1
     return matched

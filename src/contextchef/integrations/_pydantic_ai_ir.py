@@ -2,7 +2,8 @@
 
 One IR message per request part (a system prompt, a user prompt, a tool return, retry feedback)
 and one per model response (its text, tool calls and thinking). Every IR message also carries a
-`pydantic_ai` passthrough slot with the part (or the whole response) as pydantic-ai serialises it,
+`pydantic_ai` passthrough slot with the part (or the whole response) as pydantic-ai serialises it
+(as JSON text),
 so `from_ir` rebuilds the very messages `to_ir` was given — timestamps, usage, provider details,
 part types contextchef does not know — and an archived span can be read back as pydantic-ai
 messages. What the model sees lives in the IR fields; when those changed (an offloaded tool
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
@@ -152,15 +154,29 @@ def message_to_ir(message: pm.ModelMessage) -> list[Message]:
     dumped = _dump(message)
     if isinstance(message, pm.ModelResponse):
         ir: dict[str, Any] = dict(response_to_ir(message))
-        ir[SLOT] = {"response": dumped}
+        ir[SLOT] = _slot({"response": dumped})
         return [cast(Message, ir)]
     parts = dumped.pop("parts")
     out: list[Message] = []
     for index, part in enumerate(message.parts):
         item: dict[str, Any] = dict(part_to_ir(part))
-        item[SLOT] = {"request": dumped, "part": parts[index], "index": index}
+        item[SLOT] = _slot({"request": dumped, "part": parts[index], "index": index})
         out.append(cast(Message, item))
     return out
+
+
+def _slot(data: dict[str, Any]) -> str:
+    """The slot's value: compact JSON text, so the chef compares and copies one string."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _read_slot(value: Any) -> Mapping[str, Any] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, Mapping) else None
 
 
 def _visible(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -255,7 +271,7 @@ def from_ir(messages: Iterable[Mapping[str, Any]]) -> list[pm.ModelMessage]:
         group, envelope = [], None
 
     for ir in messages:
-        slot = ir.get(SLOT)
+        slot = _read_slot(ir.get(SLOT))
         if ir["role"] == "assistant":
             flush()
             base = _load(slot["response"]) if isinstance(slot, Mapping) else None

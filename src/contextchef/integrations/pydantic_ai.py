@@ -22,16 +22,27 @@ Requires the `pydantic-ai` extra. Use one chef per conversation.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import operator
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 from contextchef.chef import AsyncContextChef, ContextChef
 from contextchef.errors import MissingDependencyError
 from contextchef.integrations._align import align
 from contextchef.integrations._pydantic_ai_ir import from_ir, message_to_ir, to_ir
-from contextchef.messages import Message, content_text
+from contextchef.integrations._pydantic_ai_window import (
+    MARKER,
+    Entry,
+    assemble,
+    fresh_parts,
+    is_marked,
+    marked,
+    rebuilt_part,
+    same_window,
+    tail_text,
+)
+from contextchef.messages import Message
 from contextchef.payload import Payload
 from contextchef.retrieval.definitions import get_context_tool_definition
 
@@ -53,29 +64,9 @@ __all__ = [
     "to_ir",
 ]
 
-MARKER = "contextchef"
-"""The `SystemPromptPart.metadata` key marking the parts the processor added."""
 
 Chef = ContextChef | AsyncContextChef
 _Origin = tuple[pm.ModelMessage, int]
-
-
-def _is_marked(part: object) -> bool:
-    metadata = getattr(part, "metadata", None)
-    return (
-        isinstance(part, pm.SystemPromptPart) and isinstance(metadata, dict) and MARKER in metadata
-    )
-
-
-def _marked(
-    text: str, role: str, previous: dict[str, pm.SystemPromptPart], *, scope: str = "conversation"
-) -> pm.SystemPromptPart:
-    """A part carrying what the chef added; the one sent last time when its text is the same
-    (so an unchanged history stays byte-identical, timestamps included)."""
-    old = previous.get(role)
-    if old is not None and old.content == text and old.scope == scope:
-        return old
-    return pm.SystemPromptPart(text, metadata={MARKER: role}, scope=scope)  # type: ignore[arg-type]
 
 
 class HistoryProcessor:
@@ -92,6 +83,12 @@ class HistoryProcessor:
         self.chef = chef
         self.last_payload: Payload | None = None
         self._memo: dict[int, tuple[pm.ModelMessage, list[Message]]] = {}
+        self._last_input: list[pm.ModelMessage] = []
+        self._cuts: list[tuple[int, int, bool]] = []
+        self._system: list[Message] = []
+        self._history: list[Message] = []
+        self._origins: list[_Origin] = []
+        self._marks: dict[str, pm.SystemPromptPart] = {}
         self._capturing = False
         self._before: list[Message] = []
         self._after: list[Message] = []
@@ -159,8 +156,7 @@ class HistoryProcessor:
         """`message_to_ir`, memoised by identity: pydantic-ai hands the same objects every step."""
         entry = self._memo.get(id(message))
         if entry is None or entry[0] is not message:
-            entry = (message, message_to_ir(message))
-        self._fresh[id(message)] = entry
+            entry = self._memo[id(message)] = (message, message_to_ir(message))
         return entry[1]
 
     def _intake(
@@ -168,32 +164,47 @@ class HistoryProcessor:
     ) -> tuple[list[Message], list[Message], list[_Origin]]:
         """The chef's system prompt and history for `messages`, and where each history message
         came from (the pydantic-ai message and part index). Parts this processor added earlier
-        are dropped; the leading system prompt parts become the system prompt."""
-        self._fresh: dict[int, tuple[pm.ModelMessage, list[Message]]] = {}
-        self._marks: dict[str, pm.SystemPromptPart] = {}
-        system: list[Message] = []
-        history: list[Message] = []
-        origins: list[_Origin] = []
-        leading = True
-        for message in messages:
+        are dropped; the leading system prompt parts become the system prompt.
+
+        Incremental: the messages shared (by identity) with the previous call's start keep
+        what was worked out for them; only the rest is looked at."""
+        last = self._last_input
+        shared, limit = 0, min(len(last), len(messages))
+        while shared < limit and messages[shared] is last[shared]:
+            shared += 1
+        system_count, history_count, leading = self._cuts[shared] if shared else (0, 0, True)
+        system, history, origins = self._system, self._history, self._origins
+        del system[system_count:], history[history_count:], origins[history_count:]
+        del self._cuts[shared + 1 :]
+        self._marks = {}
+        for part in (
+            messages[0].parts if shared and isinstance(messages[0], pm.ModelRequest) else ()
+        ):
+            if isinstance(part, pm.SystemPromptPart) and is_marked(part):
+                self._marks[str((part.metadata or {})[MARKER])] = part
+        for message in messages[shared:]:
+            if not self._cuts:
+                self._cuts.append((0, 0, True))
             converted = self._converted(message)
             if isinstance(message, pm.ModelResponse):
                 leading = False
                 history.append(converted[0])
                 origins.append((message, 0))
-                continue
-            for index, (part, ir) in enumerate(zip(message.parts, converted, strict=True)):
-                if isinstance(part, pm.SystemPromptPart) and _is_marked(part):
-                    self._marks[str((part.metadata or {})[MARKER])] = part
-                    continue
-                if leading and isinstance(part, pm.SystemPromptPart):
-                    system.append(ir)
-                    continue
-                leading = False
-                history.append(ir)
-                origins.append((message, index))
-        self._memo = self._fresh
-        return system, history, origins
+            else:
+                for index, (part, ir) in enumerate(zip(message.parts, converted, strict=True)):
+                    if isinstance(part, pm.SystemPromptPart) and is_marked(part):
+                        self._marks[str((part.metadata or {})[MARKER])] = part
+                    elif leading and isinstance(part, pm.SystemPromptPart):
+                        system.append(ir)
+                    else:
+                        leading = False
+                        history.append(ir)
+                        origins.append((message, index))
+            self._cuts.append((len(system), len(history), leading))
+        self._last_input = list(messages)
+        if len(self._memo) > 2 * len(messages) + 64:  # forget messages no longer passed
+            self._memo = {id(m): self._memo[id(m)] for m in messages if id(m) in self._memo}
+        return list(system), list(history), list(origins)
 
     def _window(
         self,
@@ -206,33 +217,59 @@ class HistoryProcessor:
         """The compiled window as pydantic-ai messages (see the module docstring)."""
         self.last_payload = payload
         before, after = self._before, self._after
+        text = self._top_layer(payload, len(system), after)
+        top = marked(text, "context", self._marks) if text else None
+        text = tail_text(after, self._assembled, payload.meta.tail_index)
+        tail = marked(text, "tail", self._marks, scope="request") if text else None
+        if len(after) == len(before) == len(history) and all(map(operator.is_, after, before)):
+            patches: dict[int, dict[int, Any]] = {}  # overflow kept everything: patch in place
+            for at, message in enumerate(before):
+                if message.get("content") != history[at].get("content"):
+                    origin, index = origins[at]
+                    changed = (
+                        from_ir([message])[0]
+                        if index == 0 and isinstance(origin, pm.ModelResponse)
+                        else rebuilt_part(message)
+                    )
+                    patches.setdefault(id(origin), {})[index] = changed
+            return same_window(messages, patches, top, tail)
+        return assemble(self._entries(messages, history, origins, top, tail))
+
+    def _entries(
+        self,
+        messages: Sequence[pm.ModelMessage],
+        history: list[Message],
+        origins: list[_Origin],
+        top: pm.SystemPromptPart | None,
+        tail: pm.SystemPromptPart | None,
+    ) -> list[Entry]:
+        """The window's pieces when overflow changed the history."""
+        before, after = self._before, self._after
         position = align(before, history)
-        entries: list[tuple[pm.ModelMessage | None, int, object]] = []
+        entries: list[Entry] = []
         first = messages[0] if messages and isinstance(messages[0], pm.ModelRequest) else None
         if first is not None:
             for index, part in enumerate(first.parts[: self._leading_count(first)]):
-                if not _is_marked(part):
+                if not is_marked(part):
                     entries.append((first, index, part))
-        top = self._top_layer(payload, len(system), after)
-        if top:
-            entries.append((None, -1, _marked(top, "context", self._marks)))
+        if top is not None:
+            entries.append((None, -1, top))
         for message in after:
             at = position.get(id(message))
             if at is None:
-                entries.extend((None, -1, item) for item in _fresh_parts(message))
+                entries.extend((None, -1, item) for item in fresh_parts(message))
                 continue
             origin, index = origins[at]
             changed = message.get("content") != history[at].get("content")
             if isinstance(origin, pm.ModelResponse):
                 entries.append((origin, 0, from_ir([message])[0] if changed else origin))
             elif changed:
-                entries.append((origin, index, _rebuilt_part(message)))
+                entries.append((origin, index, rebuilt_part(message)))
             else:
                 entries.append((origin, index, origin.parts[index]))
-        tail = _tail_text(after, self._assembled, payload.meta.tail_index)
-        if tail:
-            entries.append((None, -1, _marked(tail, "tail", self._marks, scope="request")))
-        return _assemble(entries)
+        if tail is not None:
+            entries.append((None, -1, tail))
+        return entries
 
     @staticmethod
     def _leading_count(request: pm.ModelRequest) -> int:
@@ -256,82 +293,6 @@ class HistoryProcessor:
             own += 1
         layer = sent[system_count : max(system_count, lead - own)]
         return "\n\n".join(str(message.get("content") or "") for message in layer)
-
-
-def _rebuilt_part(message: Message) -> pm.ModelRequestPart:
-    rebuilt = from_ir([message])[0]
-    return cast(pm.ModelRequest, rebuilt).parts[0]
-
-
-def _fresh_parts(message: Message) -> list[object]:
-    """Parts for a message the chef wrote (a summary, a notice): a response for an assistant
-    message, request parts otherwise."""
-    return list(from_ir([{key: value for key, value in message.items() if key != "pydantic_ai"}]))
-
-
-def _tail_text(history: Sequence[Message], assembled: Sequence[Message], index: int | None) -> str:
-    """The text the chef stitched at the end (live state, tail memory, notices), or ""."""
-    if index is None or index >= len(assembled):
-        return ""
-    stitched = assembled[index]
-    if len(assembled) > len(history):
-        return content_text(stitched)
-    content = stitched.get("content")
-    if isinstance(content, list):
-        last: Any = content[-1]
-        return str(last["text"]) if last.get("type") == "text" else ""
-    before = content_text(history[index])
-    text = content or ""
-    return text[len(before) + 2 :] if before else text
-
-
-def _assemble(entries: list[tuple[pm.ModelMessage | None, int, object]]) -> list[pm.ModelMessage]:
-    """Group `(origin, part index, part or message)` entries back into messages: runs of request
-    parts form one request (the original object when all its parts are there, unchanged)."""
-    out: list[pm.ModelMessage] = []
-    parts: list[pm.ModelRequestPart] = []
-    sources: list[tuple[pm.ModelMessage | None, int]] = []
-
-    def flush() -> None:
-        if not parts:
-            return
-        origin = next((o for o, _ in sources if o is not None), None)
-        if isinstance(origin, pm.ModelRequest) and _intact(origin, parts, sources):
-            out.append(origin)
-        elif isinstance(origin, pm.ModelRequest):
-            out.append(dataclasses.replace(origin, parts=list(parts)))
-        else:
-            out.append(pm.ModelRequest(parts=list(parts)))
-        parts.clear()
-        sources.clear()
-
-    for origin, index, item in entries:
-        if isinstance(item, pm.ModelResponse | pm.ModelRequest):
-            flush()
-            if isinstance(item, pm.ModelRequest):
-                parts.extend(item.parts)
-                sources.extend((None, -1) for _ in item.parts)
-            else:
-                out.append(item)
-            continue
-        known = next((o for o, _ in sources if o is not None), None)
-        if origin is not None and known is not None and origin is not known:
-            flush()
-        parts.append(cast(pm.ModelRequestPart, item))
-        sources.append((origin, index))
-    flush()
-    return out
-
-
-def _intact(
-    origin: pm.ModelRequest,
-    parts: Sequence[object],
-    sources: Sequence[tuple[pm.ModelMessage | None, int]],
-) -> bool:
-    return len(parts) == len(origin.parts) and all(
-        source is origin and part is origin.parts[index]
-        for part, (source, index) in zip(parts, sources, strict=True)
-    )
 
 
 def history_processor(chef: Chef) -> HistoryProcessor:
