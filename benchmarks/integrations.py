@@ -32,7 +32,7 @@ from contextchef.integrations.pydantic_ai import HistoryProcessor, to_ir
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"
-WORDS = "the parser returns tokens for each line and the test expects a nested tree".split()
+WORDS = ["the", "parser", "returns", "tokens", "for", "each", "line", "and", "a", "nested", "tree"]
 
 
 def text(rng: random.Random, low: int = 50, high: int = 2000) -> str:

@@ -363,3 +363,41 @@ def test_a_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "pip install 'contextchef[pydantic-ai]'" in str(caught.value)
     with pytest.raises(ImportError):
         ContextChef().as_pydantic_ai_processor()
+
+
+def _shape(window: list[pm.ModelMessage]) -> list[Any]:
+    """What a window holds, without the timestamps of the parts the processor adds."""
+    return [
+        (type(m).__name__, [(p.part_kind, str(getattr(p, "content", ""))) for p in m.parts])
+        for m in window
+    ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40)), min_size=1, max_size=6))
+def test_an_incremental_processor_gives_what_a_fresh_one_gives(
+    edits: list[tuple[int, int]],
+) -> None:
+    """Whatever the host does between calls (append, drop the end, reload from JSON, splice),
+    the long-lived processor's window is the one a brand-new processor computes."""
+    chef = ContextChef(vfs={"threshold": 300}, memory={})
+    chef.get_memory().set("k", "v")
+    long_lived = history_processor(chef)
+    messages: list[pm.ModelMessage] = [pm.ModelRequest(parts=[pm.SystemPromptPart("sys")])]
+    for n, (edit, size) in enumerate(edits):
+        call = pm.ToolCallPart("ls", {"n": n}, f"c{n}")
+        step = [
+            pm.ModelRequest(parts=[pm.UserPromptPart(f"ask {n}")]),
+            pm.ModelResponse(parts=[call]),
+            pm.ModelRequest(parts=[pm.ToolReturnPart("ls", "line\n" * size * 4, f"c{n}")]),
+        ]
+        if edit == 1 and len(messages) > 3:
+            messages = messages[:-3]  # the host dropped the last step
+        elif edit == 2:
+            messages = TA.validate_json(TA.dump_json(messages))  # reloaded: all new objects
+        elif edit == 3 and len(messages) > 2:
+            messages[1] = pm.ModelRequest(parts=[pm.UserPromptPart(f"edited {n}")])
+        window = long_lived([*messages, *step])
+        fresh_chef = ContextChef(vfs={"threshold": 300}, memory={}, store=chef.get_store())
+        assert _shape(window) == _shape(history_processor(fresh_chef)([*messages, *step]))
+        messages = window
