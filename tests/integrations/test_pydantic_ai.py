@@ -401,3 +401,20 @@ def test_an_incremental_processor_gives_what_a_fresh_one_gives(
         fresh_chef = ContextChef(vfs={"threshold": 300}, memory={}, store=chef.get_store())
         assert _shape(window) == _shape(history_processor(fresh_chef)([*messages, *step]))
         messages = window
+
+
+async def test_an_async_chef_as_a_plain_process_history() -> None:
+    chef = AsyncContextChef(tools="legacy")
+    seen: list[list[pm.ModelMessage]] = []
+
+    def model(messages: list[pm.ModelMessage], info: AgentInfo) -> pm.ModelResponse:
+        seen.append(messages)
+        return pm.ModelResponse(parts=[pm.TextPart("hi")])
+
+    processor = chef.as_pydantic_ai_processor()
+    agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(processor)])
+    result = await agent.run("hello")
+    result = await agent.run("again", message_history=result.all_messages())
+    assert result.output == "hi" and len(seen) == 2
+    assert [m["content"] for m in chef.history] == ["hello", "hi", "again"]
+    assert processor.last_payload is not None
