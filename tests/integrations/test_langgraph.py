@@ -82,7 +82,7 @@ class Reference(InMemoryStore):
         return super()._handle_list_namespaces(op)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(
     st.lists(st.lists(_ops, min_size=1, max_size=4), max_size=12),
     st.sampled_from(["memory", "sqlite"]),

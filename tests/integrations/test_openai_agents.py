@@ -78,7 +78,7 @@ async def _apply(session: Any, op: str, argument: Any) -> Any:
     return await session.clear_session()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(_ops, st.sampled_from(["memory", "sqlite"]))
 def test_the_same_operations_give_what_sqlite_session_gives(
     tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, Any]], backend: str

@@ -271,7 +271,7 @@ def conversations(draw: st.DrawFn) -> list[pm.ModelMessage]:
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(conversations())
 def test_to_ir_and_back_is_lossless(messages: list[pm.ModelMessage]) -> None:
     ir = to_ir(messages)
@@ -373,7 +373,7 @@ def _shape(window: list[pm.ModelMessage]) -> list[Any]:
     ]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40)), min_size=1, max_size=6))
 def test_an_incremental_processor_gives_what_a_fresh_one_gives(
     edits: list[tuple[int, int]],
