@@ -418,3 +418,10 @@ async def test_an_async_chef_as_a_plain_process_history() -> None:
     assert result.output == "hi" and len(seen) == 2
     assert [m["content"] for m in chef.history] == ["hello", "hi", "again"]
     assert processor.last_payload is not None
+
+
+def test_anything_but_a_chef_is_refused() -> None:
+    from contextchef import ConfigError
+
+    with pytest.raises(ConfigError, match="not dict"):
+        history_processor({})  # type: ignore[arg-type]

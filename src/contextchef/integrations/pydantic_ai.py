@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from contextchef.chef import AsyncContextChef, ContextChef
-from contextchef.errors import MissingDependencyError
+from contextchef.errors import ConfigError, MissingDependencyError
 from contextchef.integrations._align import align
 from contextchef.integrations._pydantic_ai_ir import from_ir, message_to_ir, to_ir
 from contextchef.integrations._pydantic_ai_window import (
@@ -79,7 +79,10 @@ class HistoryProcessor:
 
     def __init__(self, chef: Chef) -> None:
         if not isinstance(chef, ContextChef | AsyncContextChef):
-            raise TypeError("history_processor() takes a ContextChef or an AsyncContextChef")
+            raise ConfigError(
+                "history_processor() takes a ContextChef or an AsyncContextChef, "
+                f"not {type(chef).__name__}"
+            )
         self.chef = chef
         self.last_payload: Payload | None = None
         self._memo: dict[int, tuple[pm.ModelMessage, list[Message]]] = {}
@@ -124,7 +127,7 @@ class HistoryProcessor:
         """The window for `messages`, with a `ContextChef`."""
         chef = self.chef
         if not isinstance(chef, ContextChef):
-            raise TypeError("use `await processor.aprocess(...)` with an AsyncContextChef")
+            raise ConfigError("use `await processor.aprocess(...)` with an AsyncContextChef")
         with self._sync_lock:
             system, history, origins = self._intake(messages)
             chef.set_system_prompt(system).set_history(history)
