@@ -7,6 +7,7 @@ chef as it was.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol, Self
@@ -297,6 +298,14 @@ class _ChefBase(SkillsAndAnnouncements, SnapshotsMixin):
         """Whether `name` is one of contextchef's own tools (`context`, `new_context`, and the
         legacy `create_memory`, `modify_memory`, `recall_context`), whatever the vocabulary."""
         return self._dispatcher.owns(name)
+
+    def as_pydantic_ai_processor(self) -> Any:
+        """This chef as a pydantic-ai history processor: `ProcessHistory(chef.as_...())`.
+
+        Needs the `pydantic-ai` extra; see `contextchef.integrations.pydantic_ai` (imported only
+        here, on demand: the integrations sit above the chef)."""
+        module = importlib.import_module("contextchef.integrations.pydantic_ai")
+        return module.history_processor(self)
 
     def _require_memory(self) -> MemoryCore:
         if self._memory is None:

@@ -1,0 +1,63 @@
+"""The Agents SDK session and the LangGraph store on PostgreSQL: a fleet shares one database.
+
+Two backends (two machines, as far as the server can tell) write one session at once and
+neither loses nor interleaves items; LangGraph's text query runs through PostgreSQL's search.
+Skips without a server (fails under CI=true), like the contract suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+from collections.abc import Iterator
+
+import pytest
+
+from contextchef import AsyncPostgresBackend, PostgresBackend
+from contextchef.integrations.langgraph import ContextChefStore
+from contextchef.integrations.openai_agents import ContextChefSession
+from tests.contract import pg
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    pg.require_server()
+    import psycopg
+
+    name = f"contextchef_test_{os.getpid()}_{secrets.token_hex(4)}"
+    yield name
+    with psycopg.connect(pg.DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+async def test_two_machines_append_to_one_session(schema: str) -> None:
+    machines = [AsyncPostgresBackend(pg.DSN, schema=schema, project="test:fleet") for _ in range(2)]
+    try:
+        sessions = [ContextChefSession("user-7", backend) for backend in machines]
+        batches = [[{"role": "user", "content": f"{n}-{i}"} for i in range(2)] for n in range(16)]
+        await asyncio.gather(*(sessions[n % 2].add_items(b) for n, b in enumerate(batches)))
+        stored = await sessions[0].get_items()
+        pairs = [stored[i : i + 2] for i in range(0, len(stored), 2)]
+        assert sorted(map(json.dumps, pairs)) == sorted(map(json.dumps, batches))
+        popped = await asyncio.gather(*(sessions[n % 2].pop_item() for n in range(6)))
+        assert len({json.dumps(p) for p in popped}) == 6
+        assert await sessions[1].get_items() == stored[:-6]
+    finally:
+        for backend in machines:
+            await backend.close()
+
+
+def test_a_langgraph_query_uses_postgres_search(schema: str) -> None:
+    backend = PostgresBackend(pg.DSN, schema=schema, project="test:graph")
+    try:
+        store = ContextChefStore(backend)
+        store.put(("notes",), "1", {"text": "apples are red"})
+        store.put(("notes",), "2", {"text": "bananas are yellow"})
+        assert [hit.key for hit in store.search(("notes",), query="apples")] == ["1"]
+        assert store.list_namespaces() == [("notes",)]
+    finally:
+        backend.close()
