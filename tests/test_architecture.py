@@ -42,6 +42,7 @@ LAYERS = {
     "chef": 4,
     "_chef_parts": 4,
     "_chef_base": 4,
+    "_chef_tools": 4,
     "snapshot": 4,
     "skills": 4,
     "cli": 5,

@@ -28,6 +28,7 @@ CHEF_OPTIONS = {
     "tokenizer",
     "default_target",
     "adapters",
+    "pruner",
 }
 
 

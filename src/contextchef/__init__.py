@@ -48,9 +48,12 @@ from contextchef.errors import (
     StoreError,
     StoreInUseError,
     StoreUnavailableError,
+    ToolCallError,
+    ToolCollisionError,
     ToolDefinitionError,
     UnknownTargetError,
     UnknownToolError,
+    UnknownToolNameError,
 )
 from contextchef.events import AssembleContext, CompileDone, CompileStart, WindowExceeded
 from contextchef.memory import (
@@ -100,8 +103,11 @@ from contextchef.selection import (
     summarize,
     summarize_history,
 )
+from contextchef.selection.blocklist import ToolCallCheck
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.overflow_config import HandoffConfig
+from contextchef.selection.pruner import PrunerState
+from contextchef.selection.tool_plan import PruneResult, ToolDecision
 from contextchef.store import (
     AsyncNamespaceView,
     AsyncStorageBackend,
@@ -194,6 +200,8 @@ __all__ = [
     "OverflowReport",
     "Payload",
     "PostgresBackend",
+    "PruneResult",
+    "PrunerState",
     "PutResult",
     "SQLiteBackend",
     "SchemaTooNewError",
@@ -214,10 +222,15 @@ __all__ = [
     "TargetAdapter",
     "Tokenizer",
     "TokenizerAdapter",
+    "ToolCallCheck",
+    "ToolCallError",
+    "ToolCollisionError",
+    "ToolDecision",
     "ToolDefinition",
     "ToolDefinitionError",
     "UnknownTargetError",
     "UnknownToolError",
+    "UnknownToolNameError",
     "WindowExceeded",
     "__version__",
     "adapter_registry",

@@ -24,6 +24,7 @@ from contextchef._chef_parts import (
     open_store,
     record,
 )
+from contextchef._chef_tools import ToolSelection, open_pruner
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
@@ -41,6 +42,7 @@ from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.pruner import PrunerState
 from contextchef.selection.tool_results import TransformHook
 from contextchef.snapshot import Snapshot, copy_state
 from contextchef.store.aio import AsyncStore
@@ -51,7 +53,7 @@ from contextchef.tokens import MessageCounter, Tokenizer
 __all__ = ["_ChefBase"]
 
 
-class _ChefBase:
+class _ChefBase(ToolSelection):
     """State and configuration shared by the sync and async chefs."""
 
     def __init__(
@@ -68,6 +70,7 @@ class _ChefBase:
         tokenizer: Tokenizer | None = None,
         default_target: str | None = None,
         adapters: AdapterRegistry | None = None,
+        pruner: PrunerState | Mapping[str, Any] | None = None,
     ) -> None:
         """Build a chef; every option is keyword-only and optional.
 
@@ -101,6 +104,15 @@ class _ChefBase:
                 default: an offline estimate.
             default_target: the target `compile()` uses without one (default "openai").
             adapters: an `AdapterRegistry` with your own targets (default: the built-ins).
+            pruner: which of your tools the model sees: `{"namespaces": {"git": {"tools":
+                [...], "description": "..."}}, "toolkits": {"browser": {"tools": [...],
+                "description": "..."}}, "keep": [...], "blocked": [...],
+                "use_allowed_tools": False}` or a `PrunerState`. Namespaces compile a group
+                into one tool (`resolve_namespace` maps its calls back); toolkits stay out of
+                the payload until loaded (`load_toolkit`); `allow_only` / `prune_by_task`
+                narrow the rest; `keep` is never pruned; `blocked` starts the runtime
+                blocklist; `use_allowed_tools` makes the OpenAI targets keep every definition
+                and restrict calls through `tool_choice` instead.
         """
         self._options = ChefOptions.of(
             tools=tools,
@@ -120,6 +132,7 @@ class _ChefBase:
         self._dispatcher = Dispatcher(
             open_context_tool(self._options, self._core, self._memory),
             on_new_context=self._new_context if runner is not None else None,
+            toolkits=self._toolkit_route(),
         )
         self._runtime = CompileRuntime(
             registry=self._registry,
@@ -140,7 +153,13 @@ class _ChefBase:
         self._system_intake = MessageIntake()
         self._history_intake = MessageIntake()
         self._state = CompileState(
-            system_prompt=(), history=(), repairs=(), state=None, guardrails=None, tools=()
+            system_prompt=(),
+            history=(),
+            repairs=(),
+            state=None,
+            guardrails=None,
+            tools=(),
+            pruner=open_pruner(pruner),
         )
         self._lock = self._make_lock()
 
@@ -227,6 +246,8 @@ class _ChefBase:
     def register_tools(self, tools: Iterable[Mapping[str, Any]]) -> Self:
         """Replace the tool set; each tool is converted to every provider's own schema."""
         normalized = normalize_tools(as_tools(tools))
+        names = [tool["name"] for tool in normalized]
+        self._state.pruner.check_names(names, self._library_names())
         clash = sorted(tool["name"] for tool in normalized if self._dispatcher.owns(tool["name"]))
         if clash:  # refused in every vocabulary: owns_tool() would route the calls to the library
             raise ToolDefinitionError(

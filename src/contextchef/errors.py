@@ -4,10 +4,13 @@
 ContextChefError                      catch-all: `except contextchef.ContextChefError`
 ├── ConfigError                       developer misuse: a bad option, an unknown target, a bad call
 │   ├── UnknownTargetError            no adapter registered under that target name
-│   └── UnknownToolError              handle_tool got a tool name the library does not own
+│   ├── UnknownToolError              handle_tool got a tool name the library does not own
+│   └── UnknownToolNameError          the pruner was given a tool name nothing defines
 ├── MessageError                      a history message is malformed (carries .index and .field)
 ├── DynamicStateError                 dynamic state failed its schema; the previous state is kept
 ├── ToolDefinitionError               a registered tool's name or JSON schema is invalid
+│   └── ToolCollisionError            two tools, namespaces or toolkits claim one name or tool
+├── ToolCallError                     a model's namespace call cannot be resolved (carries .reply)
 ├── CompileError                      the state cannot be expressed for the target (carries .index)
 ├── CompileAbortedError               the caller's signal asked compile() to stop
 ├── StoreError                        persistence failed (carries .namespace and .path where known)
@@ -61,9 +64,12 @@ __all__ = [
     "StoreError",
     "StoreInUseError",
     "StoreUnavailableError",
+    "ToolCallError",
+    "ToolCollisionError",
     "ToolDefinitionError",
     "UnknownTargetError",
     "UnknownToolError",
+    "UnknownToolNameError",
 ]
 
 
@@ -101,6 +107,20 @@ class UnknownToolError(ConfigError):
         self.owned = owned
 
 
+class UnknownToolNameError(ConfigError):
+    """A tool name given to the pruner (`allow_only`, `set_blocked_tools`, a namespace or a
+    toolkit) names no registered tool; `.names` are the unknown ones, `.known` what exists."""
+
+    def __init__(self, names: list[str], known: list[str], *, where: str) -> None:
+        listing = ", ".join(known) if known else "(none)"
+        super().__init__(
+            f"{where}: unknown tool name(s) {names}; the known names are: {listing}. "
+            "Register the tools first (register_tools) or fix the spelling."
+        )
+        self.names = names
+        self.known = known
+
+
 class MessageError(ContextChefError):
     """A message of the history is malformed; says which message and which field."""
 
@@ -122,6 +142,21 @@ class DynamicStateError(ContextChefError):
 
 class ToolDefinitionError(ContextChefError):
     """A tool definition has no usable name, description or JSON schema."""
+
+
+class ToolCollisionError(ToolDefinitionError):
+    """Two tools, namespaces or toolkits claim the same name, or one tool is claimed by two
+    groups: the compiled payload (or `resolve_namespace`) could not tell them apart."""
+
+
+class ToolCallError(ContextChefError):
+    """A model's call of a namespace tool cannot be resolved (an unknown action, arguments that
+    are not a JSON object…). `.reply` is the `Error: …` text to send back as the tool result;
+    the model can correct its call from it."""
+
+    def __init__(self, message: str, *, reply: str) -> None:
+        super().__init__(message)
+        self.reply = reply
 
 
 class CompileError(ContextChefError):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -52,8 +52,11 @@ from contextchef.placement.state import DynamicState
 from contextchef.prompts import UnifiedVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.pruner import PrunerState
 from contextchef.selection.server import ServerCompaction
+from contextchef.selection.tool_plan import ToolPlan, plan_tools, referenced_tools
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
+from contextchef.selection.toolkits import directory_text
 from contextchef.store.core import StoreCore
 from contextchef.tokens import MessageCounter
 
@@ -86,6 +89,7 @@ class CompileState:
     state: DynamicState | None
     guardrails: Guardrails | None
     tools: tuple[ToolDefinition, ...]
+    pruner: PrunerState = field(default_factory=PrunerState)
 
 
 @dataclass(kw_only=True)
@@ -182,7 +186,8 @@ def compile_flow(
         artifacts = yield from memory.compile_artifacts(runtime.vocabulary, state.history)
         _check(signal)
     top, context_blocks = _memory_layers(runtime, artifacts)
-    build = _Builder(state, runtime, adapter, target, (*state.system_prompt, *top), context_blocks)
+    system = (*state.system_prompt, *_toolkit_directory(state.pruner), *top)
+    build = _Builder(state, runtime, adapter, target, system, context_blocks)
 
     report: OverflowReport | None = None
     verdicts = yield from _run_slot(slots, "before_overflow", list(history))
@@ -277,6 +282,8 @@ class _Builder:
         self.cache = runtime.cache_for(target)
         self.counter = runtime.payload_counter(target)
         self.tools = (*state.tools, *runtime.library_tools)
+        self.shaped = state.pruner.shapes_tools
+        self.plans: dict[frozenset[str], ToolPlan] = {}
         self.server: ServerCompaction | None = None
         self._last: tuple[tuple[Message, ...], tuple[str, ...], Sandwich, dict[str, Any]] | None
         self._last = None
@@ -304,18 +311,39 @@ class _Builder:
         return sandwich, data
 
     def adapt(self, sandwich: Sandwich) -> dict[str, Any]:
+        tools, allowed = self.tools_for(sandwich.messages) if self.shaped else (self.tools, None)
         with gc_paused(self.adapter):
             data: dict[str, Any] = self.adapter.compile(
                 AdapterInput(
                     system=sandwich.system,
                     messages=sandwich.messages,
-                    tools=self.tools,
+                    tools=tools,
                     prefill=sandwich.prefill,
                     cache=self.cache,
                     server_compaction=self.server,
+                    allowed_tools=allowed,
                 )
             )
         return data
+
+    def tools_for(
+        self, messages: Sequence[Message]
+    ) -> tuple[tuple[ToolDefinition, ...], tuple[str, ...] | None]:
+        """The tools the payload defines (the pruner's plan for the tools `messages` call,
+        then the library's own), and the names the model may call where the target restricts
+        calls by name instead of dropping definitions (`use_allowed_tools`)."""
+        referenced = referenced_tools(messages)
+        plan = self.plans.get(referenced)
+        if plan is None:
+            plan = self.plans[referenced] = plan_tools(
+                self.state.pruner, self.state.tools, referenced=referenced
+            )
+        library = self.runtime.library_tools
+        if plan.full is not None and getattr(self.adapter, "supports_allowed_tools", False):
+            assert plan.allowed is not None
+            names = (*plan.allowed, *(tool["name"] for tool in library))
+            return (*plan.full, *library), names
+        return (*plan.tools, *library), None
 
     def measure(self, history: tuple[Message, ...]) -> int:
         """Every token of the payload the target would receive with `history`."""
@@ -358,6 +386,13 @@ def _memory_layers(
         return [_instruction_message(instruction)], tail
     content = f"{instruction}\n\n{artifacts.block}" if artifacts.block else instruction
     return [{"content": content, "role": "system"}], []
+
+
+def _toolkit_directory(pruner: PrunerState) -> tuple[Message, ...]:
+    """The system message listing the toolkits (after the system prompt), when there are any."""
+    if not pruner.toolkits:
+        return ()
+    return (_instruction_message(directory_text(pruner.toolkits, pruner.loaded)),)
 
 
 @lru_cache(maxsize=8)

@@ -30,4 +30,5 @@ def copy_state(state: CompileState) -> CompileState:
         state=state.state,  # frozen, and its data is plain JSON rendered once
         guardrails=state.guardrails,
         tools=tuple(copy_json(t) for t in state.tools),
+        pruner=state.pruner,  # immutable plain data
     )

@@ -70,6 +70,7 @@ class OpenAIChatAdapter:
     """Compiles to Chat Completions `messages` and `tools`."""
 
     name = "openai"
+    supports_allowed_tools = True
 
     def __init__(self, *, preserve_thinking_as_text: bool = False) -> None:
         self.preserve_thinking_as_text = preserve_thinking_as_text
@@ -133,6 +134,12 @@ class OpenAIChatAdapter:
         if request.prefill is not None:
             _append_instruction(messages, prompts.prefill_instruction(request.prefill))
         payload: dict[str, Any] = {"messages": messages}
+        if request.tools and request.allowed_tools is not None:
+            allowed = [
+                {"function": {"name": name}, "type": "function"} for name in request.allowed_tools
+            ]
+            choice = {"allowed_tools": {"mode": "auto", "tools": allowed}, "type": "allowed_tools"}
+            payload["tool_choice"] = choice
         if request.tools:
             payload["tools"] = [_tool(tool) for tool in request.tools]
         return payload

@@ -114,6 +114,7 @@ class OpenAIResponsesAdapter:
     """Compiles to Responses `instructions`, `input` and `tools`."""
 
     name = "openai-responses"
+    supports_allowed_tools = True
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()
@@ -132,6 +133,9 @@ class OpenAIResponsesAdapter:
         payload: dict[str, Any] = {"input": items}
         if instructions:
             payload["instructions"] = instructions
+        if request.tools and request.allowed_tools is not None:
+            allowed = [{"name": name, "type": "function"} for name in request.allowed_tools]
+            payload["tool_choice"] = {"mode": "auto", "tools": allowed, "type": "allowed_tools"}
         if request.tools:
             payload["tools"] = [_tool(tool) for tool in request.tools]
         return payload
