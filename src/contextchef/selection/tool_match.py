@@ -13,9 +13,17 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["ToolTerms", "match_tags", "match_task", "task_terms", "tool_terms"]
+__all__ = [
+    "ToolTerms",
+    "match_tags",
+    "match_task",
+    "task_identifiers",
+    "task_terms",
+    "tool_terms",
+]
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_.\-]+")
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SUFFIXES = ("ing", "ed", "es", "s", "er")
 _STOPWORDS = frozenset(
@@ -157,10 +165,17 @@ def task_terms(task: str) -> frozenset[str]:
     return frozenset(_terms(task, 2))
 
 
+@lru_cache(maxsize=256)
+def task_identifiers(task: str) -> frozenset[str]:
+    """The identifier-like tokens of a task (`git_commit`, `open-page`), lowercased: a tool
+    whose whole name is one of them is named by the task."""
+    return frozenset(token.strip(".-").lower() for token in _IDENTIFIER.findall(task))
+
+
 def match_task(task: str, terms: frozenset[str], tool: ToolTerms) -> str | None:
     """Why the task selects the tool (the first of: it names the tool, a word of the name, a
     tag, a word of the description), or None when nothing matches."""
-    if tool.name in task.lower():
+    if tool.name in task_identifiers(task):
         return f"the task names {tool.name!r}"
     for what, found in (
         ("its name", tool.name_terms),
