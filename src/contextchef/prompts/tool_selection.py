@@ -110,12 +110,12 @@ def toolkit_already_loaded(name: str) -> str:
 
 
 def toolkit_unknown(name: object, available: Sequence[str]) -> str:
-    shown = quote_for_model(name) if isinstance(name, str) else "missing"
     listing = ", ".join(available) if available else "(none)"
-    return (
-        f"Error: the toolkit name is {shown}, which is not a toolkit. Toolkits: {listing}. "
-        'Call again with one of them as "toolkit".'
-    )
+    if not isinstance(name, str) or not name.strip():
+        problem = 'the "toolkit" argument is missing or empty'
+    else:
+        problem = f"{quote_for_model(name)} is not a toolkit"
+    return f'Error: {problem}. Toolkits: {listing}. Call again with one of them as "toolkit".'
 
 
 # -- the runtime blocklist ---------------------------------------------------------------------
