@@ -54,7 +54,7 @@ from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.pruner import PrunerState
 from contextchef.selection.server import ServerCompaction
-from contextchef.selection.tool_plan import ToolPlan, plan_tools, referenced_tools
+from contextchef.selection.tool_plan import PlanMemo, referenced_tools
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
 from contextchef.selection.toolkits import directory_text
 from contextchef.store.core import StoreCore
@@ -105,6 +105,7 @@ class CompileRuntime:
     transform: TransformHook | None = None
     memory: MemoryCore | None = None
     library_tools: tuple[ToolDefinition, ...] = ()
+    tool_plans: PlanMemo = field(default_factory=PlanMemo)
     tool_results: ToolResultMemo = field(default_factory=ToolResultMemo)
     caches: dict[str, ConversionCache] = field(default_factory=dict)
     payload_counters: dict[str, PayloadCounter] = field(default_factory=dict)
@@ -283,7 +284,6 @@ class _Builder:
         self.counter = runtime.payload_counter(target)
         self.tools = (*state.tools, *runtime.library_tools)
         self.shaped = state.pruner.shapes_tools
-        self.plans: dict[frozenset[str], ToolPlan] = {}
         self.server: ServerCompaction | None = None
         self._last: tuple[tuple[Message, ...], tuple[str, ...], Sandwich, dict[str, Any]] | None
         self._last = None
@@ -333,11 +333,7 @@ class _Builder:
         then the library's own), and the names the model may call where the target restricts
         calls by name instead of dropping definitions (`use_allowed_tools`)."""
         referenced = referenced_tools(messages)
-        plan = self.plans.get(referenced)
-        if plan is None:
-            plan = self.plans[referenced] = plan_tools(
-                self.state.pruner, self.state.tools, referenced=referenced
-            )
+        plan = self.runtime.tool_plans.plan(self.state.pruner, self.state.tools, referenced)
         library = self.runtime.library_tools
         if plan.full is not None and getattr(self.adapter, "supports_allowed_tools", False):
             assert plan.allowed is not None

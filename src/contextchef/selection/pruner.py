@@ -133,13 +133,15 @@ class PrunerState:
     blocked: tuple[str, ...] = ()
     use_allowed_tools: bool = False
     _homes: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
+    _groups: dict[str, Namespace] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
-        homes = self._homes
-        homes.clear()
         for namespace in self.namespaces:
+            self._groups.setdefault(namespace.name, namespace)
             for tool in namespace.tools:
-                homes[tool] = namespace.name
+                self._homes.setdefault(tool, namespace.name)
 
     @property
     def shapes_tools(self) -> bool:
@@ -151,10 +153,8 @@ class PrunerState:
         return self._homes.get(tool)
 
     def namespace(self, name: str) -> Namespace | None:
-        for namespace in self.namespaces:
-            if namespace.name == name:
-                return namespace
-        return None
+        """The namespace called `name`, or None."""
+        return self._groups.get(name)
 
     def with_(self, **changes: Any) -> PrunerState:
         """A copy with `changes` (validated like a new state)."""

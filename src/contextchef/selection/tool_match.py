@@ -132,31 +132,32 @@ def _terms(text: str, minimum: int) -> dict[str, str]:
     return out
 
 
+_KINDS = ("its name", "its tag", "its description")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolTerms:
-    """A tool's terms, each variant mapped to the word it came from."""
+    """A tool's terms: `ranked` maps every variant to (kind, the word it came from), kind 0 for
+    the name, 1 for a tag, 2 for the description (the first kind found wins)."""
 
     name: str
-    name_terms: dict[str, str]
-    tags: tuple[str, ...]
-    tag_terms: dict[str, str]
-    description_terms: dict[str, str]
+    tags: frozenset[str]
+    ranked: dict[str, tuple[int, str]]
 
 
 @lru_cache(maxsize=4096)
 def tool_terms(name: str, description: str, tags: tuple[str, ...]) -> ToolTerms:
     """The terms of one tool (memoised: a chef prunes the same tools turn after turn)."""
-    tag_terms: dict[str, str] = {}
-    for tag in tags:
-        for variant, _ in _terms(tag, 2).items():
-            tag_terms.setdefault(variant, tag)
-    return ToolTerms(
-        name.lower(),
-        _terms(name.replace("_", " ").replace("-", " ").replace(".", " "), 2),
-        tuple(tag.lower() for tag in tags),
-        tag_terms,
-        _terms(description, 3),
-    )
+    ranked: dict[str, tuple[int, str]] = {}
+    spaced = name.replace("_", " ").replace("-", " ").replace(".", " ")
+    for kind, found in (
+        (0, _terms(spaced, 2)),
+        (1, {v: tag for tag in tags for v in _terms(tag, 2)}),
+        (2, _terms(description, 3)),
+    ):
+        for variant, word in found.items():
+            ranked.setdefault(variant, (kind, word))
+    return ToolTerms(name.lower(), frozenset(tag.lower() for tag in tags), ranked)
 
 
 @lru_cache(maxsize=256)
@@ -177,16 +178,11 @@ def match_task(task: str, terms: frozenset[str], tool: ToolTerms) -> str | None:
     tag, a word of the description), or None when nothing matches."""
     if tool.name in task_identifiers(task):
         return f"the task names {tool.name!r}"
-    for what, found in (
-        ("its name", tool.name_terms),
-        ("its tag", tool.tag_terms),
-        ("its description", tool.description_terms),
-    ):
-        common = terms.intersection(found)
-        if common:
-            word = found[min(common)]
-            return f"the task mentions {word!r} ({what})"
-    return None
+    common = terms.intersection(tool.ranked)
+    if not common:
+        return None
+    kind, word = min(tool.ranked[variant] for variant in common)
+    return f"the task mentions {word!r} ({_KINDS[kind]})"
 
 
 def match_tags(wanted: tuple[str, ...], tool: ToolTerms) -> str | None:

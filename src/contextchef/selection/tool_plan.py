@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from contextchef.selection.namespaces import namespace_tool
 from contextchef.selection.pruner import PrunerState, Selection
@@ -22,13 +23,19 @@ from contextchef.selection.toolkits import directory_text, load_toolkit_tool
 if TYPE_CHECKING:
     from contextchef.adapters.base import ToolDefinition
 
-__all__ = ["PruneResult", "ToolDecision", "ToolPlan", "plan_tools", "referenced_tools"]
+__all__ = [
+    "PlanMemo",
+    "PruneResult",
+    "ToolDecision",
+    "ToolPlan",
+    "plan_tools",
+    "referenced_tools",
+]
 
 REFERENCED = "called by a tool call in the window (a payload must define every tool it calls)"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolDecision:
+class ToolDecision(NamedTuple):
     """One registered tool: kept or removed, and why."""
 
     name: str
@@ -106,7 +113,8 @@ def _chosen(state: PrunerState, names: Iterable[str]) -> dict[str, str]:
 
 
 class _Decider:
-    """Decides each tool for one plan (the selection's inputs worked out once)."""
+    """Decides each tool for one plan. What does not depend on the selection (a call in the
+    window, a toolkit, the keep list) is worked out once into `fixed`, highest rule last."""
 
     def __init__(
         self,
@@ -114,34 +122,33 @@ class _Decider:
         referenced: frozenset[str],
         also_allowed: Iterable[str] | None,
     ) -> None:
-        self.state, self.referenced = state, referenced
         selection: Selection | None = state.selection
         self.selection = selection
         self.named = _chosen(state, selection.names) if selection and selection.names else {}
-        self.task = selection.task if selection is not None and selection.names is None else None
-        self.terms = task_terms(self.task) if self.task is not None else frozenset()
         self.extra = _chosen(state, also_allowed) if also_allowed is not None else None
-        self.keep = set(state.keep)
-        self.hidden: dict[str, str] = {}  # tool → its toolkit, not loaded
-        self.loaded: dict[str, str] = {}  # tool → its toolkit, loaded
-        loaded = set(state.loaded)
-        for toolkit in state.toolkits:
-            into = self.loaded if toolkit.name in loaded else self.hidden
-            for member in toolkit.tools:
-                namespace = state.namespace(member)
-                for tool in namespace.tools if namespace is not None else (member,):
-                    into[tool] = toolkit.name
+        fixed: dict[str, ToolDecision] = {}
+        for name in state.keep:
+            fixed[name] = ToolDecision(name, True, "always kept (the pruner's keep list)")
+        done = set(state.loaded)
+        for loaded in (True, False):  # a loaded toolkit: no selection takes its tools away
+            for toolkit in state.toolkits:
+                if (toolkit.name in done) != loaded:
+                    continue
+                status = "loaded" if loaded else "not loaded"
+                for member in toolkit.tools:
+                    namespace = state.namespace(member)
+                    for tool in namespace.tools if namespace is not None else (member,):
+                        reason = f"in toolkit {toolkit.name!r}, {status}"
+                        fixed[tool] = ToolDecision(tool, loaded, reason)
+        for name in referenced:
+            fixed[name] = ToolDecision(name, True, REFERENCED)
+        self.fixed = fixed
 
     def decide(self, tool: ToolDefinition, *, selecting: bool = True) -> ToolDecision:
         name = tool["name"]
-        if name in self.referenced:
-            return ToolDecision(name, True, REFERENCED)
-        if name in self.hidden:
-            return ToolDecision(name, False, f"in toolkit {self.hidden[name]!r}, not loaded")
-        if name in self.loaded:  # the model asked for it: no selection takes it away
-            return ToolDecision(name, True, f"in toolkit {self.loaded[name]!r}, loaded")
-        if name in self.keep:
-            return ToolDecision(name, True, "always kept (the pruner's keep list)")
+        fixed = self.fixed.get(name)
+        if fixed is not None:
+            return fixed
         selection = self.selection if selecting else None
         extra = self.extra if selecting else None
         if selection is None and extra is None:
@@ -151,29 +158,35 @@ class _Decider:
         if selection is None:
             return ToolDecision(name, False, "not on the extra allow-list")
         if selection.names is not None:
-            if name in self.named:
-                return ToolDecision(name, True, f"allow_only: {self.named[name]}")
+            why = self.named.get(name)
+            if why is not None:
+                return ToolDecision(name, True, f"allow_only: {why}")
             return ToolDecision(name, False, "allow_only: not named")
-        return self._by_task(tool, selection)
+        key = (name, tool.get("description", ""), tuple(tool.get("tags", ())))
+        return _task_decision(selection, key)
 
-    def _by_task(self, tool: ToolDefinition, selection: Selection) -> ToolDecision:
-        name = tool["name"]
-        tags = tuple(tool.get("tags", ()))
-        terms = tool_terms(name, tool.get("description", ""), tags)
-        by_task = match_task(self.task or "", self.terms, terms)
-        if not selection.tags:
-            if by_task:
-                return ToolDecision(name, True, by_task)
-            return ToolDecision(name, False, "the task mentions no word of its name, tags or text")
-        by_tag = match_tags(selection.tags, terms)
-        if selection.mode == "union" and (by_task or by_tag):
-            return ToolDecision(name, True, by_task or by_tag or "")
-        if selection.mode == "intersection" and by_task and by_tag:
-            return ToolDecision(name, True, f"{by_task}, and {by_tag}")
-        if selection.mode == "union":
-            return ToolDecision(name, False, "neither the task nor the tags match it")
-        missing = "no tag asked for" if by_task else "the task does not mention it"
-        return ToolDecision(name, False, f"intersection: {missing}")
+
+@lru_cache(maxsize=8192)
+def _task_decision(selection: Selection, key: tuple[str, str, tuple[str, ...]]) -> ToolDecision:
+    """A task selection's verdict on one tool (`key`: its name, description and tags),
+    memoised: an agent loop plans the same tools under the same selection turn after turn."""
+    name = key[0]
+    terms = tool_terms(*key)
+    task = selection.task or ""
+    by_task = match_task(task, task_terms(task), terms)
+    if not selection.tags:
+        if by_task:
+            return ToolDecision(name, True, by_task)
+        return ToolDecision(name, False, "the task mentions no word of its name, tags or text")
+    by_tag = match_tags(selection.tags, terms)
+    if selection.mode == "union" and (by_task or by_tag):
+        return ToolDecision(name, True, by_task or by_tag or "")
+    if selection.mode == "intersection" and by_task and by_tag:
+        return ToolDecision(name, True, f"{by_task}, and {by_tag}")
+    if selection.mode == "union":
+        return ToolDecision(name, False, "neither the task nor the tags match it")
+    missing = "no tag asked for" if by_task else "the task does not mention it"
+    return ToolDecision(name, False, f"intersection: {missing}")
 
 
 def _emit(
@@ -246,3 +259,22 @@ def plan_tools(
         if [tool["name"] for tool in everything] != list(result.tools):
             full, allowed = tuple(everything), result.tools
     return ToolPlan(tuple(defined), result, directory, full, allowed)
+
+
+class PlanMemo:
+    """The last plan of one chef, reused while its inputs are the very same objects (the
+    pruner state and tool tuple are immutable) and the window calls the same tools: a steady
+    agent loop plans once, not on every compile."""
+
+    def __init__(self) -> None:
+        self._last: tuple[PrunerState, Sequence[Any], frozenset[str], ToolPlan] | None = None
+
+    def plan(
+        self, state: PrunerState, tools: Sequence[ToolDefinition], referenced: frozenset[str]
+    ) -> ToolPlan:
+        last = self._last
+        if last is not None and last[0] is state and last[1] is tools and last[2] == referenced:
+            return last[3]
+        plan = plan_tools(state, tools, referenced=referenced)
+        self._last = (state, tools, referenced, plan)
+        return plan
