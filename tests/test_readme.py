@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -33,6 +35,12 @@ def test_context_store_example_runs() -> None:
 def test_memory_and_scratchpad_example_runs() -> None:
     (code,) = python_blocks("Giving the model a memory and a scratchpad")
     exec(compile(code, str(README), "exec"), {})
+
+
+def test_tool_selection_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    (code,) = python_blocks("Choosing the tools the model sees")
+    exec(compile(code, str(README), "exec"), {})
+    assert "Loaded the browser toolkit" in capsys.readouterr().out
 
 
 def test_readme_names_the_two_commands() -> None:
