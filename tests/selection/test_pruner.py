@@ -232,12 +232,15 @@ def test_snapshot_and_restore_carry_the_pruner_state() -> None:
 
 
 def test_also_allowed_extends_or_is_the_selection() -> None:
-    from contextchef.selection.tool_plan import plan_tools
-
+    """The extra allow-list input (an active skill's allowed tools will feed it)."""
+    chef = chef_with_tools()
+    tools = chef.tools
     state = PrunerState.from_dict({})
-    tools: list[Any] = [{"name": n, "description": "", "parameters": {}} for n in NAMES]
-    alone = plan_tools(state, tools, also_allowed=["click"]).result
-    assert alone.kept == ("click",)
+    assert state.apply(tools, also_allowed=["click"]).result.kept == ("click",)
     narrowed = PrunerState.from_dict({"selection": {"allow_only": ["read_file"]}})
-    both = plan_tools(narrowed, tools, also_allowed=["click"], referenced=["git_log"]).result
-    assert both.kept == ("read_file", "git_log", "click")
+    plan = narrowed.apply(tools, also_allowed=["click"], referenced=["git_log"])
+    assert plan.result.kept == ("read_file", "git_log", "click")
+    assert plan.result.reason("click") == "on the extra allow-list (named)"
+    assert [tool["name"] for tool in plan.tools] == ["read_file", "git_log", "click"]
+    assert chef.allow_only(["read_file"]) != chef.tool_selection(also_allowed=["click"])
+    assert chef.tool_selection(also_allowed=["click"]).kept == ("read_file", "click")

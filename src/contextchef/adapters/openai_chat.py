@@ -4,7 +4,9 @@ System messages stay messages; tool calls and results keep OpenAI's own shape. O
 prefill a reply, so a prefill becomes an instruction at the end of the last user message (a text
 part appended after any attachments, which are kept). Thinking is not sent back unless
 `preserve_thinking_as_text` asks for it as text. A conversation with no message but system ones
-gets the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`).
+gets the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`). When the
+pruner restricts calls by name (`use_allowed_tools`), `tool_choice` is
+`{"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [...]}}`.
 """
 
 from __future__ import annotations

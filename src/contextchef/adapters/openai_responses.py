@@ -16,7 +16,9 @@ Tools use the Responses flat function shape with `strict` always explicit: the A
 missing `strict` as true, which rejects most hand-written schemas. A prefill becomes an
 instruction at the end of the last user message (a text part after its attachments), or of
 `instructions` when there is no user message. An `input` with nothing but system items gets
-the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`).
+the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`). When the
+pruner restricts calls by name (`use_allowed_tools`), `tool_choice` is
+`{"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": ...}]}`.
 """
 
 from __future__ import annotations

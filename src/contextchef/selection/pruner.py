@@ -15,11 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from contextchef.errors import ConfigError, ToolCollisionError, UnknownToolNameError
 from contextchef.selection.namespaces import Namespace
 from contextchef.selection.toolkits import LOAD_TOOLKIT, Toolkit
+
+if TYPE_CHECKING:
+    from contextchef.adapters.base import ToolDefinition
+    from contextchef.selection.tool_plan import ToolPlan
 
 __all__ = ["MODES", "PrunerState", "Selection", "names_argument"]
 
@@ -161,6 +165,20 @@ class PrunerState:
         state = replace(self, **changes)
         state.check_structure()
         return state
+
+    def apply(
+        self,
+        tools: Sequence[ToolDefinition],
+        *,
+        referenced: Iterable[str] = (),
+        also_allowed: Iterable[str] | None = None,
+    ) -> ToolPlan:
+        """The tools a compile defines for `tools` under this state (see
+        `tool_plan.plan_tools`): `referenced` are never pruned, `also_allowed` (an active
+        skill's allowed tools, say) is kept in addition to the selection."""
+        from contextchef.selection.tool_plan import plan_tools  # it builds on this module
+
+        return plan_tools(self, tools, referenced=referenced, also_allowed=also_allowed)
 
     # -- plain data ------------------------------------------------------------------------
 

@@ -267,14 +267,27 @@ class PlanMemo:
     agent loop plans once, not on every compile."""
 
     def __init__(self) -> None:
-        self._last: tuple[PrunerState, Sequence[Any], frozenset[str], ToolPlan] | None = None
+        self._key: tuple[Any, ...] | None = None
+        self._plan: ToolPlan | None = None
 
     def plan(
-        self, state: PrunerState, tools: Sequence[ToolDefinition], referenced: frozenset[str]
+        self,
+        state: PrunerState,
+        tools: Sequence[ToolDefinition],
+        referenced: frozenset[str],
+        also_allowed: tuple[str, ...] | None = None,
     ) -> ToolPlan:
-        last = self._last
-        if last is not None and last[0] is state and last[1] is tools and last[2] == referenced:
-            return last[3]
-        plan = plan_tools(state, tools, referenced=referenced)
-        self._last = (state, tools, referenced, plan)
-        return plan
+        """`plan_tools(state, tools, referenced=..., also_allowed=...)`, reused when called
+        again with the same objects and names."""
+        key = self._key
+        if (
+            key is not None
+            and self._plan is not None
+            and key[0] is state
+            and key[1] is tools
+            and key[2:] == (referenced, also_allowed)
+        ):
+            return self._plan
+        self._plan = plan_tools(state, tools, referenced=referenced, also_allowed=also_allowed)
+        self._key = (state, tools, referenced, also_allowed)
+        return self._plan
