@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from anthropic.types import ToolUseBlock
 from google.genai import types as genai
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from openai.types.chat import ChatCompletionMessageFunctionToolCall
 from openai.types.responses import ResponseFunctionToolCall
@@ -44,11 +46,11 @@ def git_chef(chef_type: type[Any] = ContextChef, **pruner: Any) -> Any:
     return chef.set_history([{"role": "user", "content": "Commit the fix."}])
 
 
-def model_call(target: str, arguments: dict[str, Any], *, sdk: bool) -> Any:
-    """The call of the `git` tool as `target`'s SDK hands it to the host."""
+def model_call(target: str, arguments: dict[str, Any], *, sdk: bool, name: str = "git") -> Any:
+    """The call of the `name` tool as `target`'s SDK hands it to the host."""
     text = json.dumps(arguments)
     if target == "openai":
-        function = {"name": "git", "arguments": text}
+        function = {"name": name, "arguments": text}
         if sdk:
             return ChatCompletionMessageFunctionToolCall(
                 id="c1", type="function", function=function
@@ -57,16 +59,16 @@ def model_call(target: str, arguments: dict[str, Any], *, sdk: bool) -> Any:
     if target == "openai-responses":
         if sdk:
             return ResponseFunctionToolCall(
-                arguments=text, call_id="c1", name="git", type="function_call"
+                arguments=text, call_id="c1", name=name, type="function_call"
             )
-        return {"type": "function_call", "call_id": "c1", "name": "git", "arguments": text}
+        return {"type": "function_call", "call_id": "c1", "name": name, "arguments": text}
     if target == "anthropic":
         if sdk:
-            return ToolUseBlock(id="t1", input=arguments, name="git", type="tool_use")
-        return {"type": "tool_use", "id": "t1", "name": "git", "input": arguments}
+            return ToolUseBlock(id="t1", input=arguments, name=name, type="tool_use")
+        return {"type": "tool_use", "id": "t1", "name": name, "input": arguments}
     if sdk:
-        return genai.FunctionCall(name="git", args=arguments)
-    return {"name": "git", "args": arguments}
+        return genai.FunctionCall(name=name, args=arguments)
+    return {"name": name, "args": arguments}
 
 
 @pytest.mark.parametrize("sdk", [False, True], ids=["dict", "sdk-object"])
@@ -196,3 +198,53 @@ async def test_the_async_chef_compiles_and_resolves_namespaces_alike() -> None:
     assert (
         achef.resolve_namespace(call) == sync.resolve_namespace(call) == ("git_log", {"limit": 1})
     )
+
+
+SCALARS = st.sampled_from(
+    [({"type": "string"}, st.text(max_size=8)), ({"type": "integer"}, st.integers(-5, 5))]
+)
+
+
+@st.composite
+def sub_tools(draw: st.DrawFn) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Two to four tools with random object schemas, and arguments valid for each."""
+    out = []
+    for index in range(draw(st.integers(2, 4))):
+        fields = draw(st.lists(st.sampled_from(["a", "b", "path", "n"]), unique=True, max_size=3))
+        properties, arguments = {}, {}
+        for name in fields:
+            schema, values = draw(SCALARS)
+            properties[name] = schema
+            arguments[name] = draw(values)
+        required = [name for name in fields if draw(st.booleans())]
+        definition = {
+            "name": f"sub_{index}",
+            "description": f"Sub-tool {index}.",
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        }
+        out.append((definition, arguments))
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(tools=sub_tools(), target=st.sampled_from(TARGETS), pick=st.integers(0, 3))
+def test_any_group_of_schemas_round_trips(
+    tools: list[tuple[dict[str, Any], dict[str, Any]]], target: str, pick: int
+) -> None:
+    definitions = [definition for definition, _ in tools]
+    names = [d["name"] for d in definitions]
+    chef = ContextChef(pruner={"namespaces": {"group": {"tools": names}}})
+    chef.register_tools(definitions)
+    payload = chef.compile(target=target)
+    validate(payload, target)
+    schema = defined_tools(payload, target)["group"]
+    definition, arguments = tools[pick % len(tools)]
+    branch = next(
+        b for b in schema["properties"]["args"]["oneOf"] if b["title"] == definition["name"]
+    )
+    Draft202012Validator(branch).validate(arguments)
+    call = {"action": definition["name"], "args": arguments}
+    wire = model_call(target, call, sdk=pick % 2 == 0, name="group")
+    resolved = chef.resolve_namespace(wire)
+    assert resolved == (definition["name"], arguments)
+    Draft202012Validator(definition["parameters"]).validate(resolved[1])
