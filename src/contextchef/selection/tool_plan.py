@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from contextchef.selection.namespaces import namespace_tool
 from contextchef.selection.pruner import PrunerState, Selection
 from contextchef.selection.tool_match import match_tags, match_task, task_terms, tool_terms
-from contextchef.selection.toolkits import directory_text, load_toolkit_tool
+from contextchef.selection.toolkits import load_toolkit_tool
 
 if TYPE_CHECKING:
     from contextchef.adapters.base import ToolDefinition
@@ -79,12 +79,10 @@ class ToolPlan:
     `tools` is what the payload defines. Under `use_allowed_tools`, a target that can restrict
     calls by name sends `full` (every definition, as without a selection) and `allowed` (the
     names the model may call) instead; both are None when the selection removes nothing.
-    `directory` is the toolkit directory block, or None without toolkits.
     """
 
     tools: tuple[ToolDefinition, ...]
     result: PruneResult
-    directory: str | None = None
     full: tuple[ToolDefinition, ...] | None = None
     allowed: tuple[str, ...] | None = None
 
@@ -251,14 +249,13 @@ def plan_tools(
     decisions = [decider.decide(tool) for tool in tools]
     defined = _emit(state, tools, decisions, called)
     result = PruneResult(tuple(decisions), tuple(tool["name"] for tool in defined))
-    directory = directory_text(state.toolkits, state.loaded) if state.toolkits else None
     full = allowed = None
     if state.use_allowed_tools and result.removed:
         unselected = [decider.decide(tool, selecting=False) for tool in tools]
         everything = _emit(state, tools, unselected, called)
         if [tool["name"] for tool in everything] != list(result.tools):
             full, allowed = tuple(everything), result.tools
-    return ToolPlan(tuple(defined), result, directory, full, allowed)
+    return ToolPlan(tuple(defined), result, full, allowed)
 
 
 class PlanMemo:
