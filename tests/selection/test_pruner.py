@@ -244,3 +244,24 @@ def test_also_allowed_extends_or_is_the_selection() -> None:
     assert [tool["name"] for tool in plan.tools] == ["read_file", "git_log", "click"]
     assert chef.allow_only(["read_file"]) != chef.tool_selection(also_allowed=["click"])
     assert chef.tool_selection(also_allowed=["click"]).kept == ("read_file", "click")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"namespaces": {"git": {"description": "x"}}}, "pruner namespace 'git' must be a dict"),
+        ({"namespaces": {"git": {"tools": []}}}, "pruner namespace 'git' has no tools"),
+        ({"namespaces": {"git hub": {"tools": ["a"]}}}, "pruner namespace 'git hub': the name"),
+        ({"toolkits": {"web": {"tools": ["a"], "icon": "x"}}}, r"unknown key\(s\) \['icon'\]"),
+        ({"loaded": ["web"]}, r"loaded names toolkit\(s\) \['web'\] that are not defined"),
+        ({"use_allowed_tools": "yes"}, "use_allowed_tools must be True or False"),
+        ({"selection": {"names": ["a"]}}, "pruner selection must be"),
+        ({"selection": {"task": "x", "mode": "all"}}, "mode must be 'union' or 'intersection'"),
+        ({"keep": "read_file"}, "pruner keep must be a list of tool names"),
+    ],
+)
+def test_a_malformed_pruner_state_names_its_fault(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        PrunerState.from_dict(options)
+    with pytest.raises(ConfigError, match=message):
+        ContextChef(pruner=options)
