@@ -194,10 +194,11 @@ def _emit(
     referenced: frozenset[str],
 ) -> list[ToolDefinition]:
     """The definitions for the kept tools, namespaces folded, in registration order."""
-    by_name = {tool["name"]: tool for tool in tools}
-    for namespace in state.namespaces:  # a namespace the window calls stays defined
-        present = [t for t in namespace.tools if t in by_name]
-        if namespace.name in referenced and present:
+    called = [n for n in state.namespaces if n.name in referenced]
+    registered = {tool["name"] for tool in tools} if called else set()
+    for namespace in called:  # a namespace the window calls stays defined
+        present = [t for t in namespace.tools if t in registered]
+        if present:
             kept = {d.name for d in decisions if d.kept}
             if not kept.intersection(present):
                 reason = f"its namespace {namespace.name!r} is called in the window"
