@@ -90,10 +90,12 @@ class ToolPlan:
 def referenced_tools(history: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     """The names of every tool the history's assistant messages call."""
     names: set[str] = set()
+    add = names.add  # one pass, no generator per message: a long window is scanned each compile
     for message in history:
         calls = message.get("tool_calls")
         if calls:
-            names.update(call["function"]["name"] for call in calls)
+            for call in calls:
+                add(call["function"]["name"])
     return frozenset(names)
 
 
