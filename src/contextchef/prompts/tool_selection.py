@@ -96,8 +96,8 @@ def toolkit_directory(entries: Sequence[tuple[str, str, Sequence[str], bool]]) -
     ]
     return (
         "<available_toolkits>\n" + "\n".join(lines) + "\n</available_toolkits>\n"
-        "Call load_toolkit with a toolkit's name to add its tools to your tool list; a toolkit "
-        'marked loaded="true" is already there.'
+        "Call load_toolkit with a toolkit's name to add its tools to your tool list; the tools "
+        'of a toolkit marked loaded="true" are in it already.'
     )
 
 
