@@ -86,7 +86,36 @@ def scenarios(variant: int) -> list[ContextChef]:
     second.set_dynamic_state(Plan, a_dict(list(plan.items()), variant), placement="system")
     third = ContextChef().set_history(history)
     third.set_dynamic_state(Flags, {"on": frozenset(a_set(WORDS, variant))})
-    return [first, second, third]
+    return [first, second, third, pruned(history, variant)]
+
+
+def pruned(history: list[Any], variant: int) -> ContextChef:
+    """The pruner: a namespace, a toolkit, a task selection and an allow-list given as a set,
+    and a window whose calls keep their tools."""
+    names = [f"{verb}_{noun}" for verb in ("read", "write", "list") for noun in WORDS[:4]]
+    tools = [
+        {"name": name, "description": f"The {name.replace('_', ' ')} tool.", "tags": [name[:4]]}
+        for name in names
+    ]
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for i, name in enumerate(["list_beta", "write_gamma"])
+    ]
+    window = [*history, {"role": "assistant", "content": None, "tool_calls": calls}]
+    window += [{"role": "tool", "tool_call_id": call["id"], "content": "ok"} for call in calls]
+    pruner = {
+        "namespaces": a_dict(
+            [("readers", {"tools": names[:4]}), ("listers", {"tools": names[8:]})], variant
+        ),
+        "toolkits": {"writers": {"tools": names[4:8], "description": "Write <things> & more."}},
+    }
+    chef = ContextChef(pruner=pruner).register_tools(tools).set_history(window)
+    chef.allow_only(a_set(["read_alpha", "read_delta", "listers", "write_beta"], variant))
+    chef.set_blocked_tools(a_set(["read_alpha", "list_gamma"], variant))
+    if variant % 2:
+        chef.prune_by_task("read the alpha and delta entries", tags=["list"])
+        chef.allow_only(a_set(["read_alpha", "read_delta", "listers", "write_beta"], variant))
+    return chef
 
 
 def main() -> None:

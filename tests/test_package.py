@@ -30,6 +30,7 @@ CHEF_OPTIONS = {
     "adapters",
     "skills",
     "skill_placement",
+    "pruner",
 }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -48,6 +50,9 @@ def test_announcements_example_runs() -> None:
 def test_portable_snapshot_example_runs() -> None:
     (code,) = python_blocks("Async, events, snapshots")
     exec(compile(code, str(README), "exec"), {})
+def test_tool_selection_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    (code,) = python_blocks("Choosing the tools the model sees")
+    assert "Loaded the browser toolkit" in capsys.readouterr().out
 
 
 def test_readme_names_the_two_commands() -> None:

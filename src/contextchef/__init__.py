@@ -51,10 +51,13 @@ from contextchef.errors import (
     StoreError,
     StoreInUseError,
     StoreUnavailableError,
+    ToolCallError,
+    ToolCollisionError,
     ToolDefinitionError,
     UnknownSkillError,
     UnknownTargetError,
     UnknownToolError,
+    UnknownToolNameError,
 )
 from contextchef.events import AssembleContext, CompileDone, CompileStart, WindowExceeded
 from contextchef.memory import (
@@ -106,6 +109,7 @@ from contextchef.selection import (
     summarize,
     summarize_history,
 )
+from contextchef.selection.blocklist import ToolCallCheck
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.overflow_config import HandoffConfig
 from contextchef.skills import (
@@ -121,6 +125,8 @@ from contextchef.skills import (
     publish_skill,
     render_skill,
 )
+from contextchef.selection.pruner import PrunerState
+from contextchef.selection.tool_plan import PruneResult, ToolDecision
 from contextchef.store import (
     AsyncNamespaceView,
     AsyncStorageBackend,
@@ -217,6 +223,8 @@ __all__ = [
     "OverflowReport",
     "Payload",
     "PostgresBackend",
+    "PruneResult",
+    "PrunerState",
     "PutResult",
     "SQLiteBackend",
     "SchemaTooNewError",
@@ -242,11 +250,16 @@ __all__ = [
     "TargetAdapter",
     "Tokenizer",
     "TokenizerAdapter",
+    "ToolCallCheck",
+    "ToolCallError",
+    "ToolCollisionError",
+    "ToolDecision",
     "ToolDefinition",
     "ToolDefinitionError",
     "UnknownSkillError",
     "UnknownTargetError",
     "UnknownToolError",
+    "UnknownToolNameError",
     "WindowExceeded",
     "__version__",
     "adapter_registry",

@@ -31,6 +31,7 @@ from contextchef._chef_skills import (
     skill_registry,
 )
 from contextchef._chef_snapshots import SnapshotsMixin
+from contextchef._chef_tools import ToolSelection, open_pruner
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
@@ -48,6 +49,7 @@ from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.pruner import PrunerState
 from contextchef.selection.tool_results import TransformHook
 from contextchef.skills.model import LoadedSkills, Skill
 from contextchef.store.aio import AsyncStore
@@ -70,7 +72,7 @@ class FlowObserver(Protocol):
     def tool(self, flow: Flow[str], name: str, arguments: object) -> Flow[str]: ...
 
 
-class _ChefBase(SkillsAndAnnouncements, SnapshotsMixin):
+class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin):
     """State and configuration shared by the sync and async chefs."""
 
     def __init__(
@@ -89,6 +91,7 @@ class _ChefBase(SkillsAndAnnouncements, SnapshotsMixin):
         adapters: AdapterRegistry | None = None,
         skills: Iterable[Skill] | LoadedSkills | None = None,
         skill_placement: str = "after_system",
+        pruner: PrunerState | Mapping[str, Any] | None = None,
     ) -> None:
         """Build a chef; every option is keyword-only and optional.
 
@@ -128,6 +131,15 @@ class _ChefBase(SkillsAndAnnouncements, SnapshotsMixin):
             skill_placement: where the active skill's instructions go: `"after_system"` (the
                 default: a system message right after your system prompt, cached with it) or
                 `"tail"` (first in the tail of the last user message).
+            pruner: which of your tools the model sees: `{"namespaces": {"git": {"tools":
+                [...], "description": "..."}}, "toolkits": {"browser": {"tools": [...],
+                "description": "..."}}, "keep": [...], "blocked": [...],
+                "use_allowed_tools": False}` or a `PrunerState`. Namespaces compile a group
+                into one tool (`resolve_namespace` maps its calls back); toolkits stay out of
+                the payload until loaded (`load_toolkit`); `allow_only` / `prune_by_task`
+                narrow the rest; `keep` is never pruned; `blocked` starts the runtime
+                blocklist; `use_allowed_tools` makes the OpenAI targets keep every definition
+                and restrict calls through `tool_choice` instead.
         """
         self._options = ChefOptions.of(
             tools=tools,
@@ -149,6 +161,7 @@ class _ChefBase(SkillsAndAnnouncements, SnapshotsMixin):
         self._dispatcher = Dispatcher(
             open_context_tool(self._options, self._core, self._memory),
             on_new_context=self._new_context if runner is not None else None,
+            toolkits=self._toolkit_route(),
         )
         self._runtime = CompileRuntime(
             registry=self._registry,
@@ -170,7 +183,13 @@ class _ChefBase(SkillsAndAnnouncements, SnapshotsMixin):
         self._system_intake = MessageIntake()
         self._history_intake = MessageIntake()
         self._state = CompileState(
-            system_prompt=(), history=(), repairs=(), state=None, guardrails=None, tools=()
+            system_prompt=(),
+            history=(),
+            repairs=(),
+            state=None,
+            guardrails=None,
+            tools=(),
+            pruner=open_pruner(pruner),
         )
         self._lock = self._make_lock()
 
@@ -259,6 +278,8 @@ class _ChefBase(SkillsAndAnnouncements, SnapshotsMixin):
     def register_tools(self, tools: Iterable[Mapping[str, Any]]) -> Self:
         """Replace the tool set; each tool is converted to every provider's own schema."""
         normalized = normalize_tools(as_tools(tools))
+        names = [tool["name"] for tool in normalized]
+        self._state.pruner.check_names(names, self._library_names())
         clash = sorted(tool["name"] for tool in normalized if self._dispatcher.owns(tool["name"]))
         if clash:  # refused in every vocabulary: owns_tool() would route the calls to the library
             raise ToolDefinitionError(

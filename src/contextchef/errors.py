@@ -9,9 +9,12 @@ ContextChefError                      catch-all: `except contextchef.ContextChef
 │   └── SnapshotError                 a snapshot's data is malformed (carries .field)
 │       └── SnapshotTooNewError       the snapshot was written by a newer format version
 ├── SkillError                        a SKILL.md is malformed (carries .path and .line)
+│   └── UnknownToolNameError          the pruner was given a tool name nothing defines
 ├── MessageError                      a history message is malformed (carries .index and .field)
 ├── DynamicStateError                 dynamic state failed its schema; the previous state is kept
 ├── ToolDefinitionError               a registered tool's name or JSON schema is invalid
+│   └── ToolCollisionError            two tools, namespaces or toolkits claim one name or tool
+├── ToolCallError                     a model's namespace call cannot be resolved (carries .reply)
 ├── CompileError                      the state cannot be expressed for the target (carries .index)
 ├── CompileAbortedError               the caller's signal asked compile() to stop
 ├── StoreError                        persistence failed (carries .namespace and .path where known)
@@ -68,10 +71,13 @@ __all__ = [
     "StoreError",
     "StoreInUseError",
     "StoreUnavailableError",
+    "ToolCallError",
+    "ToolCollisionError",
     "ToolDefinitionError",
     "UnknownSkillError",
     "UnknownTargetError",
     "UnknownToolError",
+    "UnknownToolNameError",
 ]
 
 
@@ -155,6 +161,16 @@ class SkillError(ContextChefError):
         self.path = path
         self.line = line
         self.reason = message
+class UnknownToolNameError(ConfigError):
+    """A tool name given to the pruner (`allow_only`, `set_blocked_tools`, a namespace or a
+    toolkit) names no registered tool; `.names` are the unknown ones, `.known` what exists."""
+
+    def __init__(self, names: list[str], known: list[str], *, where: str) -> None:
+        listing = ", ".join(known) if known else "(none)"
+            f"{where}: unknown tool name(s) {names}; the known names are: {listing}. "
+            "Register the tools first (register_tools) or fix the spelling."
+        self.names = names
+        self.known = known
 
 
 class MessageError(ContextChefError):
@@ -178,6 +194,21 @@ class DynamicStateError(ContextChefError):
 
 class ToolDefinitionError(ContextChefError):
     """A tool definition has no usable name, description or JSON schema."""
+
+
+class ToolCollisionError(ToolDefinitionError):
+    """Two tools, namespaces or toolkits claim the same name, or one tool is claimed by two
+    groups: the compiled payload (or `resolve_namespace`) could not tell them apart."""
+
+
+class ToolCallError(ContextChefError):
+    """A model's call of a namespace tool cannot be resolved (an unknown action, arguments that
+    are not a JSON object…). `.reply` is the `Error: …` text to send back as the tool result;
+    the model can correct its call from it."""
+
+    def __init__(self, message: str, *, reply: str) -> None:
+        super().__init__(message)
+        self.reply = reply
 
 
 class CompileError(ContextChefError):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -53,9 +53,12 @@ from contextchef.placement.state import DynamicState
 from contextchef.prompts import UnifiedVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.pruner import PrunerState
 from contextchef.selection.server import ServerCompaction
-from contextchef.selection.skill_tools import keep_allowed_tools
+from contextchef.selection.skill_tools import skill_allowed_names
+from contextchef.selection.tool_plan import PlanMemo, referenced_tools
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
+from contextchef.selection.toolkits import directory_text
 from contextchef.skills.active import ActiveSkill
 from contextchef.store.core import StoreCore
 from contextchef.tokens import MessageCounter
@@ -91,6 +94,7 @@ class CompileState:
     tools: tuple[ToolDefinition, ...]
     skill: ActiveSkill | None = None
     announcements: tuple[Announcement, ...] = ()
+    pruner: PrunerState = field(default_factory=PrunerState)
 
 
 @dataclass(kw_only=True)
@@ -107,6 +111,7 @@ class CompileRuntime:
     memory: MemoryCore | None = None
     library_tools: tuple[ToolDefinition, ...] = ()
     skill_placement: str = "after_system"
+    tool_plans: PlanMemo = field(default_factory=PlanMemo)
     tool_results: ToolResultMemo = field(default_factory=ToolResultMemo)
     caches: dict[str, ConversionCache] = field(default_factory=dict)
     payload_counters: dict[str, PayloadCounter] = field(default_factory=dict)
@@ -189,7 +194,8 @@ def compile_flow(
         _check(signal)
     top, context_blocks = _memory_layers(runtime, artifacts)
     system, context_blocks = _host_layers(
-        state, runtime, (*state.system_prompt, *top), context_blocks
+        state, runtime, (*state.system_prompt, *_toolkit_directory(state.pruner), *top),
+        context_blocks,
     )
     build = _Builder(state, runtime, adapter, target, system, context_blocks)
 
@@ -286,6 +292,13 @@ class _Builder:
         self.cache = runtime.cache_for(target)
         self.counter = runtime.payload_counter(target)
         self.tools = (*state.tools, *runtime.library_tools)
+        skill = state.skill
+        self.skill_allowed = (
+            skill_allowed_names(state.tools, skill.skill.allowed_tools)
+            if skill is not None and skill.skill.allowed_tools is not None
+            else None
+        )
+        self.shaped = state.pruner.shapes_tools or self.skill_allowed is not None
         self.server: ServerCompaction | None = None
         self._last: tuple[tuple[Message, ...], tuple[str, ...], Sandwich, dict[str, Any]] | None
         self._last = None
@@ -313,12 +326,7 @@ class _Builder:
         return sandwich, data
 
     def adapt(self, sandwich: Sandwich) -> dict[str, Any]:
-        tools = self.tools
-        skill = self.state.skill
-        if skill is not None and skill.skill.allowed_tools is not None:
-            allowed = skill.skill.allowed_tools
-            kept = keep_allowed_tools(self.state.tools, allowed, sandwich.messages)
-            tools = (*kept, *self.runtime.library_tools)
+        tools, allowed = self.tools_for(sandwich.messages) if self.shaped else (self.tools, None)
         with gc_paused(self.adapter):
             data: dict[str, Any] = self.adapter.compile(
                 AdapterInput(
@@ -328,9 +336,27 @@ class _Builder:
                     prefill=sandwich.prefill,
                     cache=self.cache,
                     server_compaction=self.server,
+                    allowed_tools=allowed,
                 )
             )
         return data
+
+    def tools_for(
+        self, messages: Sequence[Message]
+    ) -> tuple[tuple[ToolDefinition, ...], tuple[str, ...] | None]:
+        """The tools the payload defines (the pruner's plan for the tools `messages` call,
+        then the library's own), and the names the model may call where the target restricts
+        calls by name instead of dropping definitions (`use_allowed_tools`)."""
+        referenced = referenced_tools(messages)
+        plan = self.runtime.tool_plans.plan(
+            self.state.pruner, self.state.tools, referenced, self.skill_allowed
+        )
+        library = self.runtime.library_tools
+        if plan.full is not None and getattr(self.adapter, "supports_allowed_tools", False):
+            assert plan.allowed is not None
+            names = (*plan.allowed, *(tool["name"] for tool in library))
+            return (*plan.full, *library), names
+        return (*plan.tools, *library), None
 
     def measure(self, history: tuple[Message, ...]) -> int:
         """Every token of the payload the target would receive with `history`."""
@@ -399,6 +425,13 @@ def _memory_layers(
         return [_instruction_message(instruction)], tail
     content = f"{instruction}\n\n{artifacts.block}" if artifacts.block else instruction
     return [{"content": content, "role": "system"}], []
+
+
+def _toolkit_directory(pruner: PrunerState) -> tuple[Message, ...]:
+    """The system message listing the toolkits (after the system prompt), when there are any."""
+    if not pruner.toolkits:
+        return ()
+    return (_instruction_message(directory_text(pruner.toolkits, pruner.loaded)),)
 
 
 @lru_cache(maxsize=8)

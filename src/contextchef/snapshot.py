@@ -220,6 +220,7 @@ def copy_state(state: CompileState) -> CompileState:
         system_prompt=tuple(copy_json(m) for m in state.system_prompt),
         history=tuple(copy_json(m) for m in state.history),
         tools=tuple(copy_json(t) for t in state.tools),
+        pruner=state.pruner,  # immutable plain data
     )
 
 

@@ -236,11 +236,12 @@ def _with_cache_control(block: _Block) -> _Block:
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "description": tool.get("description", ""),
-        "input_schema": tool.get("parameters", {"properties": {}, "type": "object"}),
-        "name": tool["name"],
-    }
+    out: dict[str, Any] = {}
+    if "defer_loading" in tool:  # passed through for Anthropic's tool search
+        out["defer_loading"] = tool["defer_loading"]
+    out["description"] = tool.get("description", "")
+    out["input_schema"] = tool.get("parameters", {"properties": {}, "type": "object"})
+    out["name"] = tool["name"]
     if "strict" in tool:
         out["strict"] = tool["strict"]
     return out

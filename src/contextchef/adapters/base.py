@@ -37,12 +37,18 @@ __all__ = [
 
 
 class ToolDefinition(TypedDict, total=False):
-    """A tool in the IR: a name, what it does, and a JSON schema of its arguments."""
+    """A tool in the IR: a name, what it does, and a JSON schema of its arguments.
+
+    `tags` help the pruner match a task (never sent to a provider); `defer_loading` is passed
+    to Anthropic as is (its tool search loads such a tool on demand), ignored elsewhere.
+    """
 
     name: Required[str]
     description: str
     parameters: dict[str, Any]
     strict: bool
+    tags: list[str]
+    defer_loading: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +60,8 @@ class AdapterInput:
     system messages (mid-conversation ones, or dynamic state placed as a system message), which
     each adapter places as its provider allows. `prefill` is text the reply must start with.
     `server_compaction` asks the provider to compact the context itself (the `server` strategy);
-    an adapter whose provider cannot ignores it.
+    an adapter whose provider cannot ignores it. `allowed_tools` (given only to an adapter whose
+    `supports_allowed_tools` is true) names the tools the model may call among `tools`.
     """
 
     system: Sequence[Message]
@@ -63,6 +70,7 @@ class AdapterInput:
     prefill: str | None = None
     cache: ConversionCache | None = None
     server_compaction: ServerCompaction | None = None
+    allowed_tools: tuple[str, ...] | None = None
 
 
 @runtime_checkable
@@ -130,7 +138,19 @@ def normalize_tool(tool: Mapping[str, Any], index: int | None = None) -> ToolDef
     strict = source.get("strict")
     if isinstance(strict, bool):
         result["strict"] = strict
-    return result
+    defer = source.get("defer_loading", tool.get("defer_loading"))
+    if defer is not None:
+        if not isinstance(defer, bool):
+            raise ToolDefinitionError(f"{where}: defer_loading must be True or False")
+        result["defer_loading"] = defer
+    tags = source.get("tags", tool.get("tags"))
+    if tags is not None:
+        if isinstance(tags, str) or not isinstance(tags, list | tuple):
+            raise ToolDefinitionError(f"{where}: tags must be a list of strings")
+        if not all(isinstance(tag, str) and tag for tag in tags):
+            raise ToolDefinitionError(f"{where}: every tag must be a non-empty string")
+        result["tags"] = list(tags)
+    return dict(sorted(result.items()))  # type: ignore[return-value]
 
 
 def normalize_tools(tools: Iterable[Mapping[str, Any]]) -> list[ToolDefinition]:

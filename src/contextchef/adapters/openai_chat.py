@@ -4,7 +4,9 @@ System messages stay messages; tool calls and results keep OpenAI's own shape. O
 prefill a reply, so a prefill becomes an instruction at the end of the last user message (a text
 part appended after any attachments, which are kept). Thinking is not sent back unless
 `preserve_thinking_as_text` asks for it as text. A conversation with no message but system ones
-gets the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`).
+gets the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`). When the
+pruner restricts calls by name (`use_allowed_tools`), `tool_choice` is
+`{"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [...]}}`.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class OpenAIChatAdapter:
     """Compiles to Chat Completions `messages` and `tools`."""
 
     name = "openai"
+    supports_allowed_tools = True
 
     def __init__(self, *, preserve_thinking_as_text: bool = False) -> None:
         self.preserve_thinking_as_text = preserve_thinking_as_text
@@ -133,6 +136,12 @@ class OpenAIChatAdapter:
         if request.prefill is not None:
             _append_instruction(messages, prompts.prefill_instruction(request.prefill))
         payload: dict[str, Any] = {"messages": messages}
+        if request.tools and request.allowed_tools is not None:
+            allowed = [
+                {"function": {"name": name}, "type": "function"} for name in request.allowed_tools
+            ]
+            choice = {"allowed_tools": {"mode": "auto", "tools": allowed}, "type": "allowed_tools"}
+            payload["tool_choice"] = choice
         if request.tools:
             payload["tools"] = [_tool(tool) for tool in request.tools]
         return payload

@@ -16,7 +16,9 @@ Tools use the Responses flat function shape with `strict` always explicit: the A
 missing `strict` as true, which rejects most hand-written schemas. A prefill becomes an
 instruction at the end of the last user message (a text part after its attachments), or of
 `instructions` when there is no user message. An `input` with nothing but system items gets
-the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`).
+the placeholder user turn the other targets use (`prompts.CONVERSATION_STARTS`). When the
+pruner restricts calls by name (`use_allowed_tools`), `tool_choice` is
+`{"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": ...}]}`.
 """
 
 from __future__ import annotations
@@ -114,6 +116,7 @@ class OpenAIResponsesAdapter:
     """Compiles to Responses `instructions`, `input` and `tools`."""
 
     name = "openai-responses"
+    supports_allowed_tools = True
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()
@@ -132,6 +135,9 @@ class OpenAIResponsesAdapter:
         payload: dict[str, Any] = {"input": items}
         if instructions:
             payload["instructions"] = instructions
+        if request.tools and request.allowed_tools is not None:
+            allowed = [{"name": name, "type": "function"} for name in request.allowed_tools]
+            payload["tool_choice"] = {"mode": "auto", "tools": allowed, "type": "allowed_tools"}
         if request.tools:
             payload["tools"] = [_tool(tool) for tool in request.tools]
         return payload

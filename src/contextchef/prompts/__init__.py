@@ -10,7 +10,9 @@ string here changes compiled payloads (and so invalidates provider prompt caches
 - `memory_tools`: the legacy vocabulary (`create_memory`, `modify_memory`, `recall_context`);
 - `skills`: the active skill's block, skill listings and the host's announcements;
 - `vocabulary`: the `Vocabulary` protocol that picks between the last two, and its two
-  implementations.
+  implementations;
+- `tool_selection`: what the pruner shows (namespace tools, `load_toolkit` and its directory
+  of toolkits) and answers (a toolkit load, a namespace call gone wrong, a blocked call).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ context tool's access policy: without `memory` in `writable`, memory is read-onl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from contextchef import prompts
 from contextchef._effects import Flow, drive_async, drive_sync
@@ -54,15 +54,26 @@ from contextchef.retrieval.definitions import (
     get_new_context_tool_definition,
     get_recall_tool_definition,
 )
+from contextchef.selection.toolkits import LOAD_TOOLKIT
 from contextchef.store.paths import validate_entry_path
 
 __all__ = [
     "OWNED_TOOL_NAMES",
     "Dispatcher",
+    "ToolkitRoute",
     "get_legacy_memory_tool_definitions",
     "get_new_context_tool_definition",
     "get_recall_tool_definition",
 ]
+
+
+class ToolkitRoute(Protocol):
+    """Serves `load_toolkit` calls: `offered()` says whether the payload defines the tool (the
+    chef has toolkits), `load(name)` loads one and returns the result text for the model."""
+
+    def offered(self) -> bool: ...
+
+    def load(self, name: object) -> str: ...
 
 
 class Dispatcher:
@@ -73,6 +84,8 @@ class Dispatcher:
         memory: serves the legacy memory tools (default: the context tool's memory).
         on_new_context: called with no arguments when the model calls `new_context` (the chef
             forces a new window on its next compile); without it, `new_context` is refused.
+        toolkits: serves `load_toolkit` calls while it offers toolkits (then the dispatcher
+            owns that name too).
     """
 
     def __init__(
@@ -81,6 +94,7 @@ class Dispatcher:
         *,
         memory: Memory | AsyncMemory | MemoryCore | None = None,
         on_new_context: Callable[[], object] | None = None,
+        toolkits: ToolkitRoute | None = None,
     ) -> None:
         if not isinstance(context_tool, ContextTool):
             raise ConfigError(f"context_tool must be a ContextTool, got {context_tool!r}")
@@ -90,6 +104,7 @@ class Dispatcher:
         core = memory_core(memory)
         self._memory = core if core is not None else context_tool.memory
         self._on_new_context = on_new_context
+        self._toolkits = toolkits
         self._handlers: dict[str, Callable[[dict[str, Any]], Flow[str]]] = {
             CREATE_MEMORY_TOOL: self._create_memory,
             MODIFY_MEMORY_TOOL: self._modify_memory,
@@ -102,7 +117,10 @@ class Dispatcher:
         return OWNED_TOOL_NAMES
 
     def owns(self, name: object) -> bool:
-        """Whether `name` is a library-owned tool (in either vocabulary)."""
+        """Whether `name` is a library-owned tool (in either vocabulary), or `load_toolkit`
+        while toolkits are offered."""
+        if name == LOAD_TOOLKIT:
+            return self._toolkits is not None and self._toolkits.offered()
         return isinstance(name, str) and name in OWNED_TOOL_NAMES
 
     def handle(self, name: str, arguments: object = None) -> str:
@@ -122,6 +140,11 @@ class Dispatcher:
     def _flow(self, name: str, arguments: object) -> Flow[str]:
         if name == CONTEXT_TOOL:
             return (yield from self._context.flow(arguments))
+        if name == LOAD_TOOLKIT and self._toolkits is not None:
+            try:
+                return self._toolkits.load(parse_arguments(arguments).get("toolkit"))
+            except ToolInputError as exc:
+                return exc.text
         if name == NEW_CONTEXT_TOOL:
             if self._on_new_context is None:
                 return prompts.NEW_CONTEXT_UNAVAILABLE
