@@ -50,8 +50,11 @@ def test_announcements_example_runs() -> None:
 def test_portable_snapshot_example_runs() -> None:
     (code,) = python_blocks("Async, events, snapshots")
     exec(compile(code, str(README), "exec"), {})
+
+
 def test_tool_selection_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     (code,) = python_blocks("Choosing the tools the model sees")
+    exec(compile(code, str(README), "exec"), {})
     assert "Loaded the browser toolkit" in capsys.readouterr().out
 
 

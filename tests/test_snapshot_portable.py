@@ -176,7 +176,7 @@ def test_a_failed_restore_changes_nothing(data: dict[str, Any]) -> None:
         plain.restore(Snapshot.from_dict(data))
     with pytest.raises(SnapshotError, match="pruner"):
         chef = build("sync")
-        chef.restore(Snapshot.from_dict({**data, "pruner": {"blocked": ["deploy"]}}))
+        chef.restore(Snapshot.from_dict({**data, "pruner": {"selection": 7}}))
     assert json.dumps(plain.compile(), sort_keys=True) == before
 
 

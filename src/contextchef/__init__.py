@@ -112,6 +112,8 @@ from contextchef.selection import (
 from contextchef.selection.blocklist import ToolCallCheck
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.overflow_config import HandoffConfig
+from contextchef.selection.pruner import PrunerState
+from contextchef.selection.tool_plan import PruneResult, ToolDecision
 from contextchef.skills import (
     LoadedSkills,
     Skill,
@@ -125,8 +127,6 @@ from contextchef.skills import (
     publish_skill,
     render_skill,
 )
-from contextchef.selection.pruner import PrunerState
-from contextchef.selection.tool_plan import PruneResult, ToolDecision
 from contextchef.store import (
     AsyncNamespaceView,
     AsyncStorageBackend,

@@ -161,14 +161,18 @@ class SkillError(ContextChefError):
         self.path = path
         self.line = line
         self.reason = message
+
+
 class UnknownToolNameError(ConfigError):
     """A tool name given to the pruner (`allow_only`, `set_blocked_tools`, a namespace or a
     toolkit) names no registered tool; `.names` are the unknown ones, `.known` what exists."""
 
     def __init__(self, names: list[str], known: list[str], *, where: str) -> None:
         listing = ", ".join(known) if known else "(none)"
+        super().__init__(
             f"{where}: unknown tool name(s) {names}; the known names are: {listing}. "
             "Register the tools first (register_tools) or fix the spelling."
+        )
         self.names = names
         self.known = known
 

@@ -194,7 +194,9 @@ def compile_flow(
         _check(signal)
     top, context_blocks = _memory_layers(runtime, artifacts)
     system, context_blocks = _host_layers(
-        state, runtime, (*state.system_prompt, *_toolkit_directory(state.pruner), *top),
+        state,
+        runtime,
+        (*state.system_prompt, *_toolkit_directory(state.pruner), *top),
         context_blocks,
     )
     build = _Builder(state, runtime, adapter, target, system, context_blocks)

@@ -20,9 +20,7 @@ def tool_pattern(entry: str) -> str:
     return entry.split("(", 1)[0].strip()
 
 
-def skill_allowed_names(
-    tools: Sequence[ToolDefinition], allowed: Sequence[str]
-) -> tuple[str, ...]:
+def skill_allowed_names(tools: Sequence[ToolDefinition], allowed: Sequence[str]) -> tuple[str, ...]:
     """The names of `tools` that `allowed` matches (exactly, or as `*`/`?` patterns), in their
     registered order: the allow-list the pruner receives as `also_allowed`."""
     patterns = [tool_pattern(entry) for entry in allowed]
