@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from contextchef.cli.compile_cmds import compile_command, inspect_command
 from contextchef.cli.db import db_app
+from contextchef.cli.identity_cmd import identity_command
+from contextchef.cli.store_cmds import store_app
 
 app = typer.Typer(
     name="contextchef",
@@ -31,8 +34,14 @@ def _root(
         is_eager=True,
         help="Print the installed version and exit.",
     ),
+    debug: bool = typer.Option(
+        False, "--debug", help="Show the traceback of an error instead of one line."
+    ),
 ) -> None:
-    """Compile an LLM agent's context and manage its context store."""
+    """Compile an LLM agent's context and manage its context store.
+
+    Example: contextchef compile chat.json --target anthropic
+    """
 
 
 @app.command()
@@ -80,4 +89,8 @@ def main() -> None:
     app()
 
 
+app.command("compile")(compile_command)
+app.command("inspect")(inspect_command)
+app.command("identity")(identity_command)
+app.add_typer(store_app, name="store")
 app.add_typer(db_app, name="db")
