@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from contextchef.cli._common import guarded
 from contextchef.cli.compile_cmds import compile_command, inspect_command
 from contextchef.cli.db import db_app
 from contextchef.cli.identity_cmd import identity_command
@@ -11,7 +12,7 @@ from contextchef.cli.store_cmds import store_app
 
 app = typer.Typer(
     name="contextchef",
-    help="Compile an LLM agent's context and manage its context store.",
+    help="Compile an LLM agent's context and manage its context store.\n\nExample: contextchef compile chat.json --target anthropic",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -45,6 +46,7 @@ def _root(
 
 
 @app.command()
+@guarded
 def demo(
     target: str = typer.Option("openai", help="The provider format the agent's run compiles to."),
     turns: int = typer.Option(150, min=1, help="How many model calls the scripted agent makes."),
