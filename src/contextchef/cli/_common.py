@@ -27,6 +27,7 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from contextchef.errors import ContextChefError
@@ -129,7 +130,7 @@ def report_failure(exc: BaseException) -> NoReturn:
     """Print `exc` as one line on stderr and exit 1 (or re-raise it under `--debug`)."""
     if debugging():
         raise exc
-    err_console().print(f"[bold red]error:[/] {one_line(_describe(exc))}", markup=True)
+    err_console().print(f"[bold red]error:[/] {escape(one_line(_describe(exc)))}", markup=True)
     raise typer.Exit(1) from None
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from contextchef.cli._common import err_console, out_console, print_json, progress, report_failure
@@ -72,7 +73,7 @@ def _waited(wait: bool, timeout: float) -> float:
 
 
 def _fail(message: str) -> typer.Exit:
-    err_console().print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    err_console().print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     return typer.Exit(1)
 
 
@@ -167,7 +168,7 @@ def check(db: DbOption = None, as_json: JsonOption = False) -> None:
         out_console().print(f"[green]ok[/]: {report.path} passed every check")
         return
     for problem in report.problems:
-        err_console().print(f"[red]problem:[/] {problem}", highlight=False)
+        err_console().print(f"[red]problem:[/] {escape(problem)}", highlight=False)
     raise _fail(
         f"{report.path}: {len(report.problems)} problem(s); stop the processes using it, then "
         f"run `contextchef db repair --db {report.path}` to salvage"

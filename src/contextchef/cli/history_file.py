@@ -84,6 +84,8 @@ def _shape_problem(fmt: str, data: Any) -> str | None:
     )
     if isinstance(data, Mapping) and key not in data:
         return f"an object needs a {key!r} list"
+    if fmt == "openai" and isinstance(data, Mapping) and "system" in data:
+        return "a top-level 'system' belongs to an Anthropic request"
     if fmt == "openai-responses" and isinstance(data, Mapping) and isinstance(data[key], str):
         return None
     items = _items(data, key)

@@ -17,7 +17,7 @@ def _size(n: int) -> str:
 
 
 def _layers(inspection: Inspection) -> Table:
-    table = Table(title=f"{inspection.target} payload from {inspection.source}")
+    table = Table(title=escape(f"{inspection.target} payload from {inspection.source}"))
     table.add_column("layer")
     table.add_column("tokens", justify="right")
     table.add_column("bytes", justify="right")
@@ -36,7 +36,7 @@ def _layers(inspection: Inspection) -> Table:
 
 def _breakpoints(inspection: Inspection) -> Table | str:
     if not inspection.breakpoints:
-        return f"cache breakpoints: none ({inspection.cache_note})"
+        return f"cache breakpoints: none ({escape(inspection.cache_note)})"
     table = Table(title="cache breakpoints (the prefix each one caches)")
     for column in ("marker at", "prefix tokens", "prefix bytes", "what sits before it"):
         table.add_column(column, justify="right" if "prefix" in column else "left")
@@ -51,7 +51,7 @@ def _breakpoints(inspection: Inspection) -> Table | str:
 
 
 def _diff(diff: PayloadDiff, source: str | None) -> list[Table | str]:
-    against = f" against {source}" if source else ""
+    against = f" against {escape(source)}" if source else ""
     if diff.identical:
         return [f"diff{against}: identical ({_size(diff.bytes)} prompt bytes, all reusable)"]
     head = (

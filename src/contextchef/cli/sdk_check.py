@@ -11,6 +11,7 @@ the SDK does not know shows up as a difference). Gemini's models forbid unknown 
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -26,14 +27,34 @@ class PayloadRejected(ValueError):
     """The SDK's request types refuse the payload (or accept it only by changing it)."""
 
 
-def _walk(value: Any) -> Any:
+def _first_error(exc: Any, path: str) -> PayloadRejected:
+    errors = exc.errors()
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"])
+    more = f" ({len(errors)} problems; the first)" if len(errors) > 1 else ""
+    return PayloadRejected(f"{path}{'.' + where if where else ''}: {first['msg']}{more}")
+
+
+def _walk(value: Any, path: str = "$") -> Any:
     """A plain copy of a validated value, consuming (and so validating) every lazy iterator."""
+    from pydantic import ValidationError
+
     if isinstance(value, Mapping):
-        return {key: _walk(item) for key, item in value.items()}
+        return {key: _walk(item, f"{path}.{key}") for key, item in value.items()}
     if isinstance(value, str | bytes | int | float | bool) or value is None:
         return value
     if isinstance(value, Iterable):
-        return [_walk(item) for item in value]
+        items: list[Any] = []
+        iterator = iter(value)
+        while True:
+            where = f"{path}[{len(items)}]"
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return items
+            except ValidationError as exc:
+                raise _first_error(exc, where) from exc
+            items.append(_walk(item, where))
     return value
 
 
@@ -80,19 +101,27 @@ def _request_type(target: str) -> Any:
     return response_create_params.ResponseCreateParamsNonStreaming
 
 
+@functools.cache
+def _adapter(request_type: Any) -> Any:
+    """One adapter per target, kept for the process: building one takes seconds, and it must
+    outlive the lazy iterators it hands out."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(request_type)
+
+
 def _check_typed_dict(target: str, payload: Mapping[str, Any]) -> None:
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
 
     request: dict[str, Any] = {"model": MODEL, **payload}
     if target == "anthropic":
         request.setdefault("max_tokens", MAX_TOKENS)
-    adapter: TypeAdapter[Any] = TypeAdapter(_request_type(target))
+    adapter = _adapter(_request_type(target))
     try:
-        walked = _walk(adapter.validate_python(request))
+        validated = adapter.validate_python(request)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise PayloadRejected(f"{where}: {first['msg']}") from exc
+        raise _first_error(exc, "$") from exc
+    walked = _walk(validated)
     difference = _difference(request, walked)
     if difference:
         raise PayloadRejected(difference)
@@ -121,16 +150,18 @@ def _check_gemini(payload: Mapping[str, Any]) -> None:
         if difference:
             raise PayloadRejected(difference)
 
-    try:
-        for at, raw in enumerate(payload.get("contents") or []):
-            same(raw, types.Content.model_validate(raw), f"$.contents[{at}]")
-        if "config" in payload:
-            config = types.GenerateContentConfig.model_validate(payload["config"])
-            same(payload["config"], config, "$.config")
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise PayloadRejected(f"{where}: {first['msg']}") from exc
+    checks: list[tuple[str, Any, type[BaseModel]]] = [
+        (f"$.contents[{at}]", raw, types.Content)
+        for at, raw in enumerate(payload.get("contents") or [])
+    ]
+    if "config" in payload:
+        checks.append(("$.config", payload["config"], types.GenerateContentConfig))
+    for where, raw, model in checks:
+        try:
+            validated = model.model_validate(raw)
+        except ValidationError as exc:
+            raise _first_error(exc, where) from exc
+        same(raw, validated, where)
     unknown = sorted(set(payload) - {"contents", "config"})
     if unknown:
         raise PayloadRejected(f"generate_content takes no {', '.join(unknown)}")
