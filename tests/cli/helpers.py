@@ -73,6 +73,8 @@ def error_line(result: Any) -> str:
     return lines[0]
 
 
-def contents(backend: StorageBackend, namespaces: tuple[str, ...] = ("memory", "notes", "vfs")) -> Any:
+def contents(
+    backend: StorageBackend, namespaces: tuple[str, ...] = ("memory", "notes", "vfs")
+) -> Any:
     """Every entry's content per namespace: what "the store is unchanged" compares."""
     return {ns: {e.path: backend.read(ns, e.path) for e in backend.list(ns)} for ns in namespaces}

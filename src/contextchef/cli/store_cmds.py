@@ -253,6 +253,12 @@ def mv(
     with opened_store(store, project) as opened:
         src_ns, src_path = _entry(opened, source)
         dst_ns, dst_path = _entry(opened, dest)
+        target = opened.store.namespace(dst_ns)
+        if target.exists(dst_path):  # checked first: a refused move reads nothing either
+            fail(
+                f"{format_uri(dst_ns, dst_path)} already exists",
+                "remove it first, or pick another name",
+            )
         entry = opened.store.namespace(src_ns).get(src_path)
         if entry is None:
             fail(
