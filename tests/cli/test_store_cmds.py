@@ -134,7 +134,8 @@ def test_a_directory_the_typescript_reference_wrote_imports_as_is(tmp_path: Path
     (root / "notes").mkdir(parents=True)
     (root / "vfs").mkdir()
     (root / "notes" / "findings.md").write_text(
-        '{"content":"parser ignores input","meta":{"createdAt":1712000000000,"updatedAt":1712000000000}}'
+        '{"content":"parser ignores input",'
+        '"meta":{"createdAt":1712000000000,"updatedAt":1712000000000}}'
     )
     (root / "vfs" / "vfs_0123456789abcdef.txt").write_text("400 lines of test output")
     result = invoke("store", "import", root, "--project", PROJECT)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from contextchef.cli._common import guarded
+from contextchef.cli._common import guarded, out_console
 from contextchef.cli.compile_cmds import compile_command, inspect_command
 from contextchef.cli.db import db_app
 from contextchef.cli.identity_cmd import identity_command
@@ -12,7 +12,10 @@ from contextchef.cli.store_cmds import store_app
 
 app = typer.Typer(
     name="contextchef",
-    help="Compile an LLM agent's context and manage its context store.\n\nExample: contextchef compile chat.json --target anthropic",
+    help=(
+        "Compile an LLM agent's context and manage its context store.\n\n"
+        "Example: contextchef compile chat.json --target anthropic"
+    ),
     no_args_is_help=True,
     add_completion=False,
 )
@@ -63,8 +66,6 @@ def demo(
 
     Example: contextchef demo --turns 60 --store :memory:
     """
-    from rich.console import Console
-
     from contextchef.adapters import adapter_registry
     from contextchef.cli.demo import run
     from contextchef.cli.demo_display import play
@@ -75,7 +76,7 @@ def demo(
         raise typer.BadParameter(
             f"unknown target {target!r}; one of {known}", param_hint="--target"
         )
-    console = Console()
+    console = out_console()
     opened = open_demo_store(store)
     try:
         if not (quiet or as_json):

@@ -72,14 +72,21 @@ def _colour_off() -> bool:
     return bool(os.environ.get("NO_COLOR"))
 
 
+def _console(*, stderr: bool) -> Console:
+    # NO_COLOR turns every escape sequence off (bold too), not only the colours.
+    if _colour_off():
+        return Console(stderr=stderr, soft_wrap=True, highlight=False, color_system=None)
+    return Console(stderr=stderr, soft_wrap=True, highlight=False)
+
+
 def out_console() -> Console:
-    """The console for results (stdout): colour only on a terminal, never with NO_COLOR."""
-    return Console(soft_wrap=True, no_color=_colour_off(), highlight=False)
+    """The console for results (stdout): styled only on a terminal, never with NO_COLOR."""
+    return _console(stderr=False)
 
 
 def err_console() -> Console:
-    """The console for errors and progress (stderr)."""
-    return Console(stderr=True, soft_wrap=True, no_color=_colour_off(), highlight=False)
+    """The console for errors and progress (stderr), under the same rules."""
+    return _console(stderr=True)
 
 
 def one_line(text: str) -> str:

@@ -41,7 +41,10 @@ from contextchef.store.store import Store
 __all__ = ["store_app"]
 
 store_app = typer.Typer(
-    help="Read and write the context store: memory/, notes/, vfs/, archive/.\n\nExample: contextchef store ls context://notes/ --store ./.context",
+    help=(
+        "Read and write the context store: memory/, notes/, vfs/, archive/.\n\n"
+        "Example: contextchef store ls context://notes/ --store ./.context"
+    ),
     no_args_is_help=True,
 )
 
