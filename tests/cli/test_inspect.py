@@ -12,7 +12,17 @@ from contextchef import ContextChef
 from contextchef.cli.compiling import CompileInputs, compile_inputs
 from contextchef.cli.inspection import inspect_compile
 from contextchef.cli.payload_diff import diff_payloads, part_bytes, prompt_parts
-from tests.cli.helpers import IR_HISTORY, SYSTEM, error_line, invoke, native_history, write_json
+from contextchef.store.backend import StoredEntry
+from contextchef.store.backends.sqlite import SQLiteBackend
+from tests.cli.helpers import (
+    IR_HISTORY,
+    SYSTEM,
+    contents,
+    error_line,
+    invoke,
+    native_history,
+    write_json,
+)
 
 
 def _inspect(*args: str | Path) -> dict[str, Any]:
@@ -122,3 +132,26 @@ def test_inspect_errors_are_one_line(tmp_path: Path) -> None:
     assert "not a JSON object" in error_line(invoke("inspect", history, "--diff", listing))
     assert "does not exist" in error_line(invoke("inspect", tmp_path / "nope.json"))
     assert invoke("inspect", history, "--target", "nope").exit_code == 2
+
+
+def test_memory_comes_from_the_store_and_nothing_is_written_back(tmp_path: Path) -> None:
+    with SQLiteBackend(project="test:cli-memory") as backend:
+        backend.write("memory", "test-command", StoredEntry("make test"))
+        before = contents(backend)
+    history = write_json(tmp_path / "chat.json", native_history("openai"))
+    args = ("--memory", "--project", "test:cli-memory")
+    data = _inspect(history, *args)
+    memory = next(row for row in data["layers"] if row["label"] == "memory")
+    assert memory["detail"] == "1 entries: test-command" and memory["tokens"] > 0
+    result = invoke("compile", history, *args)
+    assert result.exit_code == 0, result.output
+    assert "make test" in json.loads(result.stdout)["messages"][1]["content"]
+    with SQLiteBackend(project="test:cli-memory") as backend:
+        assert contents(backend) == before
+    plain = _inspect(history)
+    assert [row["label"] for row in plain["layers"][:3]] == [
+        "system",
+        "system prompt",
+        "store instruction",
+    ]
+    assert invoke("compile", history, "--project", "x").exit_code == 2  # only with --memory

@@ -53,6 +53,21 @@ SystemOption = Annotated[
         "--system", help="A text file holding the system prompt (`-`: stdin); replaces the file's."
     ),
 ]
+MemoryOption = Annotated[
+    bool,
+    typer.Option(
+        "--memory",
+        help="Show the project's memory, read from the store (nothing is written to it).",
+    ),
+]
+StoreOption = Annotated[
+    Path | None,
+    typer.Option("--store", help="With --memory: a database file or store directory."),
+]
+ProjectOption = Annotated[
+    str | None,
+    typer.Option("--project", help="With --memory: the project (a directory or an identity)."),
+]
 ToolsOption = Annotated[
     Path | None,
     typer.Option("--tools", help="A JSON list of tools: {name, description, parameters}."),
@@ -77,6 +92,8 @@ def _check_from(fmt: str | None) -> None:
 def _compiled(inputs: CompileInputs) -> Compiled:
     _check_target(inputs.target)
     _check_from(inputs.fmt)
+    if not inputs.memory and (inputs.store is not None or inputs.project is not None):
+        raise typer.BadParameter("--store and --project only apply with --memory")
     with working(f"compiling {inputs.history}"):
         return compile_inputs(inputs)
 
@@ -89,6 +106,9 @@ def compile_command(
     state: StateOption = None,
     system: SystemOption = None,
     tools: ToolsOption = None,
+    memory: MemoryOption = False,
+    store: StoreOption = None,
+    project: ProjectOption = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Write the payload to this file instead of stdout."),
@@ -105,11 +125,14 @@ def compile_command(
 
     Example: contextchef compile chat.json --target anthropic --state state.json -o payload.json
     """
-    compiled = _compiled(CompileInputs(history, target, fmt, state, system, tools))
+    compiled = _compiled(
+        CompileInputs(history, target, fmt, state, system, tools, memory, store, project)
+    )
     payload = compiled.payload
     if validate:
         try:
-            checked = validate_payload(target, payload)
+            with working(f"checking against the {target} SDK types"):
+                checked = validate_payload(target, payload)
         except PayloadRejected as exc:
             fail(
                 f"the {target} payload does not match the SDK request types: {exc}",
@@ -140,6 +163,9 @@ def inspect_command(
     state: StateOption = None,
     system: SystemOption = None,
     tools: ToolsOption = None,
+    memory: MemoryOption = False,
+    store: StoreOption = None,
+    project: ProjectOption = None,
     diff: Annotated[
         Path | None,
         typer.Option(
@@ -158,7 +184,9 @@ def inspect_command(
         previous = load_json(diff, "previous payload")
         if not isinstance(previous, dict):
             fail(f"previous payload {diff} is not a JSON object", "pass a file `compile -o` wrote")
-    compiled = _compiled(CompileInputs(history, target, fmt, state, system, tools))
+    compiled = _compiled(
+        CompileInputs(history, target, fmt, state, system, tools, memory, store, project)
+    )
     inspection = inspect_compile(
         compiled, previous=previous, previous_source=str(diff) if diff else None
     )

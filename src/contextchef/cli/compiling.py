@@ -1,8 +1,11 @@
 """One compile from files: a history file, and optionally a state, a system prompt and tools.
 
 `compile` and `inspect` share this, so what `inspect` X-rays is exactly what `compile` prints.
-The chef is a plain `ContextChef()` (in-memory store, the `context` tool offered as in any
-default chef); `--system` replaces whatever system prompt the history file carried.
+The chef is a plain `ContextChef()` (the `context` tool offered as in any default chef);
+`--system` replaces whatever system prompt the history file carried. With `--memory`, the
+project's memory entries are copied from the store (`--store`, `--project`) into the chef's
+own in-memory store, so the compile shows them as the agent would see them and writes nothing
+back (a compile advances memory's turn count, which must not touch the real store).
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from contextchef.cli.history_file import (
     load_system,
     load_tools,
 )
+from contextchef.cli.store_open import opened_store
+from contextchef.memory.entry import MEMORY_NAMESPACE
 from contextchef.payload import Payload
+from contextchef.store.backends.inmemory import InMemoryBackend
 
 __all__ = ["CompileInputs", "Compiled", "compile_inputs", "payload_text"]
 
@@ -35,6 +41,9 @@ class CompileInputs:
     state: Path | None = None
     system: str | None = None
     tools: Path | None = None
+    memory: bool = False
+    store: Path | None = None
+    project: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +62,22 @@ def compile_inputs(inputs: CompileInputs) -> Compiled:
     state = load_state(inputs.state) if inputs.state is not None else None
     system: Any = load_system(inputs.system) if inputs.system is not None else loaded.system
     tools = load_tools(inputs.tools) if inputs.tools is not None else None
-    chef = ContextChef().set_system_prompt(system).set_history(loaded.history)
+    chef = _chef(inputs).set_system_prompt(system).set_history(loaded.history)
     if state is not None:
         chef.set_dynamic_state(dict[str, Any], state)
     if tools is not None:
         chef.register_tools(tools)
     return Compiled(inputs, loaded, chef, chef.compile(target=inputs.target))
+
+
+def _chef(inputs: CompileInputs) -> ContextChef:
+    if not inputs.memory:
+        return ContextChef()
+    local = InMemoryBackend()
+    with opened_store(inputs.store, inputs.project) as opened:
+        for path, entry in opened.store.namespace(MEMORY_NAMESPACE).entries().items():
+            local.write(MEMORY_NAMESPACE, path, entry)
+    return ContextChef(store=local, memory={})
 
 
 def payload_text(payload: Any) -> str:

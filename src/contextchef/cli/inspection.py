@@ -4,7 +4,8 @@
 nowhere by itself: `inspect_view` prints it as rich tables or JSON, and an HTML report can take
 the same object (`Inspection.to_dict()` is plain JSON data).
 
-Layers follow the sandwich: the system layer (every system block the target receives), the
+Layers follow the sandwich: the system layer (every system block the target receives: the
+host's system prompt, then what the library adds after it, memory or the store instruction), the
 history grouped by turns (a turn opens with a user message that is not only tool results), the
 tail parts stitched into the last user message (the dynamic state and its anchor line), and the
 tools. Token figures of the four layers are the compile's own (`payload.meta.tokens`); a turn's
@@ -15,7 +16,7 @@ it. Bytes are those of compact JSON, as the provider receives them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from contextchef import prompts
@@ -182,6 +183,29 @@ def _tail_parts(compiled: Compiled, tokenizer: EstimateTokenizer) -> list[LayerR
     ]
 
 
+def _system_rows(
+    compiled: Compiled, tokens: int, size: int, tokenizer: EstimateTokenizer
+) -> list[LayerRow]:
+    """The system layer split into the host's system prompt and what the library adds after
+    it (the memory block with its instruction, or the context store instruction)."""
+    texts = [
+        m["content"] if isinstance(m["content"], str) else part_bytes(m["content"]).decode()
+        for m in compiled.chef.system_prompt
+    ]
+    own_tokens = min(tokens, sum(tokenizer.count_text(text) for text in texts))
+    own_bytes = min(size, sum(len(text.encode()) for text in texts))
+    rows = [LayerRow("system", "system prompt", own_tokens, own_bytes, f"{len(texts)} message(s)")]
+    keys = compiled.payload.meta.memory_keys
+    if compiled.inputs.memory:
+        label, detail = "memory", f"{len(keys)} entries: {', '.join(keys)}" if keys else "empty"
+    elif compiled.chef.vocabulary.store_instruction is not None:
+        label, detail = "store instruction", "how to reach the context store"
+    else:
+        return rows
+    rows.append(LayerRow("system", label, tokens - own_tokens, size - own_bytes, detail, depth=1))
+    return [replace(rows[0], depth=1), rows[1]]
+
+
 def _system_parts(payload: Mapping[str, Any], lead: int) -> list[tuple[str, Any]]:
     names = ("system", "instructions", "system_instruction", "config.system_instruction")
     key, items = _sequence(payload)
@@ -272,6 +296,7 @@ def inspect_compile(
     tool_bytes = sum(len(part_bytes(v)) for _, v in tools)
     rows = [
         LayerRow("system", "system", figures.system, system_bytes, f"{len(system)} block(s)"),
+        *_system_rows(compiled, figures.system, system_bytes, tokenizer),
         LayerRow("history", "history", figures.history, history_bytes, f"{len(turn_rows)} turn(s)"),
         *turn_rows,
     ]

@@ -26,6 +26,7 @@ from contextchef.cli._common import (
     print_json,
     progress,
     read_text,
+    working,
 )
 from contextchef.cli.store_open import (
     STORE_HINT,
@@ -299,7 +300,9 @@ def search(
         spaces = [_known(opened, ns)] if ns is not None else namespaces(opened)
         hits: list[dict[str, str]] = []
         for space in spaces:
-            for found in opened.store.namespace(space).search(query, limit=limit):
+            with working(f"searching {space}/"):
+                found_hits = opened.store.namespace(space).search(query, limit=limit)
+            for found in found_hits:
                 snippet = " ".join((found.snippet or "").split())
                 hits.append({"uri": format_uri(space, found.path), "snippet": snippet})
         if as_json:
@@ -425,7 +428,10 @@ def cleanup(
         raise typer.BadParameter("give at least one of --max-files, --max-bytes, --max-age")
     with opened_store(store, project) as opened:
         _known(opened, ns)
-        report = opened.store.cleanup(ns, max_files=max_files, max_bytes=max_bytes, max_age=max_age)
+        with working(f"sweeping {ns}/"):
+            report = opened.store.cleanup(
+                ns, max_files=max_files, max_bytes=max_bytes, max_age=max_age
+            )
     evicted = [
         {"uri": item.uri, "reason": item.reason, "bytes": item.bytes} for item in report.evicted
     ]
