@@ -11,7 +11,6 @@ stderr with exit code 1, and change nothing.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -24,20 +23,20 @@ from contextchef.cli._common import (
     guarded,
     out_console,
     print_json,
-    progress,
     read_text,
     working,
 )
+from contextchef.cli.store_bulk import cleanup_command, export_command, import_command
 from contextchef.cli.store_open import (
-    STORE_HINT,
+    JsonOption,
     OpenedStore,
-    looks_like_store,
+    ProjectOption,
+    StoreOption,
+    known_namespace,
     namespaces,
     opened_store,
 )
-from contextchef.store.backends.filesystem import FileSystemBackend
 from contextchef.store.paths import URI_PREFIX, format_uri
-from contextchef.store.store import Store
 
 __all__ = ["store_app"]
 
@@ -48,22 +47,6 @@ store_app = typer.Typer(
     ),
     no_args_is_help=True,
 )
-
-StoreOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--store",
-        help="A context database file or a store directory (default: the machine's database).",
-    ),
-]
-ProjectOption = Annotated[
-    str | None,
-    typer.Option(
-        "--project",
-        help="The project inside the database: a directory, or an identity such as git:<sha>.",
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
 @store_app.callback()
@@ -100,7 +83,7 @@ def _known(opened: OpenedStore, ns: str, *, create: bool = False) -> str:
 
 def _entry(opened: OpenedStore, uri: str, *, create: bool = False) -> tuple[str, str]:
     ns, path = _split(uri)
-    _known(opened, ns, create=create)
+    known_namespace(opened, ns, create=create)
     if not path or path.endswith("/"):
         fail(f"{uri!r} names a directory, not an entry", "add the entry's path after the namespace")
     return ns, path
@@ -153,7 +136,7 @@ def ls(
             out_console().print(table)
             return
         ns, prefix = _split(uri)
-        _known(opened, ns)
+        known_namespace(opened, ns)
         entries = opened.store.namespace(ns).list(prefix)
         if as_json:
             print_json(
@@ -297,7 +280,7 @@ def search(
     Example: contextchef store search "test command" --ns memory
     """
     with opened_store(store, project) as opened:
-        spaces = [_known(opened, ns)] if ns is not None else namespaces(opened)
+        spaces = [known_namespace(opened, ns)] if ns is not None else namespaces(opened)
         hits: list[dict[str, str]] = []
         for space in spaces:
             with working(f"searching {space}/"):
@@ -316,136 +299,6 @@ def search(
             err_console().print(f"no entry holds {query!r}", markup=False)
 
 
-def _copy(source: Store, target: Store, spaces: list[str], label: str) -> dict[str, int]:
-    """Copy every entry of `spaces` from `source` to `target`, meta (times) included."""
-    counts: dict[str, int] = {}
-    with progress(label) as update:
-        listed = {ns: source.namespace(ns).list() for ns in spaces}
-        total = sum(len(items) for items in listed.values())
-        done = 0
-        for ns in spaces:
-            view = target.namespace(ns)
-            for path, entry in source.namespace(ns).entries().items():
-                view.put(path, entry.content, dict(entry.meta))
-                done += 1
-                update(done, total)
-            counts[ns] = len(listed[ns])
-    return counts
-
-
-def _directory_store(directory: Path, *, must_exist: bool) -> Store:
-    if directory.exists() and not directory.is_dir():
-        fail(f"{directory} is a file, not a directory", "name a directory")
-    if must_exist and not directory.is_dir():
-        fail(f"{directory} does not exist", "check the path")
-    if directory.is_dir():
-        problem = looks_like_store(directory)
-        if problem is not None:
-            fail(f"{directory} is a directory but not a context store: {problem}", STORE_HINT)
-    return Store(FileSystemBackend(directory))
-
-
-def _summary(counts: dict[str, int]) -> str:
-    return ", ".join(f"{ns}/ {n}" for ns, n in counts.items() if n) or "nothing"
-
-
-@store_app.command("export")
-@guarded
-def export(
-    directory: Annotated[Path, typer.Argument(help="The store directory to write (created).")],
-    store: StoreOption = None,
-    project: ProjectOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Copy every entry into a directory, in the filesystem layout (<dir>/<namespace>/<path>).
-
-    Example: contextchef store export ./.context
-    """
-    with opened_store(store, project) as opened:
-        target = _directory_store(directory, must_exist=False)
-        counts = _copy(opened.store, target, namespaces(opened), "exporting")
-    if as_json:
-        print_json({"directory": str(directory), "entries": counts})
-        return
-    err_console().print(f"exported to {directory}: {_summary(counts)}", markup=False)
-
-
-@store_app.command("import")
-@guarded
-def import_(
-    directory: Annotated[
-        Path,
-        typer.Argument(help="A store directory, e.g. a .context the TypeScript library wrote."),
-    ],
-    store: StoreOption = None,
-    project: ProjectOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Copy every entry of a store directory into the store (same paths, times kept).
-
-    Example: contextchef store import ./.context --project .
-    """
-    source = _directory_store(directory, must_exist=True)
-    spaces = sorted(
-        child.name
-        for child in directory.iterdir()
-        if child.is_dir() and not child.name.startswith(".")
-    )
-    with opened_store(store, project, create=True) as opened:
-        counts = _copy(source, opened.store, spaces, "importing")
-        where = opened.description
-    if as_json:
-        print_json({"store": where, "entries": counts})
-        return
-    err_console().print(f"imported into {where}: {_summary(counts)}", markup=False)
-
-
-@store_app.command("cleanup")
-@guarded
-def cleanup(
-    ns: Annotated[str, typer.Argument(help="The namespace to sweep, e.g. vfs.")],
-    max_files: Annotated[
-        int | None, typer.Option("--max-files", min=0, help="Keep at most this many entries.")
-    ] = None,
-    max_bytes: Annotated[
-        int | None, typer.Option("--max-bytes", min=0, help="Keep at most this many bytes.")
-    ] = None,
-    max_age: Annotated[
-        float | None,
-        typer.Option(
-            "--max-age", min=0, help="Evict entries created more than this many seconds ago."
-        ),
-    ] = None,
-    store: StoreOption = None,
-    project: ProjectOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Evict the least recently used entries of a namespace beyond the caps given.
-
-    Example: contextchef store cleanup vfs --max-files 500 --max-age 604800
-    """
-    if max_files is None and max_bytes is None and max_age is None:
-        raise typer.BadParameter("give at least one of --max-files, --max-bytes, --max-age")
-    with opened_store(store, project) as opened:
-        _known(opened, ns)
-        with working(f"sweeping {ns}/"):
-            report = opened.store.cleanup(
-                ns, max_files=max_files, max_bytes=max_bytes, max_age=max_age
-            )
-    evicted = [
-        {"uri": item.uri, "reason": item.reason, "bytes": item.bytes} for item in report.evicted
-    ]
-    failed = [{"uri": item.uri, "error": str(item.error)} for item in report.failed]
-    if as_json:
-        print_json({"namespace": ns, "evicted": evicted, "failed": failed})
-    else:
-        table = Table("evicted", "reason", "bytes", title=f"cleanup {ns}/")
-        for item in evicted:
-            table.add_row(escape(str(item["uri"])), str(item["reason"]), f"{item['bytes']:,}")
-        out_console().print(table)
-        err_console().print(
-            f"evicted {len(evicted)} entries ({report.evicted_bytes:,} bytes) from {ns}/",
-            markup=False,
-        )
-    if failed:
-        fail(f"{len(failed)} entries could not be evicted: {failed[0]['error']}")
+store_app.command("export")(export_command)
+store_app.command("import")(import_command)
+store_app.command("cleanup")(cleanup_command)

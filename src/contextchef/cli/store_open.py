@@ -23,7 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from contextchef.cli._common import fail
 from contextchef.store.backends.filesystem import FileSystemBackend
@@ -34,7 +36,17 @@ from contextchef.store.datadir import default_database_path
 from contextchef.store.paths import validate_namespace
 from contextchef.store.store import Store
 
-__all__ = ["STANDARD_NAMESPACES", "OpenedStore", "looks_like_store", "namespaces", "opened_store"]
+__all__ = [
+    "STANDARD_NAMESPACES",
+    "JsonOption",
+    "OpenedStore",
+    "ProjectOption",
+    "StoreOption",
+    "known_namespace",
+    "looks_like_store",
+    "namespaces",
+    "opened_store",
+]
 
 STANDARD_NAMESPACES = ("archive", "memory", "notes", "vfs")
 STORE_HINT = (
@@ -163,3 +175,32 @@ def namespaces(opened: OpenedStore) -> list[str]:
                 and _valid_namespace(child.name)
             )
     return sorted(found)
+
+
+def known_namespace(opened: OpenedStore, ns: str, *, create: bool = False) -> str:
+    """`ns` when the store knows it (or `create` allows a new one); else a one-line error
+    naming the namespaces it knows, so a typo never creates a namespace."""
+    known = namespaces(opened)
+    if ns not in known and not create:
+        fail(
+            f"unknown namespace {ns!r} in {opened.description}",
+            f"known: {', '.join(known)}",
+        )
+    return ns
+
+
+StoreOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--store",
+        help="A context database file or a store directory (default: the machine's database).",
+    ),
+]
+ProjectOption = Annotated[
+    str | None,
+    typer.Option(
+        "--project",
+        help="The project inside the database: a directory, or an identity such as git:<sha>.",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
