@@ -73,6 +73,12 @@ def test_state_system_and_tools_files(tmp_path: Path) -> None:
     assert "read_file" in [tool["function"]["name"] for tool in payload["tools"]]
 
 
+def test_history_from_stdin() -> None:
+    result = invoke("compile", "-", stdin=json.dumps(native_history("gemini")))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["messages"][-1]["content"] == "Yes, go ahead."
+
+
 def test_system_prompt_from_stdin(tmp_path: Path) -> None:
     history = write_json(tmp_path / "chat.json", native_history("openai"))
     result = invoke("compile", history, "--system", "-", stdin="From stdin.")

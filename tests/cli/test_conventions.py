@@ -4,6 +4,9 @@ one-line errors, --debug, and no styling off a terminal or under NO_COLOR."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +107,16 @@ def test_styling_only_on_a_terminal_and_never_with_no_color(
     error = invoke("store", "ls", "--store", tmp_path / "missing", env=env)
     assert ("\x1b[" in listing.stdout) is styled
     assert ("\x1b[" in error.stderr) is styled
+
+
+def test_python_dash_m_runs_the_same_app() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "contextchef", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for command in ("compile", "inspect", "store", "identity", "db", "demo"):
+        assert f" {command} " in done.stdout
