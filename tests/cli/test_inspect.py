@@ -25,6 +25,18 @@ from tests.cli.helpers import (
 )
 
 
+LAYER_PARTS = (
+    "tools",
+    "config.tools",
+    "system",
+    "instructions",
+    "config.system_instruction",
+    "messages",
+    "input",
+    "contents",
+)
+
+
 def _inspect(*args: str | Path) -> dict[str, Any]:
     result = invoke("inspect", *args, "--json")
     assert result.exit_code == 0, result.output
@@ -49,6 +61,13 @@ def test_layer_figures_are_the_compiles_own(target: str, tmp_path: Path) -> None
         "tools": tokens.tools,
     }
     assert data["total_tokens"] == tokens.total
+    sequence = next(payload[key] for key in ("messages", "input", "contents") if key in payload)
+    assert layers["tail"]["bytes"] == len(part_bytes(sequence[-1]))  # stitched into the last
+    listed = sum(layers[name]["bytes"] for name in ("system", "history", "tail", "tools"))
+    others = [n for n, _ in prompt_parts(payload) if not n.startswith(LAYER_PARTS)]
+    assert listed == data["total_bytes"] - sum(
+        len(part_bytes(v)) for n, v in prompt_parts(payload) if n in others
+    )
     assert data["total_bytes"] == sum(len(part_bytes(v)) for _, v in prompt_parts(payload))
     turns = [row["label"] for row in data["layers"] if row["layer"] == "history" and row["depth"]]
     assert turns == ["turn 1", "turn 2"]  # a tool result never opens a turn, in any target

@@ -8,13 +8,15 @@ Layers follow the sandwich: the system layer (every system block the target rece
 host's system prompt, then what the library adds after it, memory or the store instruction), the
 history grouped by turns (a turn opens with a user message that is not only tool results), the
 tail parts stitched into the last user message (the dynamic state and its anchor line), and the
-tools. Token figures of the four layers are the compile's own (`payload.meta.tokens`); a turn's
-figure counts its payload items with the same estimate, and the turn holding the tail includes
-it. Bytes are those of compact JSON, as the provider receives them.
+tools. Token figures of the four layers are the compile's own (`payload.meta.tokens`): the tail
+is the whole message the tail was stitched into. A turn's figure counts its payload items with
+the same estimate (the last turn includes the tail message), and a tail part counts its own
+text. Bytes are those of compact JSON, as the provider receives them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -147,32 +149,43 @@ def _count(value: Any, tokenizer: EstimateTokenizer) -> int:
     return tokenizer.count_text(value if isinstance(value, str) else part_bytes(value).decode())
 
 
+def _tail_item(items: Sequence[Any], lead: int, state_xml: str | None) -> int | None:
+    """The index of the payload item the tail was stitched into (it holds the state's text)."""
+    if not state_xml:
+        return None
+    needle = json.dumps(state_xml, ensure_ascii=False)[1:-1].encode()
+    for index in range(len(items) - 1, lead - 1, -1):
+        if needle in part_bytes(items[index]):
+            return index
+    return None
+
+
 def _history_rows(
-    payload: Mapping[str, Any], tail_bytes: int, tokenizer: EstimateTokenizer
-) -> tuple[int, int, list[LayerRow]]:
-    """(leading system items, history bytes, one row per turn)."""
+    payload: Mapping[str, Any], state_xml: str | None, tokenizer: EstimateTokenizer
+) -> tuple[int, int | None, list[LayerRow]]:
+    """(leading system items, the item holding the tail, one row per turn)."""
     key, items = _sequence(payload)
     lead = 0
     while lead < len(items) and isinstance(items[lead], Mapping):
         if items[lead].get("role") not in _SYSTEM_ROLES:
             break
         lead += 1
+    tail = _tail_item(items, lead, state_xml)
     rows: list[LayerRow] = []
-    turns = list(_turns(items, lead))
-    for position, (number, first, end) in enumerate(turns):
+    for number, first, end in _turns(items, lead):
         chunk = items[first:end]
         size = sum(len(part_bytes(item)) for item in chunk)
         tokens = sum(_count(item, tokenizer) for item in chunk)
         label = f"turn {number}" if number else "before the first user message"
         span = f"{key}[{first}]" if end - first == 1 else f"{key}[{first}..{end - 1}]"
-        holds_tail = tail_bytes and position == len(turns) - 1
+        holds_tail = tail is not None and first <= tail < end
         detail = f"{span}, {end - first} item(s)" + (", holds the tail" if holds_tail else "")
         rows.append(LayerRow("history", label, tokens, size, detail, depth=1))
-    history_bytes = sum(len(part_bytes(item)) for item in items[lead:]) - tail_bytes
-    return lead, history_bytes, rows
+    return lead, tail, rows
 
 
 def _tail_parts(compiled: Compiled, tokenizer: EstimateTokenizer) -> list[LayerRow]:
+    """The blocks stitched into the last user message: the dynamic state and its anchor line."""
     state = compiled.chef.dynamic_state
     if state is None or not state.xml or state.placement != "last_user":
         return []
@@ -288,8 +301,12 @@ def inspect_compile(
     figures = payload.meta.tokens
     tokenizer = EstimateTokenizer()
     tail_rows = _tail_parts(compiled, tokenizer)
-    tail_bytes = sum(row.bytes for row in tail_rows)
-    lead, history_bytes, turn_rows = _history_rows(payload, tail_bytes, tokenizer)
+    state = compiled.chef.dynamic_state
+    state_xml = state.xml if state is not None and state.placement == "last_user" else None
+    lead, tail, turn_rows = _history_rows(payload, state_xml, tokenizer)
+    key, items = _sequence(payload)
+    tail_bytes = len(part_bytes(items[tail])) if tail is not None else 0
+    history_bytes = sum(len(part_bytes(item)) for item in items[lead:]) - tail_bytes
     system = _system_parts(payload, lead)
     tools = _tool_parts(payload)
     system_bytes = sum(len(part_bytes(v)) for _, v in system)
@@ -300,8 +317,9 @@ def inspect_compile(
         LayerRow("history", "history", figures.history, history_bytes, f"{len(turn_rows)} turn(s)"),
         *turn_rows,
     ]
-    if tail_rows or figures.tail:
-        rows.append(LayerRow("tail", "tail", figures.tail, tail_bytes, "the last user message"))
+    if tail is not None:
+        detail = f"{key}[{tail}]: the last user message, with the parts below stitched in"
+        rows.append(LayerRow("tail", "tail", figures.tail, tail_bytes, detail))
         rows.extend(tail_rows)
     rows.append(LayerRow("tools", "tools", figures.tools, tool_bytes, _tool_names(tools)))
     breakpoints = _breakpoints(payload, tokenizer)
