@@ -163,6 +163,24 @@ def test_invalid_json_and_invalid_state(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_tools_in_every_providers_shape(tmp_path: Path) -> None:
+    history = write_json(tmp_path / "chat.json", native_history("openai"))
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    tools = write_json(
+        tmp_path / "tools.json",
+        [
+            {"type": "function", "function": {"name": "a", "parameters": schema}},
+            {"type": "function", "name": "b", "parameters": schema},
+            {"name": "c", "input_schema": schema},
+            {"function_declarations": [{"name": "d", "parameters": schema}]},
+        ],
+    )
+    result = invoke("compile", history, "--tools", tools, "-t", "anthropic", "--validate")
+    assert result.exit_code == 0, result.output
+    names = [tool["name"] for tool in json.loads(result.stdout)["tools"]]
+    assert names[:4] == ["a", "b", "c", "d"]
+
+
 def test_invalid_tools_file(tmp_path: Path) -> None:
     history = write_json(tmp_path / "chat.json", native_history("openai"))
     tools = write_json(tmp_path / "tools.json", {"name": "x"})

@@ -24,7 +24,6 @@ from tests.cli.helpers import (
     write_json,
 )
 
-
 LAYER_PARTS = (
     "tools",
     "config.tools",

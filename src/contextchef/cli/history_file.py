@@ -184,8 +184,8 @@ def load_system(path: Path | str) -> str:
 
 
 def load_tools(path: Path | str) -> list[dict[str, Any]]:
-    """Tool definitions in `path`: a JSON list of `{name, description, parameters}` objects
-    (OpenAI's `{"type": "function", "function": {...}}` wrapping is accepted too)."""
+    """Tool definitions in `path`: a JSON list of `{name, description, parameters}` objects, or
+    tools in any provider's own shape (or a request-shaped object holding a `tools` list)."""
     tools = load_json(path, "tools file")
     if isinstance(tools, Mapping) and isinstance(tools.get("tools"), list):
         tools = tools["tools"]
@@ -194,11 +194,16 @@ def load_tools(path: Path | str) -> list[dict[str, Any]]:
             f"tools file {path} must hold a JSON list of tool objects",
             'e.g. [{"name": "read_file", "description": "…", "parameters": {…}}]',
         )
-    return [_unwrapped(tool) for tool in tools]
+    return [inner for tool in tools for inner in _unwrapped(tool)]
 
 
-def _unwrapped(tool: Mapping[str, Any]) -> dict[str, Any]:
+def _unwrapped(tool: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A tool in any provider's shape as plain definitions: OpenAI Chat's `{"type": "function",
+    "function": {...}}` and Gemini's `{"function_declarations": [...]}` are unwrapped."""
     inner = tool.get("function")
     if tool.get("type") == "function" and isinstance(inner, Mapping):
-        return dict(inner)
-    return dict(tool)
+        return [dict(inner)]
+    declarations = tool.get("function_declarations")
+    if isinstance(declarations, list):
+        return [dict(item) for item in declarations if isinstance(item, Mapping)]
+    return [dict(tool)]
