@@ -46,6 +46,7 @@ def _root(
 
     Example: contextchef compile chat.json --target anthropic
     """
+    del debug  # read by the error handler from the command's context (see _common.debugging)
 
 
 @app.command()
