@@ -120,3 +120,19 @@ def test_python_dash_m_runs_the_same_app() -> None:
     assert done.returncode == 0, done.stderr
     for command in ("compile", "inspect", "store", "identity", "db", "demo"):
         assert f" {command} " in done.stdout
+
+
+def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    terminal = {"FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    assert invoke("store", "put", "notes/a.md", stdin="a").exit_code == 0
+    history = write_json(tmp_path / "chat.json", native_history("openai"))
+    for args, label in (
+        (("store", "export", tmp_path / "out"), "exporting"),
+        (("compile", history), "compiling"),
+        (("store", "search", "a"), "searching"),
+    ):
+        shown = invoke(*args, env=terminal)
+        assert shown.exit_code == 0, shown.output
+        assert label in shown.stderr
+        piped = invoke(*args)
+        assert label not in piped.stderr

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from contextchef.cli._common import fail, guarded, out_console, print_json
+from contextchef.cli._common import fail, guarded, out_console, print_json, working
 from contextchef.store.backends.sqlite.identity import (
     GitUnavailableError,
     canonical_dir,
@@ -142,7 +142,8 @@ def identity_command(
         fail(
             f"{database} is a directory; identities live in a database file", "point --store at one"
         )
-    report = identify(directory, database)
+    with working(f"identifying {directory}"):
+        report = identify(directory, database)
     if as_json:
         print_json(asdict(report))
         return

@@ -119,7 +119,8 @@ def ls(
         if uri is None:
             rows = []
             for ns in namespaces(opened):
-                listed = opened.store.namespace(ns).list()
+                with working(f"listing {ns}/"):
+                    listed = opened.store.namespace(ns).list()
                 rows.append(
                     {
                         "namespace": ns,
@@ -137,7 +138,8 @@ def ls(
             return
         ns, prefix = _split(uri)
         known_namespace(opened, ns)
-        entries = opened.store.namespace(ns).list(prefix)
+        with working(f"listing {uri}"):
+            entries = opened.store.namespace(ns).list(prefix)
         if as_json:
             print_json(
                 [{"uri": format_uri(ns, e.path), "path": e.path, **dict(e.meta)} for e in entries]
