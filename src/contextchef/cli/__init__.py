@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import typer
 
+from contextchef.cli._common import guarded, out_console
+from contextchef.cli.compile_cmds import compile_command, inspect_command
 from contextchef.cli.db import db_app
+from contextchef.cli.identity_cmd import identity_command
 from contextchef.cli.mcp import mcp_command
+from contextchef.cli.store_cmds import store_app
 
 app = typer.Typer(
     name="contextchef",
-    help="Compile an LLM agent's context and manage its context store.",
+    help=(
+        "Compile an LLM agent's context and manage its context store.\n\n"
+        "Example: contextchef compile chat.json --target anthropic"
+    ),
     no_args_is_help=True,
     add_completion=False,
 )
@@ -32,11 +39,19 @@ def _root(
         is_eager=True,
         help="Print the installed version and exit.",
     ),
+    debug: bool = typer.Option(
+        False, "--debug", help="Show the traceback of an error instead of one line."
+    ),
 ) -> None:
-    """Compile an LLM agent's context and manage its context store."""
+    """Compile an LLM agent's context and manage its context store.
+
+    Example: contextchef compile chat.json --target anthropic
+    """
+    del debug  # read by the error handler from the command's context (see _common.debugging)
 
 
 @app.command()
+@guarded
 def demo(
     target: str = typer.Option("openai", help="The provider format the agent's run compiles to."),
     turns: int = typer.Option(150, min=1, help="How many model calls the scripted agent makes."),
@@ -83,5 +98,9 @@ def main() -> None:
     app()
 
 
+app.command("compile")(compile_command)
+app.command("inspect")(inspect_command)
+app.command("identity")(identity_command)
+app.add_typer(store_app, name="store")
 app.add_typer(db_app, name="db")
 app.command(name="mcp")(mcp_command)

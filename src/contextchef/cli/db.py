@@ -10,17 +10,16 @@ database open; `--wait` waits for them to close it (up to `--timeout` seconds).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
 
-from contextchef.errors import ContextChefError, StoreInUseError
+from contextchef.cli._common import err_console, out_console, print_json, progress, report_failure
 from contextchef.store.backends.sqlite import backup as backup_ops
 from contextchef.store.backends.sqlite import maintenance
 from contextchef.store.backends.sqlite import repair as repair_ops
@@ -28,13 +27,13 @@ from contextchef.store.datadir import default_database_path
 
 __all__ = ["db_app"]
 
-db_app = typer.Typer(help="Inspect and maintain the SQLite context database.", no_args_is_help=True)
-console = Console(soft_wrap=True)
-errors = Console(stderr=True, soft_wrap=True)
+db_app = typer.Typer(
+    help="Inspect and maintain the SQLite context database.\n\nExample: contextchef db info --json",
+    no_args_is_help=True,
+)
+
 
 T = TypeVar("T")
-
-_state = {"debug": False}
 
 WaitOption = Annotated[
     bool,
@@ -43,6 +42,8 @@ WaitOption = Annotated[
 TimeoutOption = Annotated[
     float, typer.Option("--timeout", min=0, help="Seconds --wait waits before giving up.")
 ]
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 DbOption = Annotated[
     Path | None,
@@ -56,8 +57,11 @@ def _options(
         bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")
     ] = False,
 ) -> None:
-    """Inspect and maintain the SQLite context database."""
-    _state["debug"] = debug
+    """Inspect and maintain the SQLite context database.
+
+    Example: contextchef db info --db ./context.db
+    """
+    del debug  # read by the error handler from the command's context
 
 
 def _db(path: Path | None) -> Path:
@@ -69,7 +73,7 @@ def _waited(wait: bool, timeout: float) -> float:
 
 
 def _fail(message: str) -> typer.Exit:
-    errors.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    err_console().print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     return typer.Exit(1)
 
 
@@ -77,46 +81,11 @@ def _run(action: Callable[[], T]) -> T:
     """Run `action`; a failure becomes one line on stderr and exit code 1 (unless --debug)."""
     try:
         return action()
-    except StoreInUseError as exc:
-        if _state["debug"]:
-            raise
-        raise _fail(str(exc)) from None
-    except ContextChefError as exc:
-        if _state["debug"]:
-            raise
-        raise _fail(str(exc)) from None
-    except OSError as exc:
-        if _state["debug"]:
-            raise
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise _fail(f"{exc.strerror or exc}{where}") from None
     except Exception as exc:
-        if _state["debug"]:
-            raise
-        raise _fail(
-            f"unexpected {type(exc).__name__}: {exc}; run again as `contextchef db --debug …` "
-            "for the traceback and report it"
-        ) from None
+        report_failure(exc)
 
 
-@contextmanager
-def _progress(label: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar, fed by the library's `(done, total)` callbacks."""
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TimeElapsedColumn(),
-        console=errors,
-        transient=True,
-        disable=not errors.is_terminal,  # no stray blank line in logs and pipes
-    ) as bar:
-        task = bar.add_task(label, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
+_progress = progress
 
 
 def _size(n: int) -> str:
@@ -129,9 +98,26 @@ def _size(n: int) -> str:
 
 
 @db_app.command()
-def info(db: DbOption = None) -> None:
-    """Path, schema version and fence, file sizes, entries per project and namespace."""
+def info(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Path, schema version and fence, file sizes, entries per project and namespace.
+
+    Example: contextchef db info --json
+    """
     report = _run(lambda: maintenance.info(_db(db)))
+    if as_json:
+        print_json(
+            {
+                **asdict(report),
+                "path": str(report.path),
+                "entries": [
+                    {"project": p, "namespace": ns, "entries": n, "bytes": b}
+                    for p, ns, n, b in report.entries
+                ],
+                "memories": [{"project": p, "current": n} for p, n in report.memories],
+            }
+        )
+        return
+    console = out_console()
     console.print(f"database        {report.path}")
     fence = f"{report.schema_version} (this build supports up to {report.supported_version})"
     console.print(f"schema version  {fence}")
@@ -155,19 +141,34 @@ def info(db: DbOption = None) -> None:
 
 
 @db_app.command()
-def check(db: DbOption = None) -> None:
-    """integrity_check, foreign_key_check and full-text index consistency (read-only)."""
+def check(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """integrity_check, foreign_key_check and full-text index consistency (read-only).
+
+    Example: contextchef db check --db ./context.db
+    """
     report = _run(lambda: maintenance.check(_db(db)))
+    if as_json:
+        print_json(
+            {
+                "path": str(report.path),
+                "ok": report.ok,
+                "problems": report.problems,
+                "foreign": report.foreign,
+            }
+        )
+        if not report.ok:
+            raise typer.Exit(1)
+        return
     if report.foreign is not None:
         raise _fail(
             f"{report.path} is not a contextchef database ({report.foreign}); nothing was "
             f"checked. Point --db at a contextchef database (default: {default_database_path()})"
         )
     if report.ok:
-        console.print(f"[green]ok[/]: {report.path} passed every check")
+        out_console().print(f"[green]ok[/]: {report.path} passed every check")
         return
     for problem in report.problems:
-        errors.print(f"[red]problem:[/] {problem}", highlight=False)
+        err_console().print(f"[red]problem:[/] {escape(problem)}", highlight=False)
     raise _fail(
         f"{report.path}: {len(report.problems)} problem(s); stop the processes using it, then "
         f"run `contextchef db repair --db {report.path}` to salvage"
@@ -179,10 +180,13 @@ def backup(
     dest: Annotated[Path, typer.Argument(help="Backup file to create, or a directory.")],
     db: DbOption = None,
 ) -> None:
-    """An online, consistent, integrity-checked copy with a schema-version manifest."""
+    """An online, consistent, integrity-checked copy with a schema-version manifest.
+
+    Example: contextchef db backup ~/backups/
+    """
     with _progress("backing up") as progress:
         result = _run(lambda: backup_ops.backup(_db(db), dest, progress=progress))
-    console.print(
+    out_console().print(
         f"backed up to {result.path} ({_size(result.bytes)}, schema {result.schema_version}); "
         f"manifest {result.manifest}"
     )
@@ -195,21 +199,27 @@ def restore(
     wait: WaitOption = False,
     timeout: TimeoutOption = 60.0,
 ) -> None:
-    """Replace the database with a backup; the current files are moved aside first."""
+    """Replace the database with a backup; the current files are moved aside first.
+
+    Example: contextchef db restore ~/backups/context-20250101.db --wait
+    """
     limit = _waited(wait, timeout)
     with _progress("restoring") as progress:
         result = _run(lambda: backup_ops.restore(src, _db(db), progress=progress, wait=limit))
     aside = f"; previous files in {result.moved_aside}" if result.moved_aside else ""
-    console.print(f"restored {result.path} (schema {result.schema_version}){aside}")
+    out_console().print(f"restored {result.path} (schema {result.schema_version}){aside}")
 
 
 @db_app.command()
 def repair(db: DbOption = None, wait: WaitOption = False, timeout: TimeoutOption = 60.0) -> None:
-    """Copy the damaged files aside, then salvage every readable row into a fresh database."""
+    """Copy the damaged files aside, then salvage every readable row into a fresh database.
+
+    Example: contextchef db repair --wait
+    """
     limit = _waited(wait, timeout)
     with _progress("salvaging") as progress:
         report = _run(lambda: repair_ops.repair(_db(db), progress=progress, wait=limit))
-    console.print(f"damaged files saved in {report.backup_dir}")
+    out_console().print(f"damaged files saved in {report.backup_dir}")
     table = Table(
         "table",
         "rows before",
@@ -224,8 +234,8 @@ def repair(db: DbOption = None, wait: WaitOption = False, timeout: TimeoutOption
         before = "?" if t.source_rows is None else str(t.source_rows)
         after = "?" if t.final_rows is None else str(t.final_rows)
         table.add_row(t.table, before, str(t.recovered), after, ranges, str(t.dropped))
-    console.print(table)
-    console.print(f"repaired {report.path}: {_verdict(report)}")
+    out_console().print(table)
+    out_console().print(f"repaired {report.path}: {_verdict(report)}")
 
 
 def _verdict(report: repair_ops.RepairReport) -> str:
@@ -249,19 +259,22 @@ def migrate(
     wait: WaitOption = False,
     timeout: TimeoutOption = 60.0,
 ) -> None:
-    """Apply pending schema migrations (opening the store also does this)."""
+    """Apply pending schema migrations (opening the store also does this).
+
+    Example: contextchef db migrate --dry-run
+    """
     limit = _waited(wait, timeout)
     with _progress("migrating") as progress:
         report = _run(
             lambda: maintenance.migrate(_db(db), dry_run=dry_run, progress=progress, wait=limit)
         )
     if not report.steps:
-        console.print(f"{report.path} is at schema version {report.from_version}: up to date")
+        out_console().print(f"{report.path} is at schema version {report.from_version}: up to date")
         return
     verb = "would apply" if report.dry_run else "applied"
     for step in report.steps:
-        console.print(f"{verb} {step}")
-    console.print(
+        out_console().print(f"{verb} {step}")
+    out_console().print(
         f"schema version {report.from_version} → {report.to_version}"
         + (" (dry run: nothing changed)" if report.dry_run else "")
     )
@@ -269,10 +282,13 @@ def migrate(
 
 @db_app.command()
 def vacuum(db: DbOption = None) -> None:
-    """Prune the mutation log, optimise the search index, and compact the file."""
+    """Prune the mutation log, optimise the search index, and compact the file.
+
+    Example: contextchef db vacuum
+    """
     with _progress("vacuuming") as progress:
         report = _run(lambda: maintenance.vacuum(_db(db), progress=progress))
-    console.print(
+    out_console().print(
         f"{_size(report.bytes_before)} → {_size(report.bytes_after)}; "
         f"pruned {report.pruned_log_rows} mutation-log rows"
     )

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from contextchef.adapters import adapter_registry
+from contextchef.cli._common import out_console
 from contextchef.cli.demo import run
 from contextchef.cli.demo_display import play
 from contextchef.cli.demo_report import check_report_path, write_demo_report
@@ -67,7 +67,7 @@ def _run(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    console = Console()
+    console = out_console()
     opened = open_demo_store(store)
     try:
         if forget:

@@ -1,0 +1,207 @@
+"""What every `contextchef` command shares: consoles, one-line errors, JSON output, progress.
+
+The conventions (the README's "Command line" section states them for users):
+
+- exit code 0 when the command did its job, 1 for a user error (a missing file, a history in no
+  known format, a bad store path…), printed as one line on stderr with a hint, no traceback;
+  2 for a usage error (click's own: unknown option, missing argument);
+- `--debug` (on the root command, or on a group such as `db`) shows the traceback instead;
+- colours only on a terminal and never with `NO_COLOR` set;
+- `--json` on every listing prints machine-readable JSON on stdout, nothing else;
+- anything that can take more than a second shows progress on stderr (on a terminal only).
+
+The debug flag is read from the click context chain, so no module holds global state.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn, ParamSpec, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+from contextchef.errors import ContextChefError
+
+__all__ = [
+    "UserError",
+    "debugging",
+    "err_console",
+    "fail",
+    "guarded",
+    "one_line",
+    "out_console",
+    "print_json",
+    "progress",
+    "read_text",
+    "report_failure",
+    "working",
+]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class UserError(Exception):
+    """A mistake the user can fix: reported as one line (`message; hint`) and exit code 1."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}; {self.hint}" if self.hint else self.message
+
+
+def fail(message: str, hint: str | None = None) -> NoReturn:
+    """Stop the command with a user error."""
+    raise UserError(message, hint)
+
+
+def _colour_off() -> bool:
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def _console(*, stderr: bool) -> Console:
+    # NO_COLOR turns every escape sequence off (bold too), not only the colours.
+    if _colour_off():
+        return Console(stderr=stderr, soft_wrap=True, highlight=False, color_system=None)
+    return Console(stderr=stderr, soft_wrap=True, highlight=False)
+
+
+def out_console() -> Console:
+    """The console for results (stdout): styled only on a terminal, never with NO_COLOR."""
+    return _console(stderr=False)
+
+
+def err_console() -> Console:
+    """The console for errors and progress (stderr), under the same rules."""
+    return _console(stderr=True)
+
+
+def one_line(text: str) -> str:
+    """`text` with every run of whitespace (newlines included) collapsed to one space."""
+    return " ".join(text.split())
+
+
+def _click(module: str) -> Any:
+    """A module of the click typer runs on: its vendored copy (typer >= 0.22), else click."""
+    try:
+        return importlib.import_module(f"typer._click.{module}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"click.{module}")
+
+
+def debugging() -> bool:
+    """Whether `--debug` was given to this command or to any group above it."""
+    ctx = _click("globals").get_current_context(silent=True)
+    while ctx is not None:
+        if ctx.params.get("debug"):
+            return True
+        ctx = ctx.parent
+    return False
+
+
+def print_json(data: Any) -> None:
+    """`data` as indented JSON on stdout (keys sorted; no markup, no highlighting)."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True, default=str))
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, UserError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    if isinstance(exc, ValidationError):
+        return f"{exc.error_count()} validation error(s): {exc.errors()[0]['msg']}"
+    if isinstance(exc, ContextChefError):
+        return str(exc)
+    return (
+        f"unexpected {type(exc).__name__}: {exc}; run again with `contextchef --debug …` for "
+        "the traceback and report it"
+    )
+
+
+def report_failure(exc: BaseException) -> NoReturn:
+    """Print `exc` as one line on stderr and exit 1 (or re-raise it under `--debug`)."""
+    if debugging():
+        raise exc
+    err_console().print(f"[bold red]error:[/] {escape(one_line(_describe(exc)))}", markup=True)
+    raise typer.Exit(1) from None
+
+
+def guarded(command: Callable[P, T]) -> Callable[P, T]:
+    """Wrap a command so an expected failure becomes one line on stderr and exit code 1."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return command(*args, **kwargs)
+        except (typer.Exit, typer.Abort, _click("exceptions").ClickException):
+            raise
+        except Exception as exc:
+            report_failure(exc)
+
+    return run
+
+
+def read_text(path: Path | str, what: str) -> str:
+    """The text of `path` (`-` reads stdin); a missing or unreadable file is a `UserError`."""
+    if str(path) == "-":
+        return typer.get_text_stream("stdin").read()
+    file = Path(path)
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        fail(f"{what} {file} does not exist", "check the path")
+    except IsADirectoryError:
+        fail(f"{what} {file} is a directory, not a file", "name a file")
+    except PermissionError:
+        fail(f"{what} {file} is not readable (permission denied)", "check its permissions")
+    except UnicodeDecodeError as exc:
+        fail(f"{what} {file} is not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except OSError as exc:
+        fail(f"{what} {file} cannot be read: {exc.strerror or exc}")
+
+
+@contextmanager
+def progress(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr (terminals only), fed by `(done, total)` callbacks."""
+    errors = err_console()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+        disable=not errors.is_terminal,  # no stray blank line in logs and pipes
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+@contextmanager
+def working(label: str) -> Iterator[None]:
+    """A spinner on stderr while something of unknown length runs (terminals only)."""
+    errors = err_console()
+    if not errors.is_terminal:
+        yield
+        return
+    with errors.status(label):
+        yield

@@ -1,0 +1,138 @@
+"""The rules every command follows: help with an example, --json on listings, exit codes,
+one-line errors, --debug, and no styling off a terminal or under NO_COLOR."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.commands import CommandInfo, all_commands
+from tests.cli.helpers import error_line, invoke, native_history, write_json
+
+COMMANDS = all_commands()
+LEAVES = [command for command in COMMANDS if not command.is_group]
+LISTINGS = {
+    ("demo",),
+    ("inspect",),
+    ("identity",),
+    ("store", "ls"),
+    ("store", "cat"),
+    ("store", "search"),
+    ("store", "export"),
+    ("store", "import"),
+    ("store", "cleanup"),
+    ("db", "info"),
+    ("db", "check"),
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c.path) or "root")
+def test_help_shows_an_example(command: CommandInfo) -> None:
+    result = invoke(*command.path, "--help", env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "Example: contextchef" in result.stdout
+
+
+def test_every_listing_takes_json() -> None:
+    options = {command.path: command.options for command in COMMANDS}
+    for path in LISTINGS:
+        assert "--json" in options[path], path
+
+
+@pytest.mark.parametrize("command", LEAVES, ids=lambda c: " ".join(c.path))
+def test_an_unknown_option_is_a_usage_error(command: CommandInfo) -> None:
+    result = invoke(*command.path, "--no-such-option")
+    assert result.exit_code == 2
+
+
+def test_json_output_is_plain_json(tmp_path: Path) -> None:
+    history = write_json(tmp_path / "chat.json", native_history("openai"))
+    runs = [
+        ("store", "ls", "--json"),
+        ("store", "ls", "notes/", "--json"),
+        ("store", "search", "x", "--json"),
+        ("store", "cleanup", "vfs", "--max-files", "9", "--json"),
+        ("store", "export", tmp_path / "out", "--json"),
+        ("identity", tmp_path, "--json"),
+        ("inspect", history, "--json"),
+        ("demo", "--turns", "3", "--store", ":memory:", "--json"),
+    ]
+    for args in runs:
+        result = invoke(*args)
+        assert result.exit_code == 0, (args, result.output)
+        json.loads(result.stdout)
+    assert invoke("store", "put", "notes/a.md", stdin="a").exit_code == 0  # creates the database
+    for args in (("db", "info", "--json"), ("db", "check", "--json")):
+        result = invoke(*args)
+        assert result.exit_code == 0, (args, result.output)
+        json.loads(result.stdout)
+
+
+def test_errors_are_one_line_and_debug_shows_the_traceback(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    for args in (
+        ("compile", missing),
+        ("inspect", missing),
+        ("store", "ls", "--store", missing),
+        ("identity", missing),
+        ("db", "info", "--db", missing),
+    ):
+        result = invoke(*args)
+        assert result.exit_code == 1, (args, result.output)
+        error_line(result)
+        debug = invoke("--debug", *args)
+        assert debug.exit_code == 1 and debug.exception is not None
+    for group in ("store", "db"):
+        args = ("ls", "--store", missing) if group == "store" else ("info", "--db", missing)
+        assert invoke(group, "--debug", *args).exception is not None
+
+
+@pytest.mark.parametrize(
+    ("env", "styled"),
+    [
+        ({"FORCE_COLOR": "1", "TERM": "xterm-256color"}, True),
+        ({"FORCE_COLOR": "1", "TERM": "xterm-256color", "NO_COLOR": "1"}, False),
+        ({}, False),  # not a terminal
+    ],
+)
+def test_styling_only_on_a_terminal_and_never_with_no_color(
+    env: dict[str, str], styled: bool, tmp_path: Path
+) -> None:
+    listing = invoke("store", "ls", env=env)
+    error = invoke("store", "ls", "--store", tmp_path / "missing", env=env)
+    assert ("\x1b[" in listing.stdout) is styled
+    assert ("\x1b[" in error.stderr) is styled
+
+
+def test_python_dash_m_runs_the_same_app() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "contextchef", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for command in ("compile", "inspect", "store", "identity", "db", "demo"):
+        assert f" {command} " in done.stdout
+
+
+def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    terminal = {"FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    assert invoke("store", "put", "notes/a.md", stdin="a").exit_code == 0
+    history = write_json(tmp_path / "chat.json", native_history("openai"))
+    for args, label in (
+        (("store", "export", tmp_path / "out"), "exporting"),
+        (("compile", history), "compiling"),
+        (("store", "search", "a"), "searching"),
+    ):
+        shown = invoke(*args, env=terminal)
+        assert shown.exit_code == 0, shown.output
+        assert label in shown.stderr
+        piped = invoke(*args)
+        assert label not in piped.stderr
