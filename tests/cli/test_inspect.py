@@ -173,3 +173,23 @@ def test_memory_comes_from_the_store_and_nothing_is_written_back(tmp_path: Path)
         "store instruction",
     ]
     assert invoke("compile", history, "--project", "x").exit_code == 2  # only with --memory
+
+
+def test_report_draws_the_compile_and_its_repairs(tmp_path: Path) -> None:
+    history = write_json(tmp_path / "chat.json", IR_HISTORY[:2] + IR_HISTORY[3:])
+    previous = tmp_path / "previous.json"
+    assert invoke("compile", history, "-t", "anthropic", "-o", previous).exit_code == 0
+    page = tmp_path / "window.html"
+    result = invoke("inspect", history, "-t", "anthropic", "--diff", previous, "--report", page)
+    assert result.exit_code == 0, result.output
+    html = page.read_text(encoding="utf-8")
+    assert 'id="series-history"' in html and 'id="series-reuse"' in html
+    assert "added_missing_result" in html and "call_1" in html
+    assert "<script" not in html
+
+
+def test_report_to_an_unwritable_path_is_one_line(tmp_path: Path) -> None:
+    history = write_json(tmp_path / "chat.json", IR_HISTORY)
+    result = invoke("inspect", history, "--report", tmp_path / "missing" / "window.html")
+    assert result.exit_code == 1
+    assert error_line(result).startswith("error: cannot write the report to")

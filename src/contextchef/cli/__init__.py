@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from contextchef.cli._common import guarded, out_console
+from contextchef.cli._common import guarded
 from contextchef.cli.compile_cmds import compile_command, inspect_command
 from contextchef.cli.db import db_app
 from contextchef.cli.identity_cmd import identity_command

@@ -25,6 +25,7 @@ from contextchef.cli.compiling import Compiled, CompileInputs, compile_inputs, p
 from contextchef.cli.history_file import FORMATS, load_json
 from contextchef.cli.inspect_view import render_inspection
 from contextchef.cli.inspection import inspect_compile
+from contextchef.cli.inspection_report import write_inspection_report
 from contextchef.cli.sdk_check import PayloadRejected, validate_payload
 
 __all__ = ["compile_command", "inspect_command"]
@@ -174,6 +175,16 @@ def inspect_command(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the inspection as JSON.")] = False,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Also write the compile's window report (one HTML file)."),
+    ] = None,
+    window: Annotated[
+        int | None,
+        typer.Option(
+            "--window", min=1, help="The context window the report draws (default: the payload)."
+        ),
+    ] = None,
 ) -> None:
     """X-ray one compile: tokens and bytes per layer, cache breakpoints, repairs, changed bytes.
 
@@ -190,6 +201,9 @@ def inspect_command(
     inspection = inspect_compile(
         compiled, previous=previous, previous_source=str(diff) if diff else None
     )
+    if report is not None:
+        written = write_inspection_report(report, compiled, inspection, window=window)
+        err_console().print(f"window report: {written}")
     if as_json:
         print_json(inspection.to_dict())
         return
