@@ -185,6 +185,26 @@ def search(pid: str, ns: str, query: str, prefix: str, limit: int | None) -> Pla
     return [SearchHit(r[0], row_meta(r), decode(r[1]) or None, float(r[2])) for r in rows]
 
 
+def history(pid: str, path: str) -> Plan:
+    """Every recorded version of memory `path`, oldest first (see migration m002), each with
+    `recorded_at` and, when they apply, `superseded_at` and `deleted_at` in its meta."""
+    rows = yield Query(
+        f"SELECT recorded_at, superseded_at, deleted_at, {_ENTRY} FROM memory_versions "
+        "WHERE project = %s AND path = %s ORDER BY id",
+        (pid, path),
+    )
+    versions = []
+    for recorded, superseded, deleted, *entry in rows:
+        version = _entry(tuple(entry))
+        meta = dict(version.meta, recorded_at=recorded)
+        if superseded is not None:
+            meta["superseded_at"] = superseded
+        if deleted is not None:
+            meta["deleted_at"] = deleted
+        versions.append(StoredEntry(version.content, meta))
+    return versions
+
+
 def touch(pid: str, ns: str, path: str, accessed_at: float) -> Plan:
     yield Query(f"UPDATE entries SET accessed_at = %s WHERE {_KEY}", (accessed_at, pid, ns, path))
 
