@@ -205,6 +205,12 @@ def history(pid: str, path: str) -> Plan:
     return versions
 
 
+def inventory() -> Plan:
+    """`(project, namespace)` of every namespace holding entries, in every project."""
+    rows = yield Query("SELECT DISTINCT project, namespace FROM entries ORDER BY 1, 2")
+    return [(str(r[0]), str(r[1])) for r in rows]
+
+
 def touch(pid: str, ns: str, path: str, accessed_at: float) -> Plan:
     yield Query(f"UPDATE entries SET accessed_at = %s WHERE {_KEY}", (accessed_at, pid, ns, path))
 

@@ -239,6 +239,11 @@ class PostgresBackend(_Base):
         plan = self._history_plan(ns, path)
         return self._run(plan, f"reading the history of {ns}/{path}", ns, path)  # type: ignore[no-any-return]
 
+    def inventory(self) -> builtins.list[tuple[str, str]]:
+        """`(project, namespace)` for every namespace holding entries, across all projects of
+        the schema (what `contextchef db copy` copies)."""
+        return self._run(_sql.inventory(), "listing the projects")  # type: ignore[no-any-return]
+
 
 class AsyncPostgresBackend(_Base):
     """The async protocol, natively, over `psycopg_pool.AsyncConnectionPool`.
