@@ -18,10 +18,12 @@ from contextchef.errors import (
     ConfigError,
     SchemaTooNewError,
     StoreCapabilityError,
+    StoreError,
     StoreUnavailableError,
 )
 from contextchef.memory import Memory
 from contextchef.store import Store
+from contextchef.store.backend import StoredEntry
 from contextchef.store.backends import postgres
 from contextchef.store.backends.postgres import AsyncPostgresBackend, PostgresBackend
 from contextchef.store.backends.postgres._common import redact, split_dsn
@@ -251,3 +253,31 @@ def _run_plan(conn: Any, plan: Any) -> Any:
             query = plan.send(cursor.fetchall() if cursor.description else [])
     except StopIteration as done:
         return done.value
+
+
+def test_write_many_lands_every_entry_or_none(fresh_schema: str) -> None:
+    entries = {f"bulk/{i}.md": StoredEntry(f"entry {i}\x00 ü", {"i": i}) for i in range(50)}
+    with PostgresBackend(pg.DSN, schema=fresh_schema, project="test:bulk") as backend:
+        backend.write_many("notes", entries)
+        backend.write_many("notes", {})
+        assert backend.read_all("notes", "bulk/") == {
+            path: backend.read("notes", path) for path in sorted(entries)
+        }
+        assert [backend.read("notes", p).content for p in entries] == [  # type: ignore[union-attr]
+            e.content for e in entries.values()
+        ]
+        broken = {"bulk/new.md": StoredEntry("x"), "bulk/0.md": StoredEntry("y", {"t": {1}})}
+        with pytest.raises(StoreError):
+            backend.write_many("notes", broken)
+        assert backend.read("notes", "bulk/new.md") is None  # nothing of the batch landed
+
+        async def from_async() -> list[str]:
+            async with AsyncPostgresBackend(
+                pg.DSN, schema=fresh_schema, project="test:bulk"
+            ) as native:
+                await native.write_many("memory", {"a": StoredEntry("1"), "b": StoredEntry("2")})
+                assert not await native.replace_if("memory", "a", StoredEntry("3"), "not-a-version")
+                assert await native.search("memory", "1", limit=0) == []
+                return [v.content for v in await native.history("memory", "a")]
+
+        assert asyncio.run(from_async()) == ["1"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 from contextchef.errors import ConfigError, MissingDependencyError, StoreError
 from contextchef.errors import StoreUnavailableError as StoreUnavailableError
+from contextchef.store.backends.postgres._sql import Query, Rows
 from contextchef.store.backends.sqlite.identity import (
     GitUnavailableError,
     canonical_dir,
@@ -27,7 +28,11 @@ from contextchef.store.backends.sqlite.identity import (
 
 __all__ = [
     "DSN_PARAMETERS",
+    "NOT_ALONE",
+    "chosen",
     "connect_kwargs",
+    "execute",
+    "execute_async",
     "project_identity",
     "redact",
     "split_dsn",
@@ -150,3 +155,38 @@ def translate(doing: str, ns: str | None = None, path: str | None = None) -> Ite
         raise StoreError(redact(f"{doing}: {exc}"), namespace=ns, path=path) from exc
     except UnicodeEncodeError as exc:
         raise StoreError(f"{doing}: {exc}", namespace=ns, path=path) from exc
+
+
+NOT_ALONE = "a plan's `alone` statement must be its only one"
+
+
+def execute(conn: Any, query: Query) -> Rows:
+    """Run one query on a sync connection; its rows (empty without a result)."""
+    if query.many:
+        with conn.cursor() as cursor:
+            cursor.executemany(query.sql, query.params)
+        return []
+    cursor = conn.execute(query.sql, query.params)
+    return cursor.fetchall() if cursor.description else []
+
+
+async def execute_async(conn: Any, query: Query) -> Rows:
+    """Run one query on an async connection; its rows (empty without a result)."""
+    if query.many:
+        async with conn.cursor() as cursor:
+            await cursor.executemany(query.sql, query.params)
+        return []
+    cursor = await conn.execute(query.sql, query.params)
+    return await cursor.fetchall() if cursor.description else []
+
+
+def chosen(name: str, given: Any, params: Mapping[str, str]) -> Any:
+    """The option `name` from the keyword argument or the DSN; both, disagreeing, is an error."""
+    from_dsn = params.get(name)
+    if given is None or from_dsn is None:
+        return from_dsn if given is None else given
+    if str(given) != from_dsn:
+        raise ConfigError(
+            f"{name}={str(given)!r} disagrees with the DSN's contextchef_{name}={from_dsn!r}"
+        )
+    return given

@@ -28,7 +28,11 @@ from contextchef.errors import ConfigError, StoreCapabilityError, StoreUnavailab
 from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry, Version
 from contextchef.store.backends.postgres import _sql
 from contextchef.store.backends.postgres._common import (
+    NOT_ALONE,
+    chosen,
     connect_kwargs,
+    execute,
+    execute_async,
     project_identity,
     redact,
     require_psycopg,
@@ -51,18 +55,6 @@ DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 
 DEFAULT_SCHEMA = "contextchef"
 """The schema used when neither `schema=` nor the DSN's `contextchef_schema` names one."""
-
-
-def _chosen(name: str, given: Any, params: Mapping[str, str]) -> Any:
-    """The option `name` from the keyword argument or the DSN; both, disagreeing, is an error."""
-    from_dsn = params.get(name)
-    if given is None or from_dsn is None:
-        return from_dsn if given is None else given
-    if str(given) != from_dsn:
-        raise ConfigError(
-            f"{name}={str(given)!r} disagrees with the DSN's contextchef_{name}={from_dsn!r}"
-        )
-    return given
 
 
 class _Base:
@@ -97,8 +89,8 @@ class _Base:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ConfigError(f"pool_size must be an int of at least 1, got {pool_size!r}")
         self._dsn, params = split_dsn(dsn)
-        self.schema = validate_schema(_chosen("schema", schema, params) or DEFAULT_SCHEMA)
-        self.project = project_identity(_chosen("project", project, params))
+        self.schema = validate_schema(chosen("schema", schema, params) or DEFAULT_SCHEMA)
+        self.project = project_identity(chosen("project", project, params))
         self._pool_size = pool_size
         self._kwargs = connect_kwargs(self.schema, statement_timeout, self._dsn)
         self._connect_timeout = connect_timeout
@@ -161,14 +153,23 @@ class PostgresBackend(_Base):
 
     def _run(self, plan: Plan, doing: str, ns: str | None = None, path: str | None = None) -> Any:
         try:
-            with translate(doing, ns, path), self._pool.connection() as conn, conn.transaction():
+            with translate(doing, ns, path), self._pool.connection() as conn:
                 try:
                     query = next(plan)
-                    while True:
-                        cursor = conn.execute(query.sql, query.params)
-                        query = plan.send(cursor.fetchall() if cursor.description else [])
                 except StopIteration as done:
-                    return done.value
+                    return done.value  # nothing to ask the server
+                if query.alone:
+                    try:
+                        plan.send(execute(conn, query))
+                    except StopIteration as done:
+                        return done.value
+                    raise RuntimeError(NOT_ALONE)
+                with conn.transaction():  # committed only when the plan returns
+                    try:
+                        while True:
+                            query = plan.send(execute(conn, query))
+                    except StopIteration as done:
+                        return done.value
         except StoreUnavailableError:
             self._recover()
             raise
@@ -186,6 +187,11 @@ class PostgresBackend(_Base):
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         self._run(_sql.write(self.project, ns, path, entry), f"writing {ns}/{path}", ns, path)
+
+    def write_many(self, ns: str, entries: Mapping[str, StoredEntry]) -> None:
+        """Write every `path -> entry` of `entries` in one transaction, pipelined (no round
+        trip per entry): all land or none. The fast path for bulk loads."""
+        self._run(_sql.write_many(self.project, ns, entries), f"writing {len(entries)} in {ns}", ns)
 
     def delete(self, ns: str, path: str) -> bool:
         return bool(self._run(_sql.delete(self.project, ns, path), f"deleting {ns}/{path}", ns))
@@ -292,15 +298,23 @@ class AsyncPostgresBackend(_Base):
             await self.open()
         try:
             with translate(doing, ns, path):
-                async with self._pool.connection() as conn, conn.transaction():
+                async with self._pool.connection() as conn:
                     try:
                         query = next(plan)
-                        while True:
-                            cursor = await conn.execute(query.sql, query.params)
-                            rows = await cursor.fetchall() if cursor.description else []
-                            query = plan.send(rows)
                     except StopIteration as done:
-                        return done.value
+                        return done.value  # nothing to ask the server
+                    if query.alone:
+                        try:
+                            plan.send(await execute_async(conn, query))
+                        except StopIteration as done:
+                            return done.value
+                        raise RuntimeError(NOT_ALONE)
+                    async with conn.transaction():  # committed only when the plan returns
+                        try:
+                            while True:
+                                query = plan.send(await execute_async(conn, query))
+                        except StopIteration as done:
+                            return done.value
         except StoreUnavailableError:
             await self._recover()
             raise
@@ -318,6 +332,11 @@ class AsyncPostgresBackend(_Base):
 
     async def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         await self._run(_sql.write(self.project, ns, path, entry), f"writing {ns}/{path}", ns, path)
+
+    async def write_many(self, ns: str, entries: Mapping[str, StoredEntry]) -> None:
+        """See `PostgresBackend.write_many`."""
+        plan = _sql.write_many(self.project, ns, entries)
+        await self._run(plan, f"writing {len(entries)} in {ns}", ns)
 
     async def delete(self, ns: str, path: str) -> bool:
         return bool(await self._run(_sql.delete(self.project, ns, path), f"deleting {ns}/{path}"))
