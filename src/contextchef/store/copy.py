@@ -6,8 +6,9 @@ names its projects and each project's namespaces and opens a backend scoped to o
 `copy_store` does the rest with `list`, `read`, `write` and `touch`, so any two locations copy
 into each other.
 
-The copy streams: one namespace's paths are listed, then entries are read and written one at a
-time. Content is copied byte for byte; the meta too (free keys, `created_at`, `updated_at`,
+The copy streams: one namespace's paths are listed, then entries are read one at a time and
+written one at a time, or in batches of `WRITE_BATCH` where the target has `write_many`
+(PostgreSQL). Content is copied byte for byte; the meta too (free keys, `created_at`, `updated_at`,
 and `accessed_at` where the target keeps it). An entry the target already holds with the same
 content, free meta and times is left alone, so running the same copy again writes nothing.
 Entries of the target that the source lacks are kept (a copy, not a mirror). For the `memory`
@@ -25,6 +26,9 @@ from typing import Any, Protocol
 from contextchef.store.backend import StorageBackend, StoredEntry, backend_supports
 
 __all__ = ["CopyReport", "Location", "NamespaceCount", "copy_store", "same_entry"]
+
+WRITE_BATCH = 500
+"""Entries per `write_many` call when the target has one."""
 
 TIME_TOLERANCE_S = 1e-3
 """Times closer than this are equal (a directory keeps them in milliseconds)."""
@@ -113,11 +117,41 @@ def _for_write(entry: StoredEntry) -> StoredEntry:
     return StoredEntry(entry.content, {k: v for k, v in entry.meta.items() if k != "bytes"})
 
 
+class _Writer:
+    """Writes entries into one namespace of the target: in batches through `write_many` when
+    the backend has it (one transaction per batch; such a backend keeps every meta key it is
+    given, `accessed_at` included), else one `write` each, followed by `touch` for the access
+    time where the backend supports it."""
+
+    def __init__(self, target: StorageBackend, ns: str) -> None:
+        self._target, self._ns = target, ns
+        self._many = getattr(target, "write_many", None)
+        self._touch = backend_supports(target, "touch", ns)
+        self._pending: dict[str, StoredEntry] = {}
+
+    def write(self, path: str, entry: StoredEntry) -> None:
+        if callable(self._many):
+            self._pending[path] = entry
+            if len(self._pending) >= WRITE_BATCH:
+                self.flush()
+            return
+        self._target.write(self._ns, path, entry)
+        accessed = entry.meta.get("accessed_at")
+        if self._touch and isinstance(accessed, int | float) and not isinstance(accessed, bool):
+            self._target.touch(self._ns, path, float(accessed))  # type: ignore[attr-defined]
+
+    def flush(self) -> None:
+        if self._pending and callable(self._many):
+            self._many(self._ns, self._pending)
+            self._pending = {}
+
+
 def _copy_entries(
     source: StorageBackend, target: StorageBackend, ns: str, paths: Iterable[str]
 ) -> Iterator[tuple[bool, int]]:
-    """Copy `paths` of `ns`, yielding `(written, bytes)` per entry still in the source."""
-    touch = backend_supports(target, "touch", ns)
+    """Copy `paths` of `ns`, yielding `(written, bytes)` per entry still in the source (a
+    written entry may wait in the batch until the namespace is done)."""
+    writer = _Writer(target, ns)
     for path in paths:
         entry = source.read(ns, path)
         if entry is None:
@@ -126,11 +160,9 @@ def _copy_entries(
         if existing is not None and same_entry(entry, existing):
             yield False, 0
             continue
-        target.write(ns, path, _for_write(entry))
-        accessed = entry.meta.get("accessed_at")
-        if touch and isinstance(accessed, int | float) and not isinstance(accessed, bool):
-            target.touch(ns, path, float(accessed))  # type: ignore[attr-defined]
+        writer.write(path, _for_write(entry))
         yield True, len(entry.content.encode("utf-8"))
+    writer.flush()
 
 
 def copy_store(
