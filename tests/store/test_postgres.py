@@ -8,6 +8,7 @@ import functools
 import logging
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -295,3 +296,23 @@ def test_the_readme_example_runs(
     exec(compile(code, "README.md", "exec"), namespace)
     namespace["chef"].get_store().core.backend.close()
     assert "make restart" in capsys.readouterr().out
+
+
+def test_a_statement_past_its_timeout_is_cancelled_and_reported(fresh_schema: str) -> None:
+    import psycopg
+
+    with PostgresBackend(
+        pg.DSN, schema=fresh_schema, project="test:slow", statement_timeout=0.3
+    ) as backend:
+        backend.write("notes", "busy.md", StoredEntry("v1"))
+        with psycopg.connect(pg.DSN) as admin:  # holds the row lock until it rolls back
+            admin.execute(
+                f'SELECT 1 FROM "{fresh_schema}".entries WHERE path = %s FOR UPDATE',
+                ("busy.md",),
+            )
+            start = time.monotonic()
+            with pytest.raises(StoreUnavailableError, match="statement_timeout"):
+                backend.write("notes", "busy.md", StoredEntry("v2"))
+            assert time.monotonic() - start < 5
+        backend.write("notes", "busy.md", StoredEntry("v3"))
+        assert backend.read("notes", "busy.md").content == "v3"  # type: ignore[union-attr]

@@ -143,11 +143,15 @@ def connect_kwargs(schema: str, statement_timeout: float, dsn: str) -> dict[str,
 @contextmanager
 def translate(doing: str, ns: str | None = None, path: str | None = None) -> Iterator[None]:
     """psycopg errors as the `StoreError` family: a lost or refused connection (or a pool
-    timeout) is `StoreUnavailableError`, anything else `StoreError`; messages are redacted."""
+    timeout, or a statement cancelled by `statement_timeout`) is `StoreUnavailableError`,
+    anything else `StoreError`; messages are redacted."""
     import psycopg
 
     try:
         yield
+    except psycopg.errors.QueryCanceled as exc:
+        message = redact(f"{doing}: the statement ran past its statement_timeout: {exc}")
+        raise StoreUnavailableError(message, namespace=ns, path=path) from exc
     except psycopg.OperationalError as exc:
         message = redact(f"{doing}: the PostgreSQL server is unavailable: {exc}")
         raise StoreUnavailableError(message, namespace=ns, path=path) from exc
