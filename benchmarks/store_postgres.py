@@ -2,15 +2,17 @@
 and write throughput with 4 concurrent writer processes.
 
 Floors are measured in the same run, on the same server, into a schema migrated the same way
-(GIN index and generated `tsvector` included):
+(GIN index and generated `tsvector` included), each interleaved with what it is the floor of
+(chunk by chunk, key by key, query by query), so both see the same load on a shared machine:
 
 - put: the same rows inserted with plain psycopg `executemany` in one transaction, and with
   `COPY … FROM STDIN`. The store's batched put (`write_many`, 1000 rows a call) is compared
   with the `executemany` floor (the same kind of statement: an upsert cannot be a `COPY`) and
   the `COPY` figure is shown for scale. Single puts (one call each) are shown too.
-- get: `backend.read` against a bare `SELECT content … WHERE project, namespace, path` on one
-  plain psycopg connection, the same keys in the same order.
-- search: `backend.search(limit=10)` for one or two words of a random entry; median and p95.
+- get: `backend.read` against a bare `SELECT` of the same columns of the same row on one plain
+  psycopg connection, the same keys in the same order.
+- search: `backend.search(limit=10)` for one or two words of a random entry, median and p95,
+  and the p95 of a bare ranked full-text `SELECT` of the same query (no snippets) for scale.
 - concurrent: 4 processes each writing its own rows with `write_many`, against 4 processes
   doing the same with plain `executemany`; rows per second over the wall time.
 
@@ -28,7 +30,7 @@ import os
 import random
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -93,17 +95,18 @@ def _migrated(dsn: str, name: str) -> psycopg.Connection[Any]:
     return conn
 
 
-def floor_executemany(conn: psycopg.Connection[Any], rows: list[tuple[str, str]]) -> float:
-    params = _params(rows, "bench:floor")
+def _timed(action: Callable[[], object]) -> float:
     start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def _executemany(conn: psycopg.Connection[Any], params: list[tuple[Any, ...]]) -> None:
     with conn.transaction(), conn.cursor() as cursor:
         cursor.executemany(INSERT, params)
-    return (time.perf_counter() - start) / len(rows)
 
 
-def floor_copy(conn: psycopg.Connection[Any], rows: list[tuple[str, str]]) -> float:
-    params = _params(rows, "bench:copy")
-    start = time.perf_counter()
+def _copy(conn: psycopg.Connection[Any], params: list[tuple[Any, ...]]) -> None:
     with (
         conn.transaction(),
         conn.cursor() as cursor,
@@ -111,65 +114,82 @@ def floor_copy(conn: psycopg.Connection[Any], rows: list[tuple[str, str]]) -> fl
     ):
         for row in params:
             copy.write_row(row)
-    return (time.perf_counter() - start) / len(rows)
 
 
 def bench(size: int, dsn: str) -> dict[str, float]:
+    """Each measurement alternates with its floor, chunk by chunk (put), key by key (get) and
+    query by query (search), so both see the same load on a shared machine."""
     rows = make_rows(size)
     tag = f"{os.getpid()}_{size}"
     with schema(f"bench_floor_{tag}", dsn) as floor_schema, schema(f"bench_store_{tag}", dsn) as s:
         floor_conn = _migrated(dsn, floor_schema)
-        floor = floor_executemany(floor_conn, rows)
-        copy = floor_copy(floor_conn, rows)
-
         backend = PostgresBackend(dsn, schema=s, project=PROJECT, pool_size=2)
-        start = time.perf_counter()
+        floor = copy = batched = 0.0
         for offset in range(0, size, BATCH):
             chunk = rows[offset : offset + BATCH]
-            backend.write_many("notes", {path: StoredEntry(content) for path, content in chunk})
-        batched = (time.perf_counter() - start) / size
+            floor += _timed(lambda c=chunk: _executemany(floor_conn, _params(c, "bench:floor")))
+            copy += _timed(lambda c=chunk: _copy(floor_conn, _params(c, "bench:copy")))
+            entries = {path: StoredEntry(content) for path, content in chunk}
+            batched += _timed(lambda e=entries: backend.write_many("notes", e))
 
         extra = make_rows(SINGLE_PUTS, seed=11, prefix="single")
-        start = time.perf_counter()
-        for path, content in extra:
-            backend.write("vfs", path, StoredEntry(content))
-        single = (time.perf_counter() - start) / SINGLE_PUTS
+        single = sum(
+            _timed(lambda p=path, c=content: backend.write("vfs", p, StoredEntry(c)))
+            for path, content in extra
+        )
 
         rng = random.Random(3)
         keys = [rows[rng.randrange(size)][0] for _ in range(GETS)]
-        bare_sql = "SELECT content FROM entries WHERE project = %s AND namespace = %s AND path = %s"
-        start = time.perf_counter()
+        bare_sql = (
+            "SELECT content, meta, created_at, updated_at, accessed_at, bytes FROM entries "
+            "WHERE project = %s AND namespace = %s AND path = %s"
+        )
+        bare = get = 0.0
         for key in keys:
-            floor_conn.execute(bare_sql, ("bench:floor", "notes", key)).fetchone()
-        bare = (time.perf_counter() - start) / GETS
-        start = time.perf_counter()
-        for key in keys:
-            backend.read("notes", key)
-        get = (time.perf_counter() - start) / GETS
+            bare += _timed(
+                lambda k=key: floor_conn.execute(bare_sql, ("bench:floor", "notes", k)).fetchone()
+            )
+            get += _timed(lambda k=key: backend.read("notes", k))
 
-        timings = []
+        timings, floor_timings = [], []
+        search_sql = (
+            "SELECT path, ts_rank(tsv, q) AS rank FROM entries, "
+            "websearch_to_tsquery('simple', %s) AS q WHERE project = %s AND namespace = %s "
+            "AND tsv @@ q ORDER BY rank DESC LIMIT 10"
+        )
         for _ in range(SEARCHES):
             words = rng.choice(rows)[1].split()
             query = " ".join(rng.sample(words, k=rng.choice((1, 2))))
-            start = time.perf_counter()
-            hits = backend.search("notes", query, limit=10)
-            timings.append(time.perf_counter() - start)
+            floor_timings.append(
+                _timed(
+                    lambda q=query: floor_conn.execute(
+                        search_sql, (q, "bench:floor", "notes")
+                    ).fetchall()
+                )
+            )
+            hits: list[Any] = []
+            timings.append(
+                _timed(lambda q=query, h=hits: h.extend(backend.search("notes", q, limit=10)))
+            )
             assert hits, query
         backend.close()
         floor_conn.close()
+    timings.sort()
+    floor_timings.sort()
     return {
         "entries": size,
-        "floor_us_per_row": floor * 1e6,
-        "copy_us_per_row": copy * 1e6,
-        "batched_put_us_per_row": batched * 1e6,
+        "floor_us_per_row": floor / size * 1e6,
+        "copy_us_per_row": copy / size * 1e6,
+        "batched_put_us_per_row": batched / size * 1e6,
         "batched_vs_floor": batched / floor,
         "batched_vs_copy": batched / copy,
-        "single_put_us": single * 1e6,
-        "bare_select_us": bare * 1e6,
-        "get_us": get * 1e6,
+        "single_put_us": single / SINGLE_PUTS * 1e6,
+        "bare_select_us": bare / GETS * 1e6,
+        "get_us": get / GETS * 1e6,
         "get_vs_select": get / bare,
         "search_median_ms": statistics.median(timings) * 1e3,
-        "search_p95_ms": sorted(timings)[int(len(timings) * 0.95)] * 1e3,
+        "search_p95_ms": timings[int(len(timings) * 0.95)] * 1e3,
+        "bare_search_p95_ms": floor_timings[int(len(floor_timings) * 0.95)] * 1e3,
     }
 
 
@@ -241,6 +261,7 @@ def main() -> None:
         ("× SELECT", "get_vs_select", "{:.2f}"),
         ("search med ms", "search_median_ms", "{:.2f}"),
         ("search p95 ms", "search_p95_ms", "{:.2f}"),
+        ("bare search p95 ms", "bare_search_p95_ms", "{:.2f}"),
     ]
     print(" | ".join(title for title, _, _ in columns))
     for row in results:
