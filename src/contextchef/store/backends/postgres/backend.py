@@ -43,12 +43,12 @@ from contextchef.store.backends.postgres._common import (
 from contextchef.store.backends.postgres._sql import Plan
 from contextchef.store.backends.postgres.migrations import migrate_plan
 
-MEMORY_NAMESPACE = "memory"
-"""The namespace whose versions are kept (table `memory_versions`)."""
-
 __all__ = ["AsyncPostgresBackend", "PostgresBackend"]
 
 log = logging.getLogger("contextchef.store.backends.postgres.backend")
+
+MEMORY_NAMESPACE = "memory"
+"""The namespace whose versions are kept (table `memory_versions`)."""
 
 DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 """How long one statement may run before the server cancels it."""
