@@ -31,6 +31,7 @@ import multiprocessing
 import os
 import random
 import statistics
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,6 +53,7 @@ SEARCHES = 200
 WRITERS = 4
 ROWS_PER_WRITER = 5000
 ROUNDS = 2
+BARRIER_TIMEOUT_S = 120.0
 PROJECT = "bench:store"
 COLUMNS = "project, namespace, path, content, meta, created_at, updated_at, accessed_at, bytes"
 INSERT = f"INSERT INTO entries({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
@@ -205,14 +207,14 @@ def _writer(dsn: str, name: str, me: int, plain: bool, barrier: Any) -> None:
     if plain:
         conn = psycopg.connect(dsn, autocommit=True, options=f"-c search_path={name}")
         params = _params(rows, f"bench:w{me}")
-        barrier.wait()
+        barrier.wait(BARRIER_TIMEOUT_S)
         for offset in range(0, len(params), BATCH):
             with conn.transaction(), conn.cursor() as cursor:
                 cursor.executemany(INSERT, params[offset : offset + BATCH])
         conn.close()
         return
     backend = PostgresBackend(dsn, schema=name, project=f"bench:w{me}", pool_size=1)
-    barrier.wait()
+    barrier.wait(BARRIER_TIMEOUT_S)
     for offset in range(0, len(rows), BATCH):
         chunk = rows[offset : offset + BATCH]
         backend.write_many("notes", {path: StoredEntry(content) for path, content in chunk})
@@ -231,7 +233,12 @@ def _writers_rate(dsn: str, plain: bool, round_: int) -> float:
         ]
         for proc in procs:
             proc.start()
-        barrier.wait()
+        try:
+            barrier.wait(BARRIER_TIMEOUT_S)
+        except threading.BrokenBarrierError:
+            for proc in procs:
+                proc.kill()
+            raise SystemExit("a writer could not start (is the server full?)") from None
         start = time.perf_counter()
         for proc in procs:
             proc.join()
@@ -258,7 +265,9 @@ def concurrent(dsn: str) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument(
+        "--sizes", type=int, nargs="*", default=[10_000, 100_000], help="none: writers only"
+    )
     parser.add_argument("--dsn", default=DSN)
     args = parser.parse_args()
     results = [bench(size, args.dsn) for size in args.sizes]
@@ -276,7 +285,8 @@ def main() -> None:
         ("search p95 ms", "search_p95_ms", "{:.2f}"),
         ("bare search p95 ms", "bare_search_p95_ms", "{:.2f}"),
     ]
-    print(" | ".join(title for title, _, _ in columns))
+    if results:
+        print(" | ".join(title for title, _, _ in columns))
     for row in results:
         print(" | ".join(fmt.format(row[key]).rjust(len(title)) for title, key, fmt in columns))
     throughput = concurrent(args.dsn)
