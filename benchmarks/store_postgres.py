@@ -126,14 +126,19 @@ def bench(size: int, dsn: str) -> dict[str, float]:
     query by query (search), so both see the same load on a shared machine."""
     rows = make_rows(size)
     tag = f"{os.getpid()}_{size}"
-    with schema(f"bench_floor_{tag}", dsn) as floor_schema, schema(f"bench_store_{tag}", dsn) as s:
+    with (
+        schema(f"bench_floor_{tag}", dsn) as floor_schema,
+        schema(f"bench_copy_{tag}", dsn) as copy_schema,
+        schema(f"bench_store_{tag}", dsn) as s,
+    ):
         floor_conn = _migrated(dsn, floor_schema)
+        copy_conn = _migrated(dsn, copy_schema)  # its own table: the floor's stays the same size
         backend = PostgresBackend(dsn, schema=s, project=PROJECT, pool_size=2)
         floor = copy = batched = 0.0
         for offset in range(0, size, BATCH):
             chunk = rows[offset : offset + BATCH]
             floor += _timed(lambda c=chunk: _executemany(floor_conn, _params(c, "bench:floor")))
-            copy += _timed(lambda c=chunk: _copy(floor_conn, _params(c, "bench:copy")))
+            copy += _timed(lambda c=chunk: _copy(copy_conn, _params(c, "bench:copy")))
             entries = {path: StoredEntry(content) for path, content in chunk}
             batched += _timed(lambda e=entries: backend.write_many("notes", e))
 
@@ -182,6 +187,7 @@ def bench(size: int, dsn: str) -> dict[str, float]:
             assert hits, query
         backend.close()
         floor_conn.close()
+        copy_conn.close()
     timings.sort()
     floor_timings.sort()
     return {
