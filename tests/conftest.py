@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,3 +146,14 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _close_postgres_backends() -> Iterator[None]:
+    """Close the PostgreSQL backends a test opened through `tests.contract.pg`, wherever the
+    test lives (retrieval and memory tests reuse the contract backends): each holds pooled
+    server connections, and a suite that kept them would exhaust the server's slots."""
+    yield
+    pg = sys.modules.get("tests.contract.pg")
+    if pg is not None:
+        pg.close_opened()

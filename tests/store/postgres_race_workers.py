@@ -3,26 +3,36 @@ import it without pytest or the test module).
 
 A worker opens one `PostgresBackend` over the shared schema, runs THREADS threads on it (one
 `Store` each, the backend's pool shared), and reports what each thread was told: the
-acknowledgements are what must never be lost or duplicated. A thread that fails aborts the
-barrier, so its peers stop waiting at once instead of timing out.
+acknowledgements are what must never be lost or duplicated. Every phase runs for a bounded
+time (`phase_s` seconds, at most `max_ops` operations). A thread that fails aborts the barrier,
+so its peers stop waiting at once instead of timing out.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import traceback
 from typing import Any
 
 from contextchef.errors import StoreConflictError
+from contextchef.memory import Memory
 from contextchef.store import Store
 from contextchef.store.backend import StoredEntry
 from contextchef.store.backends.postgres import PostgresBackend
 
-THREADS = 2
+THREADS = 4
+POOL_SIZE = 2
+"""Connections per worker process: 16 sessions in all contend on the same rows (and the 32
+threads on the pools), leaving the shared server's other slots to everyone else."""
 PROJECT = "test:pgraces"
-BARRIER_TIMEOUT_S = 90.0
+BARRIER_TIMEOUT_S = 120.0
 SHARED = "shared.md"
 COUNTER = "counter"
+EDITED = "edited-fact"
+"""A memory key every thread edits by compare-and-swap, adding its own token."""
+PLAIN = "plain-fact"
+"""A memory key every thread overwrites with plain `Memory.set` calls (versions kept)."""
 
 
 def create_path(index: int) -> str:
@@ -34,39 +44,86 @@ def _increment(entry: StoredEntry) -> tuple[str, None]:
 
 
 def _thread(
-    backend: PostgresBackend, ops: int, paths: int, barrier: Any, name: str
+    backend: PostgresBackend,
+    phase_s: float,
+    max_ops: int,
+    paths: int,
+    barrier: Any,
+    name: str,
 ) -> dict[str, Any]:
-    """The three races in turn, every thread of every process starting each one together."""
-    notes = Store(backend).namespace("notes")
-    report: dict[str, Any] = {"name": name, "appended": [], "created": [], "increments": 0}
+    """The four races in turn, every thread of every process starting each one together."""
+    store = Store(backend)
+    notes = store.namespace("notes")
+    facts = store.namespace("memory")
+    memory = Memory(store)
+    report: dict[str, Any] = {
+        "name": name,
+        "appended": [],
+        "created": [],
+        "increments": 0,
+        "conflicts": 0,
+        "edited": [],
+        "edit_conflicts": 0,
+        "set": [],
+    }
+
     barrier.wait(BARRIER_TIMEOUT_S)
-    for index in range(ops):  # (a) appends to one entry
+    deadline = time.monotonic() + phase_s
+    for index in range(max_ops):  # (a) appends to one entry
+        if time.monotonic() > deadline:
+            break
         line = f"{name}-{index}"
         notes.append(SHARED, line + "\n")
         report["appended"].append(line)
+
     barrier.wait(BARRIER_TIMEOUT_S)
     for index in range(paths):  # (b) everyone creates the same paths
         if notes.create(create_path(index), f"by {name}"):
             report["created"].append(index)
+
     barrier.wait(BARRIER_TIMEOUT_S)
-    conflicts = 0
-    for _ in range(ops):  # (c) compare-and-swap increments of one counter
+    deadline = time.monotonic() + phase_s
+    for _ in range(max_ops):  # (c) compare-and-swap increments of one counter
+        if time.monotonic() > deadline:
+            break
         try:
             updated = notes.update(COUNTER, _increment)
         except StoreConflictError:
-            conflicts += 1  # lost CAS_ATTEMPTS races: nothing written, not acknowledged
+            report["conflicts"] += 1  # lost every retry: nothing written, not acknowledged
             continue
         assert updated is not None, "the counter vanished"
         report["increments"] += 1
-    report["conflicts"] = conflicts
+
+    barrier.wait(BARRIER_TIMEOUT_S)
+    deadline = time.monotonic() + phase_s
+    for index in range(max_ops):  # (d) memory: CAS edits of one key, plain sets of another
+        if time.monotonic() > deadline:
+            break
+        token = f"{name}-{index}"
+        try:
+            facts.update(EDITED, lambda entry, t=token: (entry.content + f"[{t}]", None))
+            report["edited"].append(token)
+        except StoreConflictError:
+            report["edit_conflicts"] += 1
+        memory.set(PLAIN, token)
+        report["set"].append(token)
     return report
 
 
-def race(dsn: str, schema: str, ops: int, paths: int, barrier: Any, out: Any, me: int) -> None:
+def race(
+    dsn: str,
+    schema: str,
+    phase_s: float,
+    max_ops: int,
+    paths: int,
+    barrier: Any,
+    out: Any,
+    me: int,
+) -> None:
     """Run THREADS racing threads over one backend; put one report per thread on `out`."""
     reports: list[dict[str, Any]] = []
     try:
-        backend = PostgresBackend(dsn, schema=schema, project=PROJECT, pool_size=THREADS)
+        backend = PostgresBackend(dsn, schema=schema, project=PROJECT, pool_size=POOL_SIZE)
     except BaseException:
         barrier.abort()
         out.put([{"name": f"p{me}", "error": traceback.format_exc()}])
@@ -75,7 +132,7 @@ def race(dsn: str, schema: str, ops: int, paths: int, barrier: Any, out: Any, me
     def run(thread: int) -> None:
         name = f"p{me}t{thread}"
         try:
-            reports.append(_thread(backend, ops, paths, barrier, name))
+            reports.append(_thread(backend, phase_s, max_ops, paths, barrier, name))
         except BaseException:
             barrier.abort()
             reports.append({"name": name, "error": traceback.format_exc()})

@@ -292,3 +292,6 @@ def vacuum(db: DbOption = None) -> None:
         f"{_size(report.bytes_before)} → {_size(report.bytes_after)}; "
         f"pruned {report.pruned_log_rows} mutation-log rows"
     )
+
+
+from contextchef.cli import db_copy as db_copy  # noqa: E402  (registers `db copy`)

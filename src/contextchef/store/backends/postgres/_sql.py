@@ -26,10 +26,22 @@ Rows = list[tuple[Any, ...]]
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """One statement and its parameters."""
+    """One statement and its parameters.
+
+    `alone`: the plan's only statement. It runs in autocommit (one statement is atomic by
+    itself), saving the BEGIN and COMMIT round trips; any other query runs inside the plan's
+    transaction. `many`: `params` is a sequence of parameter tuples, run with `executemany`
+    (pipelined: no round trip per row)."""
 
     sql: str
-    params: tuple[Any, ...] = ()
+    params: Any = ()
+    alone: bool = False
+    many: bool = False
+
+
+def _only(sql: str, params: tuple[Any, ...] = ()) -> Query:
+    """The plan's one statement (see `Query.alone`)."""
+    return Query(sql, params, alone=True)
 
 
 Plan = Generator[Query, Rows, Any]
@@ -66,12 +78,12 @@ def _entry(row: tuple[Any, ...]) -> StoredEntry:
 
 
 def read(pid: str, ns: str, path: str) -> Plan:
-    rows = yield Query(f"SELECT {_ENTRY} FROM entries WHERE {_KEY}", (pid, ns, path))
+    rows = yield _only(f"SELECT {_ENTRY} FROM entries WHERE {_KEY}", (pid, ns, path))
     return _entry(rows[0]) if rows else None
 
 
 def exists(pid: str, ns: str, path: str) -> Plan:
-    rows = yield Query(f"SELECT 1 FROM entries WHERE {_KEY}", (pid, ns, path))
+    rows = yield _only(f"SELECT 1 FROM entries WHERE {_KEY}", (pid, ns, path))
     return bool(rows)
 
 
@@ -108,18 +120,18 @@ _UPSERT = (
 
 
 def write(pid: str, ns: str, path: str, entry: StoredEntry) -> Plan:
-    yield Query(_UPSERT, _values(pid, ns, path, entry))
+    yield _only(_UPSERT, _values(pid, ns, path, entry))
 
 
 def create(pid: str, ns: str, path: str, entry: StoredEntry) -> Plan:
-    rows = yield Query(
+    rows = yield _only(
         f"{_INSERT}ON CONFLICT DO NOTHING RETURNING 1", _values(pid, ns, path, entry)[:-1]
     )
     return bool(rows)
 
 
 def read_versioned(pid: str, ns: str, path: str) -> Plan:
-    rows = yield Query(f"SELECT version, {_ENTRY} FROM entries WHERE {_KEY}", (pid, ns, path))
+    rows = yield _only(f"SELECT version, {_ENTRY} FROM entries WHERE {_KEY}", (pid, ns, path))
     return (_entry(rows[0][1:]), str(rows[0][0])) if rows else None
 
 
@@ -128,7 +140,7 @@ def replace_if(pid: str, ns: str, path: str, entry: StoredEntry, expected: Versi
     if not expected.isdigit():
         return False
     values = _values(pid, ns, path, entry)
-    rows = yield Query(
+    rows = yield _only(
         "UPDATE entries SET content = %s, meta = %s, created_at = coalesce(%s, created_at), "
         "updated_at = %s, accessed_at = coalesce(%s, accessed_at), bytes = %s, "
         f"version = version + 1 WHERE {_KEY} AND version = %s RETURNING 1",
@@ -138,7 +150,7 @@ def replace_if(pid: str, ns: str, path: str, entry: StoredEntry, expected: Versi
 
 
 def delete(pid: str, ns: str, path: str) -> Plan:
-    rows = yield Query(f"DELETE FROM entries WHERE {_KEY} RETURNING 1", (pid, ns, path))
+    rows = yield _only(f"DELETE FROM entries WHERE {_KEY} RETURNING 1", (pid, ns, path))
     return bool(rows)
 
 
@@ -146,7 +158,7 @@ def append(pid: str, ns: str, path: str, content: str) -> Plan:
     """One upsert: concurrent appends serialise on the row, none is lost."""
     now = time.time()
     size = len(content.encode("utf-8"))
-    yield Query(
+    yield _only(
         f"{_INSERT}ON CONFLICT (project, namespace, path) DO UPDATE SET "
         "content = entries.content || excluded.content, updated_at = excluded.updated_at, "
         "bytes = entries.bytes + excluded.bytes, version = entries.version + 1",
@@ -155,7 +167,7 @@ def append(pid: str, ns: str, path: str, content: str) -> Plan:
 
 
 def listing(pid: str, ns: str, prefix: str) -> Plan:
-    rows = yield Query(
+    rows = yield _only(
         f"SELECT path, {_META} FROM entries WHERE {_SCOPE} AND {_PREFIX} ORDER BY path",
         (pid, ns, prefix),
     )
@@ -163,7 +175,7 @@ def listing(pid: str, ns: str, prefix: str) -> Plan:
 
 
 def read_all(pid: str, ns: str, prefix: str) -> Plan:
-    rows = yield Query(
+    rows = yield _only(
         f"SELECT path, {_ENTRY} FROM entries WHERE {_SCOPE} AND {_PREFIX} ORDER BY path",
         (pid, ns, prefix),
     )
@@ -174,7 +186,7 @@ def search(pid: str, ns: str, query: str, prefix: str, limit: int | None) -> Pla
     """`websearch_to_tsquery` over path and content, ranked by `ts_rank`, `ts_headline` snippets."""
     if limit is not None and limit <= 0:
         return []
-    rows = yield Query(
+    rows = yield _only(
         "SELECT path, ts_headline('simple', content, q, "
         '\'StartSel="",StopSel="",MaxWords=24,MinWords=8\'), ts_rank(tsv, q) AS rank, '
         f"{_META} FROM entries, websearch_to_tsquery('simple', %s) AS q "
@@ -185,8 +197,34 @@ def search(pid: str, ns: str, query: str, prefix: str, limit: int | None) -> Pla
     return [SearchHit(r[0], row_meta(r), decode(r[1]) or None, float(r[2])) for r in rows]
 
 
+def history(pid: str, path: str) -> Plan:
+    """Every recorded version of memory `path`, oldest first (see migration m002), each with
+    `recorded_at` and, when they apply, `superseded_at` and `deleted_at` in its meta."""
+    rows = yield _only(
+        f"SELECT recorded_at, superseded_at, deleted_at, {_ENTRY} FROM memory_versions "
+        "WHERE project = %s AND path = %s ORDER BY id",
+        (pid, path),
+    )
+    versions = []
+    for recorded, superseded, deleted, *entry in rows:
+        version = _entry(tuple(entry))
+        meta = dict(version.meta, recorded_at=recorded)
+        if superseded is not None:
+            meta["superseded_at"] = superseded
+        if deleted is not None:
+            meta["deleted_at"] = deleted
+        versions.append(StoredEntry(version.content, meta))
+    return versions
+
+
+def inventory() -> Plan:
+    """`(project, namespace)` of every namespace holding entries, in every project."""
+    rows = yield _only("SELECT DISTINCT project, namespace FROM entries ORDER BY 1, 2")
+    return [(str(r[0]), str(r[1])) for r in rows]
+
+
 def touch(pid: str, ns: str, path: str, accessed_at: float) -> Plan:
-    yield Query(f"UPDATE entries SET accessed_at = %s WHERE {_KEY}", (accessed_at, pid, ns, path))
+    yield _only(f"UPDATE entries SET accessed_at = %s WHERE {_KEY}", (accessed_at, pid, ns, path))
 
 
 def restore(pid: str, ns: str, snapshot: Mapping[str, StoredEntry]) -> Plan:
@@ -197,3 +235,10 @@ def restore(pid: str, ns: str, snapshot: Mapping[str, StoredEntry]) -> Plan:
     )
     for path, entry in snapshot.items():
         yield Query(_UPSERT, _values(pid, ns, path, entry))
+
+
+def write_many(pid: str, ns: str, entries: Mapping[str, StoredEntry]) -> Plan:
+    """Every entry written by one pipelined `executemany` in one transaction."""
+    if entries:
+        values = [_values(pid, ns, path, entry) for path, entry in entries.items()]
+        yield Query(_UPSERT, values, many=True)

@@ -2,32 +2,41 @@
 
 Both run the plans of `_sql.py` (the SQL lives there once) on a psycopg 3 connection pool, each
 plan in one transaction; they differ only in the call style (the async one awaits
-`AsyncConnectionPool` natively: no thread hop). Every capability but `get_physical_path` and
-`history` (entries are rows; PostgreSQL keeps no versions).
+`AsyncConnectionPool` natively: no thread hop). Every capability but `get_physical_path`
+(entries are rows), and `history` for the `memory` namespace, whose versions are kept in
+`memory_versions` (see migrations.py), like SQLite's.
 
 Concurrency: `append` is one upsert (`content = content || %s`), so concurrent appends from any
 number of connections all land; `create` is `INSERT … ON CONFLICT DO NOTHING`, so of racing
 creators exactly one wins; every rewrite bumps the row's `version` column (a `touch` does not)
 and `replace_if` is one `UPDATE … WHERE version = %s`, so a lost update is reported, never
 silent. Search is PostgreSQL full-text search (see `_sql.search`). A lost connection raises
-`StoreUnavailableError` and the pool hands the next call a fresh one.
+`StoreUnavailableError`; the backend then has the pool test its idle connections and replace
+the dead ones, so the next call runs on a live connection (a write is never retried behind
+the caller's back: whether an interrupted one landed is unknown, so the error says so).
 """
 
 from __future__ import annotations
 
 import builtins
+import logging
 import os
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef.errors import ConfigError
+from contextchef.errors import ConfigError, StoreCapabilityError, StoreUnavailableError
 from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry, Version
 from contextchef.store.backends.postgres import _sql
 from contextchef.store.backends.postgres._common import (
+    NOT_ALONE,
+    chosen,
     connect_kwargs,
+    execute,
+    execute_async,
     project_identity,
     redact,
     require_psycopg,
+    split_dsn,
     translate,
     validate_schema,
 )
@@ -36,8 +45,16 @@ from contextchef.store.backends.postgres.migrations import migrate_plan
 
 __all__ = ["AsyncPostgresBackend", "PostgresBackend"]
 
+log = logging.getLogger("contextchef.store.backends.postgres.backend")
+
+MEMORY_NAMESPACE = "memory"
+"""The namespace whose versions are kept (table `memory_versions`)."""
+
 DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 """How long one statement may run before the server cancels it."""
+
+DEFAULT_SCHEMA = "contextchef"
+"""The schema used when neither `schema=` nor the DSN's `contextchef_schema` names one."""
 
 
 class _Base:
@@ -47,7 +64,7 @@ class _Base:
         self,
         dsn: str,
         *,
-        schema: str = "contextchef",
+        schema: str | None = None,
         pool_size: int = 4,
         project: str | os.PathLike[str] | None = None,
         statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT_S,
@@ -57,21 +74,25 @@ class _Base:
         first use), migrating `schema` to the latest version.
 
         Args:
-            dsn: a libpq connection string or URI (`postgresql://user@host/db`).
-            schema: the PostgreSQL schema holding the tables (created and migrated on open).
+            dsn: a libpq connection string or URI (`postgresql://user@host/db`); a URI may
+                carry `contextchef_schema=` and `contextchef_project=` query parameters (read
+                here as `schema` and `project`, removed before connecting).
+            schema: the PostgreSQL schema holding the tables (created and migrated on open);
+                default: the DSN's `contextchef_schema`, else `"contextchef"`.
             pool_size: the most connections this backend holds.
-            project: a directory whose identity is derived, or an explicit identity string.
+            project: a directory whose identity is derived, or an explicit identity string;
+                default: the DSN's `contextchef_project`, else the working directory's project.
             statement_timeout: seconds one statement may run (server-side `statement_timeout`).
             connect_timeout: seconds to wait for a connection from the pool.
         """
         require_psycopg()
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ConfigError(f"pool_size must be an int of at least 1, got {pool_size!r}")
-        self._dsn = dsn
-        self.schema = validate_schema(schema)
-        self.project = project_identity(project)
+        self._dsn, params = split_dsn(dsn)
+        self.schema = validate_schema(chosen("schema", schema, params) or DEFAULT_SCHEMA)
+        self.project = project_identity(chosen("project", project, params))
         self._pool_size = pool_size
-        self._kwargs = connect_kwargs(self.schema, statement_timeout)
+        self._kwargs = connect_kwargs(self.schema, statement_timeout, self._dsn)
         self._connect_timeout = connect_timeout
         self._start()
 
@@ -93,9 +114,16 @@ class _Base:
         return f"{type(self).__name__}({redact(self._dsn)!r}, schema={self.schema!r})"
 
     def supports(self, capability: str, ns: str) -> bool:
-        """Every capability but `get_physical_path` (rows, not files) and `history`."""
-        del ns
-        return capability in CAPABILITIES and capability not in ("get_physical_path", "history")
+        """Every capability but `get_physical_path` (rows, not files); `history` for the
+        `memory` namespace only (its versions are kept, like SQLite's)."""
+        if capability == "history":
+            return ns == MEMORY_NAMESPACE
+        return capability in CAPABILITIES and capability != "get_physical_path"
+
+    def _history_plan(self, ns: str, path: str) -> Plan:
+        if ns != MEMORY_NAMESPACE:
+            raise StoreCapabilityError(ns, ["history"])
+        return _sql.history(self.project, path)
 
 
 class PostgresBackend(_Base):
@@ -124,20 +152,46 @@ class PostgresBackend(_Base):
         self.close()
 
     def _run(self, plan: Plan, doing: str, ns: str | None = None, path: str | None = None) -> Any:
-        with translate(doing, ns, path), self._pool.connection() as conn, conn.transaction():
-            try:
-                query = next(plan)
-                while True:
-                    cursor = conn.execute(query.sql, query.params)
-                    query = plan.send(cursor.fetchall() if cursor.description else [])
-            except StopIteration as done:
-                return done.value
+        try:
+            with translate(doing, ns, path), self._pool.connection() as conn:
+                try:
+                    query = next(plan)
+                except StopIteration as done:
+                    return done.value  # nothing to ask the server
+                if query.alone:
+                    try:
+                        plan.send(execute(conn, query))
+                    except StopIteration as done:
+                        return done.value
+                    raise RuntimeError(NOT_ALONE)
+                with conn.transaction():  # committed only when the plan returns
+                    try:
+                        while True:
+                            query = plan.send(execute(conn, query))
+                    except StopIteration as done:
+                        return done.value
+        except StoreUnavailableError:
+            self._recover()
+            raise
+
+    def _recover(self) -> None:
+        """After a lost connection, test the idle ones and replace the dead (a server restart
+        or `pg_terminate_backend` kills them all), so the next call gets a live connection."""
+        try:
+            self._pool.check()
+        except Exception as exc:  # never mask the error being raised
+            log.debug("checking the pool after a lost connection failed: %s", redact(str(exc)))
 
     def read(self, ns: str, path: str) -> StoredEntry | None:
         return self._run(_sql.read(self.project, ns, path), f"reading {ns}/{path}", ns, path)  # type: ignore[no-any-return]
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         self._run(_sql.write(self.project, ns, path, entry), f"writing {ns}/{path}", ns, path)
+
+    def write_many(self, ns: str, entries: Mapping[str, StoredEntry]) -> None:
+        """Write every `path -> entry` of `entries` in one transaction, pipelined (no round
+        trip per entry): all land or none. The fast path for bulk loads."""
+        self._run(_sql.write_many(self.project, ns, entries), f"writing {len(entries)} in {ns}", ns)
 
     def delete(self, ns: str, path: str) -> bool:
         return bool(self._run(_sql.delete(self.project, ns, path), f"deleting {ns}/{path}", ns))
@@ -186,6 +240,16 @@ class PostgresBackend(_Base):
         plan = _sql.touch(self.project, ns, path, float(accessed_at))
         self._run(plan, f"touching {ns}/{path}", ns, path)
 
+    def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
+        """Every version of memory `path`, oldest first (the `memory` namespace only)."""
+        plan = self._history_plan(ns, path)
+        return self._run(plan, f"reading the history of {ns}/{path}", ns, path)  # type: ignore[no-any-return]
+
+    def inventory(self) -> builtins.list[tuple[str, str]]:
+        """`(project, namespace)` for every namespace holding entries, across all projects of
+        the schema (what `contextchef db copy` copies)."""
+        return self._run(_sql.inventory(), "listing the projects")  # type: ignore[no-any-return]
+
 
 class AsyncPostgresBackend(_Base):
     """The async protocol, natively, over `psycopg_pool.AsyncConnectionPool`.
@@ -232,22 +296,47 @@ class AsyncPostgresBackend(_Base):
     ) -> Any:
         if self._pool is None:
             await self.open()
-        with translate(doing, ns, path):
-            async with self._pool.connection() as conn, conn.transaction():
-                try:
-                    query = next(plan)
-                    while True:
-                        cursor = await conn.execute(query.sql, query.params)
-                        rows = await cursor.fetchall() if cursor.description else []
-                        query = plan.send(rows)
-                except StopIteration as done:
-                    return done.value
+        try:
+            with translate(doing, ns, path):
+                async with self._pool.connection() as conn:
+                    try:
+                        query = next(plan)
+                    except StopIteration as done:
+                        return done.value  # nothing to ask the server
+                    if query.alone:
+                        try:
+                            plan.send(await execute_async(conn, query))
+                        except StopIteration as done:
+                            return done.value
+                        raise RuntimeError(NOT_ALONE)
+                    async with conn.transaction():  # committed only when the plan returns
+                        try:
+                            while True:
+                                query = plan.send(await execute_async(conn, query))
+                        except StopIteration as done:
+                            return done.value
+        except StoreUnavailableError:
+            await self._recover()
+            raise
+
+    async def _recover(self) -> None:
+        """See `PostgresBackend._recover`."""
+        try:
+            if self._pool is not None:
+                await self._pool.check()
+        except Exception as exc:  # never mask the error being raised
+            log.debug("checking the pool after a lost connection failed: %s", redact(str(exc)))
 
     async def read(self, ns: str, path: str) -> StoredEntry | None:
         return await self._run(_sql.read(self.project, ns, path), f"reading {ns}/{path}", ns, path)  # type: ignore[no-any-return]
 
     async def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         await self._run(_sql.write(self.project, ns, path, entry), f"writing {ns}/{path}", ns, path)
+
+    async def write_many(self, ns: str, entries: Mapping[str, StoredEntry]) -> None:
+        """See `PostgresBackend.write_many`."""
+        plan = _sql.write_many(self.project, ns, entries)
+        await self._run(plan, f"writing {len(entries)} in {ns}", ns)
 
     async def delete(self, ns: str, path: str) -> bool:
         return bool(await self._run(_sql.delete(self.project, ns, path), f"deleting {ns}/{path}"))
@@ -296,3 +385,8 @@ class AsyncPostgresBackend(_Base):
     async def touch(self, ns: str, path: str, accessed_at: float) -> None:
         plan = _sql.touch(self.project, ns, path, float(accessed_at))
         await self._run(plan, f"touching {ns}/{path}", ns, path)
+
+    async def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
+        """Every version of memory `path`, oldest first (the `memory` namespace only)."""
+        plan = self._history_plan(ns, path)
+        return await self._run(plan, f"reading the history of {ns}/{path}", ns, path)  # type: ignore[no-any-return]
