@@ -230,3 +230,19 @@ def test_a_bad_location_is_one_line_and_exit_code_one(
 def test_a_missing_sqlite_source_is_reported() -> None:
     with pytest.raises(StoreError, match="no SQLite database"):
         open_location("/nonexistent/dir/source.db").projects()
+
+
+def test_the_command_prints_its_counts_as_json(tmp_path: Path) -> None:
+    import json
+
+    source = tmp_path / "source.db"
+    _fill(source)
+    total = len(PROJECTS) * len(NAMESPACES) * len(CONTENTS)
+    target = str(tmp_path / "copy")
+    first = runner.invoke(app, ["db", "copy", "--from", str(source), "--to", target, "--json"])
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    assert (report["copied"], report["unchanged"]) == (total, 0)
+    assert sum(row["copied"] for row in report["namespaces"]) == total
+    again = runner.invoke(app, ["db", "copy", "--from", str(source), "--to", target, "--json"])
+    assert (json.loads(again.stdout)["copied"], json.loads(again.stdout)["unchanged"]) == (0, total)

@@ -10,29 +10,18 @@ the traceback.
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from contextchef.cli._common import err_console, guarded, out_console, print_json
 from contextchef.cli.db import db_app
-from contextchef.errors import ContextChefError
 from contextchef.store.copy import CopyReport, copy_store
 from contextchef.store.locations import open_location
 
 __all__ = ["copy"]
-
-console = Console(soft_wrap=True)
-errors = Console(stderr=True, soft_wrap=True)
-
-
-def _debug() -> bool:
-    """Whether `contextchef db --debug` asked for tracebacks (the db app's own switch)."""
-    state = getattr(sys.modules.get("contextchef.cli.db"), "_state", None)
-    return bool(isinstance(state, dict) and state.get("debug"))
 
 
 def _size(n: int) -> str:
@@ -46,6 +35,7 @@ def _size(n: int) -> str:
 
 def _copy(source: str, target: str, projects: list[str] | None) -> CopyReport:
     plain_project = projects[0] if projects and len(projects) == 1 else None
+    progress = err_console()
     origin = open_location(source, plain_project=plain_project)
     destination = open_location(target)
     with Progress(
@@ -53,9 +43,9 @@ def _copy(source: str, target: str, projects: list[str] | None) -> CopyReport:
         BarColumn(),
         TaskProgressColumn(),
         TimeElapsedColumn(),
-        console=errors,
+        console=progress,
         transient=True,
-        disable=not errors.is_terminal,
+        disable=not progress.is_terminal,
     ) as bar:
         task = bar.add_task("copying", total=None)
 
@@ -66,6 +56,7 @@ def _copy(source: str, target: str, projects: list[str] | None) -> CopyReport:
 
 
 @db_app.command("copy")
+@guarded
 def copy(
     source: Annotated[
         str,
@@ -92,15 +83,35 @@ def copy(
             "directory, the identity its entries get (default: the working directory's).",
         ),
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
 ) -> None:
-    """Copy every project and namespace between two stores; running it again copies nothing."""
-    try:
-        report = _copy(source, target, project or None)
-    except (ContextChefError, OSError) as exc:
-        if _debug():
-            raise
-        errors.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
-        raise typer.Exit(1) from None
+    """Copy every project and namespace between two stores; running it again copies nothing.
+
+    Example: contextchef db copy --from ./context.db --to postgresql://db.internal/agents
+    """
+    report = _copy(source, target, project or None)
+    if as_json:
+        print_json(
+            {
+                "source": report.source,
+                "target": report.target,
+                "copied": report.copied,
+                "unchanged": report.unchanged,
+                "bytes": report.bytes,
+                "namespaces": [
+                    {
+                        "project": count.project,
+                        "namespace": count.namespace,
+                        "copied": count.copied,
+                        "unchanged": count.unchanged,
+                        "bytes": count.bytes,
+                    }
+                    for count in report.namespaces
+                ],
+            }
+        )
+        return
+    console = out_console()
     table = Table("project", "namespace", "copied", "unchanged", "bytes copied", title="copy")
     for count in report.namespaces:
         table.add_row(
