@@ -8,6 +8,7 @@ like the contract suite (fail under `CI=true`).
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from collections.abc import Iterator
@@ -233,8 +234,6 @@ def test_a_missing_sqlite_source_is_reported() -> None:
 
 
 def test_the_command_prints_its_counts_as_json(tmp_path: Path) -> None:
-    import json
-
     source = tmp_path / "source.db"
     _fill(source)
     total = len(PROJECTS) * len(NAMESPACES) * len(CONTENTS)
