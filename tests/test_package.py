@@ -28,6 +28,11 @@ CHEF_OPTIONS = {
     "tokenizer",
     "default_target",
     "adapters",
+    "cache",
+    "cache_audit",
+    "prompt_cache_key",
+    "cached_content",
+    "pipeline_checks",
 }
 
 

@@ -54,7 +54,8 @@ class AdapterInput:
     system messages (mid-conversation ones, or dynamic state placed as a system message), which
     each adapter places as its provider allows. `prefill` is text the reply must start with.
     `server_compaction` asks the provider to compact the context itself (the `server` strategy);
-    an adapter whose provider cannot ignores it.
+    an adapter whose provider cannot ignores it. `max_breakpoints` caps the cache breakpoints an
+    adapter whose provider takes them may place (None: its own limit; 0: none at all).
     """
 
     system: Sequence[Message]
@@ -63,6 +64,7 @@ class AdapterInput:
     prefill: str | None = None
     cache: ConversionCache | None = None
     server_compaction: ServerCompaction | None = None
+    max_breakpoints: int | None = None
 
 
 @runtime_checkable

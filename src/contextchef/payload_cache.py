@@ -1,0 +1,311 @@
+"""Cache economics of a compile: how many bytes of the payload, serialized in the provider's
+request order, are identical to the previous compile's (`payload.meta.cache`).
+
+**The serialized payload in request order** is the definition every figure uses. The payload is
+cut into *parts*, in this order:
+
+1. *settings*: every keyword that is none of the parts below (`betas`, `context_management`,
+   `prompt_cache_key`, a Gemini `config`'s other keys such as `cached_content`), as one JSON
+   object; absent when there is none;
+2. *tools*: each item of `tools` (Gemini: of `config.tools`);
+3. *system*: each block of `system` (Anthropic), `instructions` as one part (OpenAI Responses),
+   each part of `config.system_instruction.parts` (Gemini);
+4. *messages*: each item of `messages` (OpenAI Chat, Anthropic), `input` (OpenAI Responses) or
+   `contents` (Gemini).
+
+Each part, with its `cache_control` keys left out, is serialized as `json.dumps(part,
+ensure_ascii=False, separators=(",", ":"), sort_keys=True)`, encoded in UTF-8 and followed by
+one newline; the serialized payload is the concatenation. Tools → system → messages is the
+order Anthropic documents for its cache prefix; OpenAI and Gemini also cache by prompt prefix
+and render tools ahead of the conversation, so one order serves every target. Breakpoints are
+left out because they are request metadata, not prompt content: the provider matches the
+cached prefix on content, and a breakpoint that moves to a later block does not change it.
+`prefix_bytes` is the length of the longest common prefix of this serialization and the
+previous compile's (same chef, same target).
+
+It is computed without serializing the payload again: every part's size and digest is memoised
+by the identity of the part object (the adapters hand out the same converted objects for
+unchanged messages compile after compile, see `ConversionCache`), the longest run of identical
+objects is skipped in one pass, equal-content parts (a host that reloads its history) are
+recognised by their digests, and only the first differing pair is serialized once more to find
+the exact byte where they part.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Literal, NamedTuple
+
+from contextchef._memo import ConversionCache
+from contextchef.events import CacheFinding
+
+__all__ = [
+    "SECTIONS",
+    "CacheBreakpoint",
+    "CacheLedger",
+    "CacheReport",
+    "LedgerEntry",
+    "PartFacts",
+    "canonical_part",
+    "canonical_text",
+    "described",
+    "part_facts",
+    "request_parts",
+]
+
+Section = Literal["settings", "tools", "system", "messages"]
+SECTIONS: tuple[Section, ...] = ("settings", "tools", "system", "messages")
+
+_TOOLS_KEYS = ("tools",)
+_SYSTEM_KEYS = ("system", "instructions", "system_instruction")
+_MESSAGE_KEYS = ("messages", "input", "contents")
+_PART_KEYS = frozenset((*_TOOLS_KEYS, *_SYSTEM_KEYS, *_MESSAGE_KEYS))
+_MARK = '"cache_control":'
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def _unmarked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _unmarked(item) for key, item in value.items() if key != "cache_control"}
+    if isinstance(value, list):
+        return [_unmarked(item) for item in value]
+    return value
+
+
+def described(part: object) -> tuple[str, PartFacts]:
+    """A part's canonical text (breakpoints left out) and its facts, from one serialization
+    (two for a part holding a breakpoint). `"cache_control":` can only appear unescaped as a
+    key: inside a string its quotes are escaped."""
+    text = _dumps(part)
+    marks = text.count(_MARK) if "cache_control" in text else 0
+    if marks:
+        text = _dumps(_unmarked(part))
+    data = text.encode("utf-8", "surrogatepass")
+    return text, PartFacts(len(data) + 1, hashlib.sha256(data).digest()[:16], marks)
+
+
+def canonical_text(part: object) -> str:
+    """One part as the serialized payload holds it, without the newline: compact JSON with
+    sorted keys, no ASCII escaping, `cache_control` keys left out."""
+    return described(part)[0]
+
+
+def canonical_part(part: object) -> bytes:
+    """One part as the serialized payload holds it: `canonical_text`, UTF-8, and a newline."""
+    return canonical_text(part).encode("utf-8", "surrogatepass") + b"\n"
+
+
+class PartFacts(NamedTuple):
+    """What is known of one part: its serialized size in bytes (newline included), a digest of
+    its canonical text, and how many breakpoints (`cache_control` keys) it holds."""
+
+    nbytes: int
+    digest: bytes
+    marks: int
+
+
+def part_facts(part: object) -> PartFacts:
+    """The facts of `part` (see `described`)."""
+    return described(part)[1]
+
+
+def request_parts(data: Mapping[str, Any]) -> tuple[list[Any], tuple[int, int, int, int]]:
+    """The parts of a payload in request order, and how many each section holds."""
+    config = data.get("config")
+    scopes: list[Mapping[str, Any]] = [data]
+    if isinstance(config, Mapping):
+        scopes.append(config)
+    settings: dict[str, Any] = {
+        key: value for key, value in data.items() if key not in _PART_KEYS and key != "config"
+    }
+    if isinstance(config, Mapping):
+        rest = {key: value for key, value in config.items() if key not in _PART_KEYS}
+        if rest:
+            settings["config"] = rest
+    elif config is not None:
+        settings["config"] = config
+    parts: list[Any] = [settings] if settings else []
+    counts = [len(parts)]
+    for keys in (_TOOLS_KEYS, _SYSTEM_KEYS, _MESSAGE_KEYS):
+        before = len(parts)
+        for scope in scopes:
+            for key in keys:
+                value = scope.get(key)
+                if value is None:
+                    continue
+                if key == "system_instruction" and isinstance(value, Mapping):
+                    value = value.get("parts", [value])
+                if isinstance(value, list | tuple):
+                    parts.extend(value)
+                else:
+                    parts.append(value)
+        counts.append(len(parts) - before)
+    return parts, (counts[0], counts[1], counts[2], counts[3])
+
+
+@dataclass(frozen=True, slots=True)
+class CacheBreakpoint:
+    """A cache breakpoint of the payload: the part that holds it (`section` and `index` in that
+    section, as `request_parts` orders them) and `offset`, the byte where that part ends in the
+    serialized payload (the prefix it caches ends inside it)."""
+
+    section: Section
+    index: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class CacheReport:
+    """`payload.meta.cache`: how much of this payload the provider can serve from its prompt
+    cache, by the previous compile of the same chef and target.
+
+    `prefix_bytes` of the `total_bytes` of the serialized payload (see `contextchef.payload_cache`)
+    are identical to the previous compile's; `reuse_ratio` is their quotient (0.0 on a first
+    compile). `breakpoints` are where the payload's cache breakpoints sit; `findings` are what
+    `cache_audit=True` found (empty otherwise); `changed` names the part where this payload
+    first differs from the previous one (None when nothing differs or nothing came before).
+    """
+
+    prefix_bytes: int
+    total_bytes: int
+    breakpoints: tuple[CacheBreakpoint, ...] = ()
+    findings: tuple[CacheFinding, ...] = ()
+    changed: tuple[Section, int] | None = None
+
+    @property
+    def reuse_ratio(self) -> float:
+        return self.prefix_bytes / self.total_bytes if self.total_bytes else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One compile as the ledger keeps it: its parts, their facts, where each part ends in the
+    serialized payload, the section sizes and the indices of the parts holding breakpoints."""
+
+    parts: tuple[Any, ...]
+    facts: list[PartFacts]
+    ends: list[int]
+    sections: tuple[int, int, int, int]
+    marked: tuple[int, ...]
+
+    def locate(self, index: int) -> tuple[Section, int]:
+        """The section of part `index` and its index in that section."""
+        start = 0
+        for name, count in zip(SECTIONS, self.sections, strict=True):
+            if index < start + count:
+                return name, index - start
+            start += count
+        return "messages", index - start + self.sections[3]  # pragma: no cover
+
+    def start(self, index: int) -> int:
+        """The byte offset where part `index` starts."""
+        return self.ends[index - 1] if index else 0
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """The length of the common prefix of two byte strings (binary search over C compares)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+@dataclass
+class CacheLedger:
+    """The previous compile of one chef for one target, and the measure of the next against it.
+
+    `memo` holds the facts of parts by identity (shared with the target's `PayloadCounter`, so a
+    part is serialized once whichever asks first); `measure` returns the report of a payload and
+    the entry `commit` records once that compile is done.
+    """
+
+    memo: ConversionCache
+    previous: LedgerEntry | None = None
+
+    def entry(self, data: Mapping[str, Any]) -> LedgerEntry:
+        """The ledger entry of a payload, reusing the previous entry's identical leading parts."""
+        parts, sections = request_parts(data)
+        previous = self.previous
+        shared = 0
+        if previous is not None:
+            old, limit = previous.parts, min(len(previous.parts), len(parts))
+            while shared < limit and old[shared] is parts[shared]:
+                shared += 1
+            facts, ends = previous.facts[:shared], previous.ends[:shared]
+            marked = [index for index in previous.marked if index < shared]
+        else:
+            facts, ends, marked = [], [], []
+        total = ends[-1] if ends else 0
+        convert = self.memo.convert
+        for index, part in enumerate(islice(parts, shared, None), shared):
+            known = convert(part, part_facts)
+            facts.append(known)
+            total += known.nbytes
+            ends.append(total)
+            if known.marks:
+                marked.append(index)
+        return LedgerEntry(tuple(parts), facts, ends, sections, tuple(marked))
+
+    def first_difference(self, entry: LedgerEntry) -> int:
+        """The index of the first part of `entry` whose content differs from the previous
+        compile's part at that index (the length of the shorter one when none does)."""
+        previous = self.previous
+        assert previous is not None
+        old, new = previous.facts, entry.facts
+        limit = min(len(old), len(new))
+        index = 0
+        while index < limit and old[index].digest == new[index].digest:
+            index += 1
+        return index
+
+    def measure(self, entry: LedgerEntry) -> tuple[int, int | None]:
+        """The common-prefix bytes of `entry` and the previous compile, and the first part that
+        differs (None when the payloads are equal or there is no previous compile)."""
+        previous = self.previous
+        if previous is None:
+            return 0, None
+        at = self.first_difference(entry)
+        prefix = entry.start(at)
+        if at < len(previous.parts) and at < len(entry.parts):
+            old, new = canonical_part(previous.parts[at]), canonical_part(entry.parts[at])
+            prefix += _common_prefix(old, new)
+        elif at == len(previous.parts) == len(entry.parts):
+            return prefix, None
+        return prefix, at
+
+    def report(
+        self,
+        entry: LedgerEntry,
+        measured: tuple[int, int | None],
+        findings: Sequence[CacheFinding] = (),
+    ) -> CacheReport:
+        """The `CacheReport` of `entry`, given what `measure` returned for it."""
+        prefix, at = measured
+        breakpoints: list[CacheBreakpoint] = []
+        for index in entry.marked:
+            section, position = entry.locate(index)
+            point = CacheBreakpoint(section, position, entry.ends[index])
+            breakpoints.extend([point] * entry.facts[index].marks)
+        return CacheReport(
+            prefix_bytes=prefix,
+            total_bytes=entry.ends[-1] if entry.ends else 0,
+            breakpoints=tuple(breakpoints),
+            findings=tuple(findings),
+            changed=entry.locate(at) if at is not None else None,
+        )
+
+    def commit(self, entry: LedgerEntry) -> None:
+        """Record `entry` as the previous compile, and sweep the memo (once per compile)."""
+        self.previous = entry
+        self.memo.sweep()
