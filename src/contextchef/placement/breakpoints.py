@@ -41,10 +41,15 @@ they hold many blocks each)."""
 
 
 def stable_end(sandwich: Sandwich) -> int | None:
-    """The index of the last message before the tail that is not a system message (the last
-    such message when there is no tail); None when there is none."""
+    """The index of the last message before the tail that is not a system message; without a
+    tail, of the last user or tool message (trailing assistant messages are a prefill the reply
+    continues, replaced next turn). None when there is none."""
     messages = sandwich.messages
-    limit = sandwich.tail_index if sandwich.tail_index is not None else len(messages)
+    limit = sandwich.tail_index
+    if limit is None:
+        limit = len(messages)
+        while limit and messages[limit - 1]["role"] in ("assistant", "system"):
+            limit -= 1
     for index in range(min(limit, len(messages)) - 1, -1, -1):
         if messages[index]["role"] != "system":
             return index
