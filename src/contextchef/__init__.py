@@ -52,7 +52,14 @@ from contextchef.errors import (
     UnknownTargetError,
     UnknownToolError,
 )
-from contextchef.events import AssembleContext, CompileDone, CompileStart, WindowExceeded
+from contextchef.events import (
+    AssembleContext,
+    CacheFinding,
+    CompileDone,
+    CompileStart,
+    PipelineInvariant,
+    WindowExceeded,
+)
 from contextchef.memory import (
     UNSET,
     AsyncMemory,
@@ -69,6 +76,7 @@ from contextchef.messages import (
     validate_history,
 )
 from contextchef.payload import CompileMeta, LayerTokens, Payload
+from contextchef.payload_cache import CacheBreakpoint, CacheReport
 from contextchef.placement.xml import object_to_xml
 from contextchef.retrieval import (
     ahandle_anthropic_memory,
@@ -147,6 +155,9 @@ __all__ = [
     "AsyncStore",
     "Budget",
     "CleanupReport",
+    "CacheBreakpoint",
+    "CacheFinding",
+    "CacheReport",
     "CompactionPlan",
     "CompileAbortedError",
     "CompileDone",
@@ -193,6 +204,7 @@ __all__ = [
     "OverflowConfig",
     "OverflowReport",
     "Payload",
+    "PipelineInvariant",
     "PostgresBackend",
     "PutResult",
     "SQLiteBackend",
