@@ -77,7 +77,7 @@ def _where(entry: LedgerEntry, index: int) -> str:
 def audit(
     target: str,
     entry: LedgerEntry,
-    previous: LedgerEntry | None,
+    previous: int | None,
     *,
     changed: int | None,
     deliberate: bool,
@@ -86,10 +86,11 @@ def audit(
     state_text: str | None,
     reported: set[bytes],
 ) -> list[CacheFinding]:
-    """The findings of one compile (see the module docstring). `changed` is the first part that
-    differs from `previous`; `deliberate` says the prefix was meant to break; `volatile` and
-    `previous_volatile` are where each compile's tail begins; `state_text` is the dynamic state
-    as rendered; `reported` holds the digests of parts already reported for a timestamp (it
+    """The findings of one compile (see the module docstring). `previous` is how many parts the
+    previous compile had (None: there was none), `changed` the first part that differs from
+    it; `deliberate` says the prefix was meant to break; `volatile` and `previous_volatile`
+    are where each compile's tail begins; `state_text` is the dynamic state as rendered;
+    `reported` holds the digests of parts already reported for a timestamp (it
     is updated), so a stable timestamp is reported once, not every compile."""
     findings: list[CacheFinding] = []
     static_end = _static_end(entry)
@@ -139,11 +140,11 @@ def audit(
 
 
 def _first_real_change(
-    entry: LedgerEntry, previous: LedgerEntry, changed: int, previous_volatile: int | None
+    entry: LedgerEntry, previous: int, changed: int, previous_volatile: int | None
 ) -> int | None:
     """`changed` when it lies before the part where the previous compile's tail began (the
     part expected to change); None otherwise."""
-    limit = min(len(entry.parts), len(previous.parts))
+    limit = min(len(entry.parts), previous)
     if previous_volatile is not None:
         limit = min(limit, previous_volatile)
     return changed if changed < limit else None

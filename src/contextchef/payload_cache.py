@@ -186,27 +186,30 @@ class CacheReport:
 
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
-    """One compile as the ledger keeps it: its parts, their facts, where each part ends in the
-    serialized payload, the section sizes and the indices of the parts holding breakpoints."""
+    """One compile as the ledger keeps it: its parts, their facts and serialized sizes, the
+    section sizes and the indices of the parts holding breakpoints."""
 
-    parts: tuple[Any, ...]
+    parts: list[Any]
     facts: list[PartFacts]
-    ends: list[int]
+    sizes: list[int]
     sections: tuple[int, int, int, int]
     marked: tuple[int, ...]
+    total: int
+    """The size of the whole serialized payload in bytes."""
 
     def locate(self, index: int) -> tuple[Section, int]:
         """The section of part `index` and its index in that section."""
         start = 0
-        for name, count in zip(SECTIONS, self.sections, strict=True):
-            if index < start + count:
+        for name, size in zip(SECTIONS, self.sections, strict=True):
+            if index < start + size:
                 return name, index - start
-            start += count
-        return "messages", index - start + self.sections[3]  # pragma: no cover
+            start += size
+        return "messages", index - sum(self.sections[:3])  # pragma: no cover
 
     def start(self, index: int) -> int:
-        """The byte offset where part `index` starts."""
-        return self.ends[index - 1] if index else 0
+        """The byte offset where part `index` starts (summed from the end: the parts asked about
+        are near it)."""
+        return self.total - sum(self.sizes[index:])
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
@@ -221,85 +224,147 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return low
 
 
+def _same(a: object, b: object) -> bool:
+    return a is b or a == b
+
+
+def _shared(old: list[Any], start: int, new: list[Any], new_start: int, limit: int) -> int:
+    """How many of the first `limit` parts from `new[new_start]` equal those from
+    `old[start]`: the very objects, or equal JSON values (a host that reloads its history).
+
+    A binary search finds where the shared run ends, as long as runs are what they usually are
+    (shared, then different), and one list comparison in C, which skips identical objects,
+    confirms it; otherwise a scan. (Python's equality takes `1`, `1.0` and `True` for one
+    another: a part whose only change is such a number's spelling counts as unchanged.)"""
+    if not limit or not _same(old[start], new[new_start]):
+        return 0
+    low, high = 1, limit
+    while low < high:
+        middle = (low + high) // 2
+        if _same(old[start + middle], new[new_start + middle]):
+            low = middle + 1
+        else:
+            high = middle
+    if old[start : start + low] == new[new_start : new_start + low]:
+        return low
+    shared = 0  # pragma: no cover - a changed part inside an otherwise shared run
+    while shared < limit and _same(old[start + shared], new[new_start + shared]):
+        shared += 1
+    return shared
+
+
 @dataclass
 class CacheLedger:
     """The previous compile of one chef for one target, and the measure of the next against it.
 
     `memo` holds the facts of parts by identity (shared with the target's `PayloadCounter`, so a
-    part is serialized once whichever asks first); `measure` returns the report of a payload and
-    the entry `commit` records once that compile is done.
+    part is serialized once whichever asks first); `entry` describes a payload, `measure` finds
+    its common prefix with the previous compile, `commit` makes it the previous compile.
     """
 
     memo: ConversionCache
     previous: LedgerEntry | None = None
 
-    def entry(self, data: Mapping[str, Any]) -> LedgerEntry:
-        """The ledger entry of a payload, reusing the previous entry's identical leading parts."""
+    def advance(self, data: Mapping[str, Any]) -> tuple[LedgerEntry, int, int | None]:
+        """The ledger entry of a payload, its common-prefix bytes with the previous compile and
+        the first part that differs (None when the payloads are equal or nothing came before).
+
+        Section by section, the leading parts shared with the previous compile keep its facts
+        (see `_shared`); the others are looked up, or serialized, by identity, and compared by
+        digest. The long run of reused messages is not copied: the
+        previous entry's lists are taken over (it is never read again once replaced).
+        """
         parts, sections = request_parts(data)
         previous = self.previous
-        shared = 0
-        if previous is not None:
-            old, limit = previous.parts, min(len(previous.parts), len(parts))
-            while shared < limit and old[shared] is parts[shared]:
-                shared += 1
-            facts, ends = previous.facts[:shared], previous.ends[:shared]
-            marked = [index for index in previous.marked if index < shared]
-        else:
-            facts, ends, marked = [], [], []
-        total = ends[-1] if ends else 0
         convert = self.memo.convert
-        for index, part in enumerate(islice(parts, shared, None), shared):
-            known = convert(part, part_facts)
-            facts.append(known)
-            total += known.nbytes
-            ends.append(total)
-            if known.marks:
-                marked.append(index)
-        return LedgerEntry(tuple(parts), facts, ends, sections, tuple(marked))
-
-    def first_difference(self, entry: LedgerEntry) -> int:
-        """The index of the first part of `entry` whose content differs from the previous
-        compile's part at that index (the length of the shorter one when none does)."""
-        previous = self.previous
-        assert previous is not None
-        old, new = previous.facts, entry.facts
-        limit = min(len(old), len(new))
-        index = 0
-        while index < limit and old[index].digest == new[index].digest:
-            index += 1
-        return index
-
-    def measure(self, entry: LedgerEntry) -> tuple[int, int | None]:
-        """The common-prefix bytes of `entry` and the previous compile, and the first part that
-        differs (None when the payloads are equal or there is no previous compile)."""
-        previous = self.previous
         if previous is None:
-            return 0, None
-        at = self.first_difference(entry)
-        prefix = entry.start(at)
-        if at < len(previous.parts) and at < len(entry.parts):
-            old, new = canonical_part(previous.parts[at]), canonical_part(entry.parts[at])
-            prefix += _common_prefix(old, new)
-        elif at == len(previous.parts) == len(entry.parts):
-            return prefix, None
-        return prefix, at
+            facts = [convert(part, part_facts) for part in parts]
+            sizes = [known.nbytes for known in facts]
+            marked = tuple(index for index, known in enumerate(facts) if known.marks)
+            return LedgerEntry(parts, facts, sizes, sections, marked, sum(sizes)), 0, None
+        pieces: list[tuple[list[PartFacts], int]] = []  # per section: new facts, reused count
+        at = old_at = 0
+        changed: int | None = None
+        for size, old_size in zip(sections, previous.sections, strict=True):
+            reused = 0
+            if old_size and size:
+                reused = _shared(previous.parts, old_at, parts, at, min(size, old_size))
+            fresh = [convert(part, part_facts) for part in islice(parts, at + reused, at + size)]
+            if changed is None:
+                limit = min(size, old_size)
+                for offset in range(reused, limit):
+                    if previous.facts[old_at + offset].digest != fresh[offset - reused].digest:
+                        changed = at + offset
+                        break
+                else:
+                    if size != old_size:
+                        changed = at + limit
+            pieces.append((fresh, reused))
+            at, old_at = at + size, old_at + old_size
+        old_parts_list = previous.parts
+        entry = self._rebuild(previous, parts, sections, pieces)
+        if changed is None:
+            return entry, entry.total, None
+        prefix = entry.start(changed)
+        if changed < len(old_parts_list) and changed < len(parts):
+            old_bytes = canonical_part(old_parts_list[changed])
+            prefix += _common_prefix(old_bytes, canonical_part(parts[changed]))
+        return entry, prefix, changed
+
+    @staticmethod
+    def _rebuild(
+        previous: LedgerEntry,
+        parts: list[Any],
+        sections: tuple[int, int, int, int],
+        pieces: list[tuple[list[PartFacts], int]],
+    ) -> LedgerEntry:
+        """The new entry from the previous one's lists: per section, its reused run, then the
+        new facts. The messages' run is kept in place (a truncation, not a copy)."""
+        facts, sizes = previous.facts, previous.sizes
+        starts = [sum(previous.sections[:index]) for index in range(4)]
+        message_start, (message_fresh, message_reused) = starts[3], pieces[3]
+        head_facts: list[PartFacts] = []
+        for index in range(3):
+            fresh, reused = pieces[index]
+            head_facts += facts[starts[index] : starts[index] + reused]
+            head_facts += fresh
+        head_sizes = [known.nbytes for known in head_facts]
+        fresh_sizes = [known.nbytes for known in message_fresh]
+        total = previous.total - sum(sizes[message_start + message_reused :])
+        total += sum(head_sizes) + sum(fresh_sizes) - sum(sizes[:message_start])
+        del facts[message_start + message_reused :]
+        del sizes[message_start + message_reused :]
+        facts[:message_start] = head_facts
+        sizes[:message_start] = head_sizes
+        facts += message_fresh
+        sizes += fresh_sizes
+        shift = len(head_facts) - message_start
+        kept = [
+            index + shift
+            for index in previous.marked
+            if message_start <= index < message_start + message_reused
+        ]
+        marked = [index for index, known in enumerate(head_facts) if known.marks] + kept
+        base = len(head_facts) + message_reused
+        marked += [base + offset for offset, known in enumerate(message_fresh) if known.marks]
+        return LedgerEntry(parts, facts, sizes, sections, tuple(marked), total)
 
     def report(
         self,
         entry: LedgerEntry,
-        measured: tuple[int, int | None],
+        prefix: int,
+        at: int | None,
         findings: Sequence[CacheFinding] = (),
     ) -> CacheReport:
-        """The `CacheReport` of `entry`, given what `measure` returned for it."""
-        prefix, at = measured
+        """The `CacheReport` of `entry`, given what `advance` found for it."""
         breakpoints: list[CacheBreakpoint] = []
         for index in entry.marked:
             section, position = entry.locate(index)
-            point = CacheBreakpoint(section, position, entry.ends[index])
+            point = CacheBreakpoint(section, position, entry.start(index + 1))
             breakpoints.extend([point] * entry.facts[index].marks)
         return CacheReport(
             prefix_bytes=prefix,
-            total_bytes=entry.ends[-1] if entry.ends else 0,
+            total_bytes=entry.total,
             breakpoints=tuple(breakpoints),
             findings=tuple(findings),
             changed=entry.locate(at) if at is not None else None,

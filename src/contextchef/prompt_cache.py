@@ -214,8 +214,9 @@ def measure_cache(
     breakpoints marked and the window after the compile."""
     tail, state, stable_end, window = layout
     ledger = remembered.ledger
-    entry = ledger.entry(data)
-    measured = ledger.measure(entry)
+    previous = ledger.previous
+    previous_length = len(previous.parts) if previous is not None else None
+    entry, prefix, changed = ledger.advance(data)
     volatile: int | None = None
     findings: list[CacheFinding] = []
     if options.audit:
@@ -223,23 +224,23 @@ def measure_cache(
         findings = audit(
             remembered.name,
             entry,
-            ledger.previous,
-            changed=measured[1],
-            deliberate=deliberate or ledger.previous is None,
+            previous_length,
+            changed=changed,
+            deliberate=deliberate or previous is None,
             previous_volatile=remembered.volatile_from,
             volatile=volatile,
             state_text=state.xml if state is not None else None,
             reported=remembered.reported,
         )
-        for finding in findings:
-            logger.info("cache audit (%s): %s", remembered.name, finding.message)
-            if handlers:
-                yield Emit(handlers, finding)
-    report = ledger.report(entry, measured, findings)
-    ledger.commit(entry)
+    report = ledger.report(entry, prefix, changed, findings)
+    ledger.commit(entry)  # before any yield: `advance` took the previous entry's lists over
     remembered.volatile_from, remembered.baseline = volatile, baseline
     remembered.stable_end, remembered.window = stable_end, window
     remembered.marks.sweep()
+    for finding in findings:
+        logger.info("cache audit (%s): %s", remembered.name, finding.message)
+        if handlers:
+            yield Emit(handlers, finding)
     return report
 
 

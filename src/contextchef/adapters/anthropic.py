@@ -307,12 +307,7 @@ class AnthropicAdapter:
             if piece.mark >= 0:
                 system_marks.append((-1, len(system_blocks) + piece.mark, piece.auto))
             system_blocks.extend(piece.blocks)
-        messages = [
-            turn[0].wire
-            if len(turn) == 1
-            else {"content": [b for p in turn for b in p.blocks], "role": turn[0].role}
-            for turn in turns
-        ]
+        messages = [turn[0].wire if len(turn) == 1 else _merged(turn, cache) for turn in turns]
         if not messages:  # the Messages API needs at least one message
             messages.append({"content": [_text(prompts.CONVERSATION_STARTS)], "role": "user"})
         _strip_final_whitespace(messages)
@@ -401,6 +396,29 @@ def _add(
         sizes.append(len(piece.blocks))
     if piece.mark >= 0:
         marks.append((len(turns) - 1, offset + piece.mark, piece.auto))
+
+
+class _Merge:
+    """The wire form of a turn merged from several pieces, and the pieces it was built from."""
+
+    __slots__ = ("pieces", "wire")
+
+    def __init__(self) -> None:
+        self.pieces: tuple[_Piece, ...] = ()
+        self.wire: dict[str, Any] = {}
+
+
+def _merged(turn: list[_Piece], cache: ConversionCache) -> dict[str, Any]:
+    """One turn of several pieces, as the same object as long as its pieces are the same: the
+    conversion cache keeps each piece per message, and keeping the merged turn too lets
+    everything that memoises by identity (token counts, the cache ledger) skip it next compile.
+    The memo is keyed by the first piece's block list, an object only that piece holds."""
+    merge: _Merge = cache.convert(turn[0].blocks, lambda _: _Merge())
+    pieces = merge.pieces
+    if len(pieces) != len(turn) or any(a is not b for a, b in zip(pieces, turn, strict=True)):
+        merge.pieces = tuple(turn)
+        merge.wire = {"content": [b for p in turn for b in p.blocks], "role": turn[0].role}
+    return merge.wire
 
 
 def _strip_final_whitespace(messages: list[dict[str, Any]]) -> None:
