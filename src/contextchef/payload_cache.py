@@ -25,10 +25,11 @@ previous compile's (same chef, same target).
 
 It is computed without serializing the payload again: every part's size and digest is memoised
 by the identity of the part object (the adapters hand out the same converted objects for
-unchanged messages compile after compile, see `ConversionCache`), the longest run of identical
-objects is skipped in one pass, equal-content parts (a host that reloads its history) are
-recognised by their digests, and only the first differing pair is serialized once more to find
-the exact byte where they part.
+unchanged messages compile after compile, see `ConversionCache`), the run of parts shared with
+the previous compile is found by a binary search confirmed with one list comparison in C (equal
+JSON values count as shared, so a host that reloads its history as fresh dicts is matched
+without serializing it), the other parts are compared by digest, and only the first differing
+pair is serialized once more to find the exact byte where they part.
 """
 
 from __future__ import annotations

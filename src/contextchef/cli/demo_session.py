@@ -188,7 +188,7 @@ class Session:
     def run(self) -> Iterator[TurnRecord]:
         """Play the session, one model call per turn; the summary is complete afterwards."""
         history: list[Any] = []
-        last_result, previous = "", ""
+        last_result = ""
         need_user = True
         for turn in range(1, self.options.turns + 1):
             if need_user:
@@ -197,9 +197,8 @@ class Session:
             history = self.chef.history  # the compacted history, when overflow landed
             tokens = payload.meta.tokens.total
             text = json.dumps(payload, sort_keys=True)
-            if previous:
-                self._reuse.append(common_prefix(previous, text) / len(text))
-            previous = text
+            if turn > 1:  # the bytes the provider can serve from its cache (payload.meta.cache)
+                self._reuse.append(payload.meta.cache.reuse_ratio)
             self._note_offloads(payload, text)
             reply = self.model.reply(text, last_result)
             need_user = reply.call is None

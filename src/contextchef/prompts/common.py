@@ -58,8 +58,8 @@ SYSTEM_STATE_HEADER = "Live task state:"
 # as it was rendered (so the cached prefix survives a memory write) until the next point where
 # the prefix changes anyway, and what changed since then is listed here.
 MEMORY_CHANGES_HEADER = (
-    "Memory changed after the memory block in your instructions was written. Each entry below "
-    "replaces the one with the same key there; an entry marked removed is no longer in memory."
+    "Memory changed after your instructions were written. Each entry below replaces any entry "
+    "with the same key shown there; an entry marked removed is no longer in memory."
 )
 
 
