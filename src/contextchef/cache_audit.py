@@ -34,6 +34,8 @@ TIMESTAMP = re.compile(
     r"|\b[0-2]?\d:[0-5]\d:[0-5]\d\b"  # a clock time with seconds
     r"|\b1[5-9]\d{8}(?:\d{3})?\b"  # a Unix time in seconds or milliseconds (2017-2033)
 )
+_REPORTED_CAP = 1024
+"""Digests of scanned parts remembered per target, at most (then forgotten, and rescanned)."""
 _TAIL_SEARCH = 8
 """How many parts from the end the tail is looked for in (it sits at or near the very end)."""
 
@@ -93,6 +95,8 @@ def audit(
     `reported` holds the digests of parts already reported for a timestamp (it
     is updated), so a stable timestamp is reported once, not every compile."""
     findings: list[CacheFinding] = []
+    if len(reported) > _REPORTED_CAP:  # a clock in the prompt makes a new part every compile
+        reported.clear()
     static_end = _static_end(entry)
     state_part: int | None = None
     if state_text:
