@@ -342,3 +342,44 @@ def test_cached_content_reaches_gemini_without_what_the_cache_holds() -> None:
 def test_bad_cache_options_are_refused_by_name(options: dict[str, Any], fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):
         ContextChef(**options)
+
+
+def test_refresh_memory_folds_the_changes_into_the_block_once() -> None:
+    chef = ContextChef(memory={}).set_system_prompt("S")
+    memory = chef.get_memory()
+    memory.set("a", "1")
+    history = [{"role": "user", "content": "hi"}]
+    chef.set_history(history).compile(target="anthropic")
+    memory.set("b", "2")
+    changed = chef.compile(target="anthropic")
+    assert "<memory_changes>" in json.dumps(changed) and changed.meta.cache.changed[0] == "messages"
+    folded = chef.refresh_memory().compile(target="anthropic")
+    assert "<memory_changes>" not in json.dumps(folded)
+    assert folded.meta.cache.changed == ("system", 1)  # the block, rendered again
+    assert visible_memory(folded) == {"a": "1", "b": "2"}
+    again = chef.compile(target="anthropic").meta.cache
+    assert again.prefix_bytes == again.total_bytes  # and then it holds
+
+
+async def _async_figures() -> list[tuple[int, int]]:
+    from contextchef import AsyncContextChef
+
+    chef = AsyncContextChef(memory={}).set_system_prompt("S")
+    figures = []
+    for turn, history in enumerate(agent_turns(6)):
+        await chef.get_memory().set(f"k{turn}", "v")
+        payload = await chef.set_history(history).compile(target="anthropic")
+        figures.append((payload.meta.cache.prefix_bytes, payload.meta.cache.total_bytes))
+    return figures
+
+
+def test_the_async_chef_reports_the_same_figures() -> None:
+    import asyncio
+
+    chef = ContextChef(memory={}).set_system_prompt("S")
+    figures = []
+    for turn, history in enumerate(agent_turns(6)):
+        chef.get_memory().set(f"k{turn}", "v")
+        payload = chef.set_history(history).compile(target="anthropic")
+        figures.append((payload.meta.cache.prefix_bytes, payload.meta.cache.total_bytes))
+    assert asyncio.run(_async_figures()) == figures
