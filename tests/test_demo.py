@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from contextchef import InMemoryBackend
 from contextchef.cli import app
-from contextchef.cli.demo_session import Session, SessionOptions, common_prefix, prompt_reuse
+from contextchef.cli.demo_session import Session, SessionOptions
 
 runner = CliRunner()
 TURNS = "45"
@@ -204,14 +204,6 @@ def test_the_live_display_shows_the_events_of_each_turn() -> None:
 def test_an_unknown_target_is_a_usage_error() -> None:
     result = runner.invoke(app, ["demo", "--target", "nope", "--store", ":memory:"])
     assert result.exit_code == 2
-
-
-def test_common_prefix_and_reuse() -> None:
-    assert common_prefix("abcdef", "abcxyz") == 3
-    assert common_prefix("", "abc") == 0
-    assert common_prefix("same", "same") == 4
-    assert prompt_reuse("abcd", "abcdefgh") == 0.5
-    assert prompt_reuse("x", "") == 0.0
 
 
 ROOT = Path(__file__).resolve().parents[1]

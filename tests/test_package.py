@@ -31,6 +31,11 @@ CHEF_OPTIONS = {
     "skills",
     "skill_placement",
     "pruner",
+    "cache",
+    "cache_audit",
+    "prompt_cache_key",
+    "cached_content",
+    "pipeline_checks",
 }
 
 

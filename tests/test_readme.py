@@ -58,6 +58,11 @@ def test_tool_selection_example_runs(capsys: pytest.CaptureFixture[str]) -> None
     assert "Loaded the browser toolkit" in capsys.readouterr().out
 
 
+def test_prompt_caching_example_runs() -> None:
+    (code,) = python_blocks("Prompt caching")
+    exec(compile(code, str(README), "exec"), {})
+
+
 def test_readme_names_the_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert "make test" in text and "make demo" in text

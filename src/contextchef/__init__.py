@@ -59,7 +59,14 @@ from contextchef.errors import (
     UnknownToolError,
     UnknownToolNameError,
 )
-from contextchef.events import AssembleContext, CompileDone, CompileStart, WindowExceeded
+from contextchef.events import (
+    AssembleContext,
+    CacheFinding,
+    CompileDone,
+    CompileStart,
+    PipelineInvariant,
+    WindowExceeded,
+)
 from contextchef.memory import (
     UNSET,
     AsyncMemory,
@@ -76,6 +83,7 @@ from contextchef.messages import (
     validate_history,
 )
 from contextchef.payload import CompileMeta, LayerTokens, Payload
+from contextchef.payload_cache import CacheBreakpoint, CacheReport
 from contextchef.placement.announcements import Announcement
 from contextchef.placement.xml import object_to_xml
 from contextchef.pool import AsyncChefPool, ChefPool
@@ -173,6 +181,9 @@ __all__ = [
     "AsyncStorageBackend",
     "AsyncStore",
     "Budget",
+    "CacheBreakpoint",
+    "CacheFinding",
+    "CacheReport",
     "ChefPool",
     "CleanupReport",
     "CompactionPlan",
@@ -222,6 +233,7 @@ __all__ = [
     "OverflowConfig",
     "OverflowReport",
     "Payload",
+    "PipelineInvariant",
     "PostgresBackend",
     "PruneResult",
     "PrunerState",

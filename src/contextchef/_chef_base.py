@@ -44,6 +44,7 @@ from contextchef.messages import Message, ensure_valid_history
 from contextchef.pipeline import CompileRuntime, CompileState, Payload, Signal, compile_flow
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
+from contextchef.prompt_cache import CacheOptions
 from contextchef.prompts import Vocabulary
 from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.selection.budget import JanitorConfig
@@ -92,6 +93,11 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin):
         skills: Iterable[Skill] | LoadedSkills | None = None,
         skill_placement: str = "after_system",
         pruner: PrunerState | Mapping[str, Any] | None = None,
+        cache: str = "auto",
+        cache_audit: bool = False,
+        prompt_cache_key: str | None = None,
+        cached_content: str | None = None,
+        pipeline_checks: bool = False,
     ) -> None:
         """Build a chef; every option is keyword-only and optional.
 
@@ -140,6 +146,20 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin):
                 narrow the rest; `keep` is never pruned; `blocked` starts the runtime
                 blocklist; `use_allowed_tools` makes the OpenAI targets keep every definition
                 and restrict calls through `tool_choice` instead.
+            cache: prompt-cache breakpoints: `"auto"` (the default: on targets that take them,
+                Anthropic, breakpoints at the end of the stable prefix, within the 4 allowed
+                together with your own `_cache_breakpoint` marks), `"explicit"` (only your
+                marks) or `"off"` (none). `payload.meta.cache` reports the reuse either way.
+            cache_audit: report what in the layout costs cache hits (`cache:finding` events
+                and `payload.meta.cache.findings`); never fails a compile.
+            prompt_cache_key: passed through to both OpenAI targets as `prompt_cache_key`.
+            cached_content: a Gemini context cache name, passed through as
+                `config.cached_content` (the cache then holds the system instruction and tools,
+                which leave the request, as the API requires).
+            pipeline_checks: after assembly, check that pinned messages survived, tool calls
+                kept their results and every message before the tail is byte-identical to the
+                history; violations are logged once and emitted as `pipeline:invariant`
+                events, never raised (a development aid, off by default).
         """
         self._options = ChefOptions.of(
             tools=tools,
@@ -174,6 +194,13 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin):
             memory=self._memory,
             library_tools=library_tools(self.vocabulary),
             skill_placement=placement,
+            cache=CacheOptions.of(
+                cache=cache,
+                cache_audit=cache_audit,
+                prompt_cache_key=prompt_cache_key,
+                cached_content=cached_content,
+                pipeline_checks=pipeline_checks,
+            ),
         )
         self._force_next = False
         self._compactions: list[Compaction] = []
@@ -294,8 +321,20 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin):
         """Empty the history and start a new context window (overflow state is reset too)."""
         self._state = replace(self._state, history=(), repairs=())
         self._forget_compactions()
+        self._runtime.memory_generation += 1
         if self._runtime.janitor is not None:
             self._runtime.janitor.reset()
+        return self
+
+    def refresh_memory(self) -> Self:
+        """Render the memory block into the prefix again at the next compile of every target.
+
+        Memory changes reach the model every compile either way: until the prefix breaks (an
+        overflow, a new window, this call), the block in the instructions stays as it was
+        rendered, so a memory write does not cost the cached prefix, and what changed since is
+        listed at the tail. Call it when those changes have grown long.
+        """
+        self._runtime.memory_generation += 1
         return self
 
     def report_token_usage(self, input_tokens: int) -> Self:

@@ -65,6 +65,7 @@ class SnapshotsMixin:
         self._compactions = list(snapshot.compactions)
         self._force_next = snapshot.pending_new_context and self._runtime.janitor is not None
         self._restore_pruner_state(snapshot.pruner)
+        self._runtime.memory_generation += 1
         if self._runtime.janitor is not None:
             self._runtime.janitor.restore(snapshot.runner)
 

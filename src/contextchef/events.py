@@ -21,17 +21,25 @@ __all__ = [
     "EVENT_NAMES",
     "SLOT_NAMES",
     "AssembleContext",
+    "CacheFinding",
     "CompileDone",
     "CompileStart",
     "EventName",
     "Handlers",
+    "PipelineInvariant",
     "SlotName",
     "Slots",
     "WindowExceeded",
 ]
 
 EventName = Literal[
-    "compile:start", "compile:done", "compress:start", "compress:end", "window:exceeded"
+    "compile:start",
+    "compile:done",
+    "compress:start",
+    "compress:end",
+    "window:exceeded",
+    "cache:finding",
+    "pipeline:invariant",
 ]
 EVENT_NAMES: tuple[str, ...] = get_args(EventName)
 
@@ -64,6 +72,42 @@ class WindowExceeded:
     target: str
     tokens: int
     limit: float
+
+
+FindingKind = Literal[
+    "breakpoint_after_volatile", "changed_prefix", "timestamp_in_prefix", "state_in_system"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CacheFinding:
+    """One problem `cache_audit=True` found in the layout of a compile, for a human to fix.
+
+    `kind` is what: a breakpoint whose cached prefix holds content that changes
+    (`breakpoint_after_volatile`), a byte of the expected stable prefix that changed since the
+    previous compile (`changed_prefix`), a timestamp-looking string in the tools or system part
+    (`timestamp_in_prefix`), or the dynamic state placed in the system part (`state_in_system`).
+    `section` and `index` locate the part (see `contextchef.payload_cache`); `message` says it
+    in a sentence. A finding never fails a compile.
+    """
+
+    target: str
+    kind: FindingKind
+    message: str
+    section: str | None = None
+    index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineInvariant:
+    """A violation `pipeline_checks=True` found after assembly: `check` is which invariant
+    (`pinned`, `tool_pairs` or `prefix_bytes`), `index` the message it concerns (in the history,
+    or in the assembled messages for `prefix_bytes`). It never fails a compile."""
+
+    target: str
+    check: Literal["pinned", "tool_pairs", "prefix_bytes"]
+    message: str
+    index: int | None = None
 
 
 class Handlers:

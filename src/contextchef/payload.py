@@ -8,7 +8,6 @@ the payloads do, and with an exact tokenizer they are exact for that text.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from contextchef._memo import ConversionCache
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import HistoryFix
+from contextchef.payload_cache import CacheReport, described
 from contextchef.selection.janitor import OverflowReport
 from contextchef.tokens import Tokenizer
 
@@ -44,12 +44,14 @@ class CompileMeta:
     `tail_index` is where the tail landed among the sandwich's messages; `memory_keys` and
     `expired_memory_keys` name the memory entries shown and those that expired; `overflow`
     reports the budget and what overflow did (with a janitor configured); `tokens` is counted
-    with the chef's tokenizer the first time it is read.
+    with the chef's tokenizer the first time it is read; `cache` tells how much of the payload
+    is identical to the previous compile's (see `CacheReport`).
     """
 
     __slots__ = (
         "_count",
         "_tokens",
+        "cache",
         "expired_memory_keys",
         "memory_keys",
         "overflow",
@@ -66,8 +68,10 @@ class CompileMeta:
         tail_index: int | None = None,
         overflow: OverflowReport | None = None,
         memory: MemoryArtifacts | None = None,
+        cache: CacheReport | None = None,
     ) -> None:
         self.target = target
+        self.cache = cache if cache is not None else CacheReport(0, 0)
         self.repairs = repairs
         self.tail_index = tail_index
         self.overflow = overflow
@@ -135,16 +139,22 @@ class PayloadCounter:
     The adapters hand out the same converted objects for unchanged messages compile after
     compile, so the memo (by identity, swept once per compile) makes an incremental compile
     count only what is new. Leading system messages (OpenAI's) count as system.
+
+    The text a part is counted on is its canonical serialization (`payload_cache`), and the
+    part's size and digest are left in `facts` (shared with the target's `CacheLedger`), so the
+    cache figures of a compile that was counted serialize nothing again.
     """
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    def __init__(self, tokenizer: Tokenizer, facts: ConversionCache | None = None) -> None:
         self.tokenizer = tokenizer
         self._memo = ConversionCache()
+        self.facts = facts if facts is not None else ConversionCache()
 
     def _part(self, value: Any) -> int:
+        text, known = described(value)
+        self.facts.convert(value, lambda _: known)
         if isinstance(value, str):
             return self.tokenizer.count_text(value)
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
         return self.tokenizer.count_text(text)
 
     def _items(self, value: Any) -> int:

@@ -25,13 +25,12 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Protocol
 
 from contextchef._effects import Call, Emit
 from contextchef._effects import Flow as EffectFlow
 from contextchef._memo import ConversionCache, intake_message
-from contextchef.adapters import BUILTIN_ADAPTERS
+from contextchef.adapters import BUILTIN_ADAPTERS, AnthropicAdapter
 from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
 from contextchef.errors import CompileAbortedError, ConfigError
 from contextchef.events import (
@@ -46,10 +45,23 @@ from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import HistoryFix, Message
 from contextchef.payload import CompileMeta, LayerTokens, Payload, PayloadCounter
+from contextchef.payload_cache import CacheLedger
+from contextchef.pipeline_checks import check_assembly
 from contextchef.placement.announcements import Announcement, announcement_blocks
 from contextchef.placement.assembler import Sandwich, assemble
+from contextchef.placement.breakpoints import mark_stable_prefix
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
+from contextchef.prompt_cache import (
+    CacheOptions,
+    MemoryLayers,
+    TargetCache,
+    instruction_message,
+    measure_cache,
+    memory_layers,
+    report_violations,
+    with_provider_options,
+)
 from contextchef.prompts import UnifiedVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
@@ -115,6 +127,12 @@ class CompileRuntime:
     tool_results: ToolResultMemo = field(default_factory=ToolResultMemo)
     caches: dict[str, ConversionCache] = field(default_factory=dict)
     payload_counters: dict[str, PayloadCounter] = field(default_factory=dict)
+    cache: CacheOptions = field(default_factory=CacheOptions)
+    targets: dict[str, TargetCache] = field(default_factory=dict)
+    memory_generation: int = 0
+    """Bumped by `refresh_memory()`, `clear_history()` and `restore()`: memory is rendered
+    into the prefix again at the next compile of every target."""
+    logged: set[tuple[str, str, str]] = field(default_factory=set)
 
     def cache_for(self, target: str) -> ConversionCache:
         cache = self.caches.get(target)
@@ -127,6 +145,18 @@ class CompileRuntime:
         if counter is None:
             counter = self.payload_counters[target] = PayloadCounter(self.counter.tokenizer)
         return counter
+
+    def target_cache(self, target: str) -> TargetCache:
+        """What the chef remembers of its previous compile for `target` (the ledger shares the
+        part facts of the target's payload counter)."""
+        remembered = self.targets.get(target)
+        if remembered is None:
+            facts = self.payload_counter(target).facts
+            remembered = self.targets[target] = TargetCache(target, CacheLedger(facts))
+        return remembered
+
+    def window(self) -> str | None:
+        return self.janitor.lineage.current if self.janitor is not None else None
 
 
 Flow = EffectFlow[Payload]
@@ -192,14 +222,12 @@ def compile_flow(
     if memory is not None:
         artifacts = yield from memory.compile_artifacts(runtime.vocabulary, state.history)
         _check(signal)
-    top, context_blocks = _memory_layers(runtime, artifacts)
-    system, context_blocks = _host_layers(
-        state,
-        runtime,
-        (*state.system_prompt, *_toolkit_directory(state.pruner), *top),
-        context_blocks,
+    remembered = runtime.target_cache(target)
+    window = runtime.window()
+    layers = memory_layers(
+        runtime.vocabulary, artifacts, memory, remembered, runtime.memory_generation, window
     )
-    build = _Builder(state, runtime, adapter, target, system, context_blocks)
+    build = _Builder(state, runtime, adapter, target, layers, history, remembered)
 
     report: OverflowReport | None = None
     verdicts = yield from _run_slot(slots, "before_overflow", list(history))
@@ -239,6 +267,12 @@ def compile_flow(
     if replaced:
         data = build.adapt(sandwich)
     build.done()
+    if runtime.cache.checks:
+        yield from report_violations(
+            check_assembly(target, build.original, history, sandwich.messages, sandwich.tail_index),
+            logged=runtime.logged,
+            handlers=events.for_event("pipeline:invariant"),
+        )
 
     for rewritten in (yield from _run_slot(slots, "after_adapt", data)):
         if rewritten is not None:
@@ -256,7 +290,19 @@ def compile_flow(
         runtime.counter.sweep()
         return tokens
 
-    meta = CompileMeta(target, count, state.repairs, sandwich.tail_index, report, artifacts)
+    view = build.view(history)
+    cache = yield from measure_cache(
+        remembered,
+        data,
+        options=runtime.cache,
+        deliberate=(report is not None and report.changed)
+        or (view is not None and view.folded)
+        or remembered.window != window,
+        layout=(sandwich.tail, state.state, build.stable_end(history), runtime.window()),
+        baseline=view.baseline if view is not None else remembered.baseline,
+        handlers=events.for_event("cache:finding"),
+    )
+    meta = CompileMeta(target, count, state.repairs, sandwich.tail_index, report, artifacts, cache)
     if runtime.janitor is not None:
         total = meta.tokens.total
         runtime.janitor.compiled(target, total)
@@ -286,11 +332,12 @@ class _Builder:
         runtime: CompileRuntime,
         adapter: Any,
         target: str,
-        system: tuple[Message, ...],
-        context_blocks: list[str],
+        layers: MemoryLayers,
+        original: tuple[Message, ...],
+        remembered: TargetCache,
     ) -> None:
         self.state, self.runtime, self.adapter = state, runtime, adapter
-        self.system, self.context_blocks = system, context_blocks
+        self.layers, self.original, self.remembered = layers, original, remembered
         self.cache = runtime.cache_for(target)
         self.counter = runtime.payload_counter(target)
         self.tools = (*state.tools, *runtime.library_tools)
@@ -302,8 +349,19 @@ class _Builder:
         )
         self.shaped = state.pruner.shapes_tools or self.skill_allowed is not None
         self.server: ServerCompaction | None = None
+        self.auto = runtime.cache.mode == "auto" and isinstance(adapter, AnthropicAdapter)
+        self.previous_end = remembered.stable_end if remembered.window == runtime.window() else None
+        self._ends: dict[int, int | None] = {}  # stable end per built history (one compile)
         self._last: tuple[tuple[Message, ...], tuple[str, ...], Sandwich, dict[str, Any]] | None
         self._last = None
+
+    def view(self, history: tuple[Message, ...]) -> Any:
+        """The memory view the payload for `history` shows (None without memory)."""
+        return self.layers.kept[2] if history is self.original else self.layers.folded[2]
+
+    def stable_end(self, history: tuple[Message, ...]) -> int | None:
+        """Where the stable prefix of the payload for `history` ended (automatic marks)."""
+        return self._ends.get(id(history))
 
     def ask_server(self, server: ServerCompaction) -> None:
         """Ask the target to compact server-side: later builds carry the request."""
@@ -315,14 +373,28 @@ class _Builder:
         last = self._last
         if last is not None and last[0] is history and last[1] == notices:
             return last[2], last[3]
+        top, memory_blocks, _ = self.layers.kept if history is self.original else self.layers.folded
+        directory = _toolkit_directory(self.state.pruner)
+        system, blocks = _host_layers(
+            self.state,
+            self.runtime,
+            (*self.state.system_prompt, *directory, *top),
+            list(memory_blocks),
+        )
         sandwich = assemble(
-            self.system,
+            system,
             history,
             state=self.state.state,
             guardrails=self.state.guardrails,
-            context_blocks=self.context_blocks,
+            context_blocks=blocks,
             notices=list(notices),
         )
+        if self.auto:
+            previous = self.previous_end if history is self.original else None
+            sandwich, end = mark_stable_prefix(
+                sandwich, previous_end=previous, memo=self.remembered.marks
+            )
+            self._ends[id(history)] = end
         data = self.adapt(sandwich)
         self._last = (history, notices, sandwich, data)
         return sandwich, data
@@ -339,8 +411,10 @@ class _Builder:
                     cache=self.cache,
                     server_compaction=self.server,
                     allowed_tools=allowed,
+                    max_breakpoints=0 if self.runtime.cache.mode == "off" else None,
                 )
             )
+        with_provider_options(data, self.adapter, self.runtime.cache)
         return data
 
     def tools_for(
@@ -405,39 +479,14 @@ def _host_layers(
         context_blocks = [skill.block, *context_blocks]
     on_system, on_tail = announcement_blocks(state.announcements)
     if on_system is not None:
-        system = (*system, _instruction_message(on_system))
+        system = (*system, instruction_message(on_system))
     if on_tail is not None:
         context_blocks = [*context_blocks, on_tail]
     return system, context_blocks
-
-
-def _memory_layers(
-    runtime: CompileRuntime, artifacts: MemoryArtifacts | None
-) -> tuple[list[Message], list[str]]:
-    """The system message that follows the system prompt (instruction, and the memory block
-    when it is placed there), and the tail blocks (the memory block when placed at the tail)."""
-    if artifacts is None:
-        if (store_instruction := runtime.vocabulary.store_instruction) is not None:
-            return [_instruction_message(store_instruction)], []
-        return [], []
-    instruction = runtime.vocabulary.memory_instruction
-    assert runtime.memory is not None
-    if runtime.memory.placement == "before_history_tail":
-        tail = [artifacts.block] if artifacts.block else []
-        return [_instruction_message(instruction)], tail
-    content = f"{instruction}\n\n{artifacts.block}" if artifacts.block else instruction
-    return [{"content": content, "role": "system"}], []
 
 
 def _toolkit_directory(pruner: PrunerState) -> tuple[Message, ...]:
     """The system message listing the toolkits (after the system prompt), when there are any."""
     if not pruner.toolkits:
         return ()
-    return (_instruction_message(directory_text(pruner.toolkits, pruner.loaded)),)
-
-
-@lru_cache(maxsize=8)
-def _instruction_message(content: str) -> Message:
-    """One message object per instruction text: the conversion caches, keyed by identity, then
-    keep every message after it across compiles (never mutated, like the chef's history)."""
-    return {"content": content, "role": "system"}
+    return (instruction_message(directory_text(pruner.toolkits, pruner.loaded)),)

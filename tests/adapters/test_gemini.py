@@ -274,7 +274,8 @@ def test_second_compile_converts_only_the_new_message() -> None:
     history = [*parallel_history(), {"content": "thanks", "role": "assistant"}]
     first = ADAPTER.compile(request(history, cache=cache))
     converted = cache.misses
-    assert converted == len(history) + 1  # plus the top-layer system message
+    # plus the top-layer system message, and the memo of the merged parallel tool results
+    assert converted == len(history) + 2
     history.append({"content": "and now?", "role": "user"})
     second = ADAPTER.compile(request(history, cache=cache))
     assert cache.misses == converted + 1

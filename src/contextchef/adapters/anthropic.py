@@ -22,7 +22,9 @@ Choices the API forces on us:
   role: system prompt, user text, tool result or tool call. Anthropic allows 4 per request; when
   more are marked, the oldest (earliest in the request: system first, then messages) are dropped
   and one warning per compile says how many. Newer breakpoints cover longer prefixes and are the
-  ones the next turn reads from.
+  ones the next turn reads from. Automatic marks (`_auto_cache_breakpoint`, placed by the chef at
+  the end of the stable prefix, see `placement.breakpoints`) take what budget the host's own
+  marks leave, newest first, without a warning.
 - **System messages in the history** (mid-conversation ones, or dynamic state placed as a system
   message) are hoisted into `system`, after the top layer, in order, logged once per compile at
   DEBUG. They hold text only; an attachment there is a `CompileError`.
@@ -49,6 +51,7 @@ from contextchef.adapters.anthropic_compaction import compaction_keys
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
 from contextchef.errors import CompileError, ConfigError
 from contextchef.messages import Message
+from contextchef.placement.breakpoints import AUTO_MARK
 
 __all__ = ["ANTHROPIC_MAX_BREAKPOINTS", "AnthropicAdapter"]
 
@@ -72,6 +75,7 @@ class _Piece(NamedTuple):
     blocks: list[_Block]
     mark: int  # index in `blocks` of the block that carries the breakpoint, -1 for none
     wire: dict[str, Any]  # the message as sent when it forms a turn on its own
+    auto: bool = False  # the breakpoint is an automatic one (the host's own take precedence)
 
 
 def _has_text(text: str) -> bool:
@@ -222,12 +226,13 @@ def _convert(message: Message) -> _Piece:
     else:
         blocks = _system_blocks(message)
     mark = -1
-    if message.get("_cache_breakpoint"):
+    user = bool(message.get("_cache_breakpoint"))
+    if user or message.get(AUTO_MARK):
         mark = next(
             (i for i in range(len(blocks) - 1, -1, -1) if blocks[i]["type"] not in _UNCACHEABLE),
             -1,
         )
-    return _Piece(role, blocks, mark, {"content": blocks, "role": role})
+    return _Piece(role, blocks, mark, {"content": blocks, "role": role}, not user)
 
 
 def _with_cache_control(block: _Block) -> _Block:
@@ -275,7 +280,7 @@ class AnthropicAdapter:
         hoisted = 0
         turns: list[list[_Piece]] = []
         sizes: list[int] = []  # blocks in each turn so far
-        marks: list[tuple[int, int]] = []  # (turn, block) of each breakpoint in the messages
+        marks: list[tuple[int, int, bool]] = []  # (turn, block, auto) of each breakpoint
         try:
             pieces = cache.convert_all(request.messages, _convert)
         except _Unsupported:
@@ -298,21 +303,19 @@ class AnthropicAdapter:
             logger.debug("hoisted %d system message(s) from the history into `system`", hoisted)
 
         system_blocks: list[_Block] = []
-        system_marks: list[tuple[int, int]] = []
+        system_marks: list[tuple[int, int, bool]] = []
         for piece in system:
             if piece.mark >= 0:
-                system_marks.append((-1, len(system_blocks) + piece.mark))
+                system_marks.append((-1, len(system_blocks) + piece.mark, piece.auto))
             system_blocks.extend(piece.blocks)
-        messages = [
-            turn[0].wire
-            if len(turn) == 1
-            else {"content": [b for p in turn for b in p.blocks], "role": turn[0].role}
-            for turn in turns
-        ]
+        messages = [turn[0].wire if len(turn) == 1 else _merged(turn, cache) for turn in turns]
         if not messages:  # the Messages API needs at least one message
             messages.append({"content": [_text(prompts.CONVERSATION_STARTS)], "role": "user"})
         _strip_final_whitespace(messages)
-        self._place_breakpoints(system_blocks, messages, system_marks + marks)
+        budget = self.max_cache_breakpoints
+        if request.max_breakpoints is not None:
+            budget = max(0, min(budget, request.max_breakpoints))
+        self._place_breakpoints(system_blocks, messages, system_marks + marks, budget)
 
         payload: dict[str, Any] = {}
         if request.server_compaction is not None:  # `betas`, `context_management` sort first
@@ -321,27 +324,35 @@ class AnthropicAdapter:
         if system_blocks:
             payload["system"] = system_blocks
         if request.tools:
-            payload["tools"] = [_tool(tool) for tool in request.tools]
+            payload["tools"] = [cache.convert(tool, _tool) for tool in request.tools]
         return payload
 
     def _place_breakpoints(
         self,
         system_blocks: list[_Block],
         messages: list[dict[str, Any]],
-        marks: list[tuple[int, int]],
+        marks: list[tuple[int, int, bool]],
+        keep: int,
     ) -> None:
-        """Put `cache_control` on the newest marked blocks, within the budget."""
-        keep = self.max_cache_breakpoints
-        if len(marks) > keep:
+        """Put `cache_control` on the newest marked blocks, within the budget `keep`: the host's
+        own marks first, automatic ones in what they leave."""
+        own = [mark for mark in marks if not mark[2]]
+        if len(own) > keep:
             if keep:
                 logger.warning(
                     "%d cache breakpoints marked, %d allowed per request: dropped the %d oldest",
-                    len(marks),
+                    len(own),
                     keep,
-                    len(marks) - keep,
+                    len(own) - keep,
                 )
-            marks = marks[len(marks) - keep :]
-        for turn, at in marks:
+            own = own[len(own) - keep :]
+        room = keep - len(own)
+        auto = [mark for mark in marks if mark[2]]
+        chosen = {(turn, at) for turn, at, _ in own}
+        chosen.update(
+            (turn, at) for turn, at, _ in (auto[max(0, len(auto) - room) :] if room else ())
+        )
+        for turn, at in sorted(chosen):
             if turn < 0:
                 system_blocks[at] = _with_cache_control(system_blocks[at])
                 continue
@@ -362,7 +373,10 @@ def _locate(messages: Any) -> CompileError:
 
 
 def _add(
-    piece: _Piece, turns: list[list[_Piece]], sizes: list[int], marks: list[tuple[int, int]]
+    piece: _Piece,
+    turns: list[list[_Piece]],
+    sizes: list[int],
+    marks: list[tuple[int, int, bool]],
 ) -> None:
     """Append `piece` to the last turn if it has the same role, else start a new turn.
 
@@ -382,7 +396,30 @@ def _add(
         turns.append([piece])
         sizes.append(len(piece.blocks))
     if piece.mark >= 0:
-        marks.append((len(turns) - 1, offset + piece.mark))
+        marks.append((len(turns) - 1, offset + piece.mark, piece.auto))
+
+
+class _Merge:
+    """The wire form of a turn merged from several pieces, and the pieces it was built from."""
+
+    __slots__ = ("pieces", "wire")
+
+    def __init__(self) -> None:
+        self.pieces: tuple[_Piece, ...] = ()
+        self.wire: dict[str, Any] = {}
+
+
+def _merged(turn: list[_Piece], cache: ConversionCache) -> dict[str, Any]:
+    """One turn of several pieces, as the same object as long as its pieces are the same: the
+    conversion cache keeps each piece per message, and keeping the merged turn too lets
+    everything that memoises by identity (token counts, the cache ledger) skip it next compile.
+    The memo is keyed by the first piece's block list, an object only that piece holds."""
+    merge: _Merge = cache.convert(turn[0].blocks, lambda _: _Merge())
+    pieces = merge.pieces
+    if len(pieces) != len(turn) or any(a is not b for a, b in zip(pieces, turn, strict=True)):
+        merge.pieces = tuple(turn)
+        merge.wire = {"content": [b for p in turn for b in p.blocks], "role": turn[0].role}
+    return merge.wire
 
 
 def _strip_final_whitespace(messages: list[dict[str, Any]]) -> None:

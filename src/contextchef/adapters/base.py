@@ -62,6 +62,8 @@ class AdapterInput:
     `server_compaction` asks the provider to compact the context itself (the `server` strategy);
     an adapter whose provider cannot ignores it. `allowed_tools` (given only to an adapter whose
     `supports_allowed_tools` is true) names the tools the model may call among `tools`.
+    `max_breakpoints` caps the cache breakpoints an adapter whose provider takes them may place
+    (None: its own limit; 0: none at all).
     """
 
     system: Sequence[Message]
@@ -71,6 +73,7 @@ class AdapterInput:
     cache: ConversionCache | None = None
     server_compaction: ServerCompaction | None = None
     allowed_tools: tuple[str, ...] | None = None
+    max_breakpoints: int | None = None
 
 
 @runtime_checkable

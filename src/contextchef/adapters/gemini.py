@@ -210,8 +210,8 @@ class GeminiAdapter:
         model_content, user_content = self._model_content, self._user_content
         names: dict[str, str] = {}  # call id -> function name, for naming the results
         contents: list[Content] = []
+        groups: list[list[Content]] = []  # the converted contents each output content holds
         last_role = ""
-        owned = False  # whether contents[-1] is a merge built here, so safe to extend
         for index, message in enumerate(messages):
             role = message["role"]
             content: Content | None
@@ -233,13 +233,13 @@ class GeminiAdapter:
                 continue
             if content["role"] != last_role:
                 contents.append(content)
+                groups.append([content])
                 last_role = content["role"]
-                owned = False
                 continue
-            if not owned:
-                contents[-1] = {"parts": [*contents[-1]["parts"]], "role": last_role}
-                owned = True
-            contents[-1]["parts"].extend(content["parts"])
+            groups[-1].append(content)
+        for index, group in enumerate(groups):
+            if len(group) > 1:
+                contents[index] = _merged(group, cache)
         return contents
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
@@ -258,6 +258,29 @@ class GeminiAdapter:
             declarations = [_declaration(tool) for tool in request.tools]
             config["tools"] = [{"function_declarations": declarations}]
         return {"config": config, "contents": contents}
+
+
+class _Merge:
+    """A content merged from several converted contents, and the contents it was built from."""
+
+    __slots__ = ("group", "wire")
+
+    def __init__(self) -> None:
+        self.group: tuple[Content, ...] = ()
+        self.wire: Content = {"parts": [], "role": ""}
+
+
+def _merged(group: list[Content], cache: ConversionCache) -> Content:
+    """Same-role neighbours as one content, the same object while they are the same objects
+    (what memoises by identity, token counts and the cache ledger, then skips it). Keyed by the
+    first content's parts list, an object only that converted content holds."""
+    merge: _Merge = cache.convert(group[0]["parts"], lambda _: _Merge())
+    if len(merge.group) != len(group) or any(
+        a is not b for a, b in zip(merge.group, group, strict=True)
+    ):
+        merge.group = tuple(group)
+        merge.wire = {"parts": [p for c in group for p in c["parts"]], "role": group[0]["role"]}
+    return merge.wire
 
 
 def _trailing_model_text(contents: list[Content]) -> str:

@@ -88,39 +88,6 @@ class SessionSummary:
         return asdict(self)
 
 
-def common_prefix(a: str, b: str) -> int:
-    """The length of the common prefix of two strings (binary search over C comparisons)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-_READ_ORDER = ("tools", "system", "instructions", "config")
-"""The payload keys a provider reads before the conversation (tools, then the system parts)."""
-
-
-def prompt_text(payload: Payload) -> str:
-    """The payload as one JSON text in the order the provider reads it: tools, the system
-    parts, then the conversation — so a shared prefix is what a prompt cache could reuse."""
-    first = [key for key in _READ_ORDER if key in payload]
-    ordered = {key: payload[key] for key in [*first, *sorted(set(payload) - set(first))]}
-    return json.dumps(ordered, sort_keys=False, default=str)
-
-
-def prompt_reuse(previous: str, text: str) -> float:
-    """The share of `text` (a payload's JSON) that is a prefix shared with the previous one.
-
-    The one place the demo's reuse figure is computed: when compile reports cache reuse
-    itself (`payload.meta.cache`), read it here instead.
-    """
-    return common_prefix(previous, text) / len(text) if text else 0.0
-
-
 def _kb(size: int) -> str:
     return f"{size / 1024:.0f} KB" if size >= 1024 else f"{size} B"
 
@@ -189,7 +156,7 @@ class Session:
     def run(self) -> Iterator[TurnRecord]:
         """Play the session, one model call per turn; the summary is complete afterwards."""
         history: list[Any] = []
-        last_result, previous = "", ""
+        last_result = ""
         need_user = True
         for turn in range(1, self.options.turns + 1):
             self._turn = turn
@@ -198,11 +165,11 @@ class Session:
             payload = self.chef.set_history(history).compile()
             history = self.chef.history  # the compacted history, when overflow landed
             tokens = payload.meta.tokens.total
-            text = prompt_text(payload)
-            reuse = prompt_reuse(previous, text) if previous else None
+            text = json.dumps(payload, sort_keys=True)
+            # the bytes the provider can serve from its cache (payload.meta.cache)
+            reuse = payload.meta.cache.reuse_ratio if turn > 1 else None
             if reuse is not None:
                 self._reuse.append(reuse)
-            previous = text
             self._note_offloads(payload, text)
             layers = self.layers(payload)
             reply = self.model.reply(text, last_result)
@@ -307,7 +274,4 @@ __all__ = [
     "SessionOptions",
     "SessionSummary",
     "TurnRecord",
-    "common_prefix",
-    "prompt_reuse",
-    "prompt_text",
 ]

@@ -20,6 +20,7 @@ __all__ = [
     "EXTRA_INSTRUCTIONS_HEADER",
     "GUIDELINES_HEADER",
     "HANDOFF_REMAINING",
+    "MEMORY_CHANGES_HEADER",
     "NO_TOOL_RESULT",
     "OFFLOAD_SHOWN",
     "STATE_ANCHOR",
@@ -52,6 +53,14 @@ STATE_ANCHOR = "The block above is the live state of the task; let it steer your
 
 # Heads the dynamic state when it is placed in a system message of its own.
 SYSTEM_STATE_HEADER = "Live task state:"
+
+# Heads the memory changes delivered in the tail: the memory block in the instructions stays
+# as it was rendered (so the cached prefix survives a memory write) until the next point where
+# the prefix changes anyway, and what changed since then is listed here.
+MEMORY_CHANGES_HEADER = (
+    "Memory changed after your instructions were written. Each entry below replaces any entry "
+    "with the same key shown there; an entry marked removed is no longer in memory."
+)
 
 
 def xml_output_instruction(tag: str) -> str:
