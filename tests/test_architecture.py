@@ -49,6 +49,7 @@ LAYERS = {
     "_chef_skills": 4,
     "_chef_snapshots": 4,
     "_snapshot_fields": 4,
+    "_cache_snapshot": 4,
     "_chef_tools": 4,
     "snapshot": 4,
     "skills": 4,

@@ -204,3 +204,14 @@ def test_a_local_schema_class_travels_as_its_rendered_state() -> None:
     fresh = ContextChef().restore(snap)
     for target in TARGETS:
         assert json.dumps(fresh.compile(target=target)) == json.dumps(chef.compile(target=target))
+
+
+def test_the_prompt_cache_section_is_checked_and_optional(data: dict[str, Any]) -> None:
+    assert data["prompt_cache"]["targets"], "the played session compiled at least one target"
+    broken = {**data, "prompt_cache": {"generation": -1, "targets": {}}}
+    with pytest.raises(SnapshotError) as caught:
+        Snapshot.from_dict(broken)
+        build("sync").restore(Snapshot.from_dict(broken))
+    assert caught.value.field == "prompt_cache.generation"
+    older = {key: value for key, value in data.items() if key != "prompt_cache"}
+    assert Snapshot.from_dict(older).prompt_cache == {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from contextchef._cache_snapshot import cache_section, read_cache_section, restore_cache_section
 from contextchef._chef_parts import Compaction
 from contextchef._effects import Flow
 from contextchef.errors import ConfigError, SnapshotError
@@ -41,6 +42,7 @@ class SnapshotsMixin:
             memory,
             compactions=tuple(self._compactions),
             pruner=self._pruner_state(),
+            prompt_cache=cache_section(self._runtime),
             pending_new_context=self._force_next,
         )
 
@@ -58,6 +60,7 @@ class SnapshotsMixin:
                 field="memory",
             )
         self._check_pruner_state(snapshot.pruner)
+        generation, remembered = read_cache_section(snapshot.prompt_cache)
         if self._memory is not None and snapshot.memory is not None:
             yield from self._memory.restore(snapshot.memory)
         self._state = state
@@ -65,7 +68,7 @@ class SnapshotsMixin:
         self._compactions = list(snapshot.compactions)
         self._force_next = snapshot.pending_new_context and self._runtime.janitor is not None
         self._restore_pruner_state(snapshot.pruner)
-        self._runtime.memory_generation += 1
+        restore_cache_section(self._runtime, generation, remembered)
         if self._runtime.janitor is not None:
             self._runtime.janitor.restore(snapshot.runner)
 

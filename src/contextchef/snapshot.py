@@ -62,11 +62,16 @@ _FIELDS = (
     "memory",
     "pending_new_context",
     "pruner",
+    "prompt_cache",
     "repairs",
     "skill",
     "system_prompt",
     "tools",
 )
+
+
+_OPTIONAL = frozenset({"prompt_cache"})
+"""Fields a snapshot of format version 1 may lack (written before they existed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +81,9 @@ class Snapshot:
     `state` holds the layers; `runner` the overflow runner's state (None without one);
     `memory` the memory entries and turn counter (None without memory); `compactions` the
     records `set_history` re-applies to a host's reloaded history; `pruner` the pruner's own
-    section (JSON data); `pending_new_context` whether `request_new_context()` was pending.
+    section (JSON data); `pending_new_context` whether `request_new_context()` was pending;
+    `prompt_cache` what each target remembers of its previous payload that shapes the next one
+    (the memory block in its prefix, its breakpoints, its window).
     """
 
     state: CompileState
@@ -86,6 +93,7 @@ class Snapshot:
     compactions: tuple[Compaction, ...] = ()
     pruner: Mapping[str, Any] = field(default_factory=dict)
     pending_new_context: bool = False
+    prompt_cache: Mapping[str, Any] = field(default_factory=dict)
 
     # -- to JSON -------------------------------------------------------------------------
 
@@ -107,6 +115,7 @@ class Snapshot:
             "memory": copy_json(dict(self.memory)) if self.memory is not None else None,
             "pending_new_context": self.pending_new_context,
             "pruner": copy_json(dict(self.pruner)),
+            "prompt_cache": copy_json(dict(self.prompt_cache)),
             "repairs": [
                 {"detail": fix.detail, "index": fix.index, "kind": fix.kind}
                 for fix in state.repairs
@@ -151,7 +160,7 @@ class Snapshot:
         if not isinstance(data, Mapping):
             raise SnapshotError(f"a snapshot is a JSON object, got {type(data).__name__}")
         _check_version(data)
-        missing = [name for name in _FIELDS if name not in data]
+        missing = [name for name in _FIELDS if name not in data and name not in _OPTIONAL]
         if missing:
             raise SnapshotError("missing", field=missing[0])
         foreign = sorted(set(data) - set(_FIELDS))
@@ -186,6 +195,9 @@ class Snapshot:
         pruner = data["pruner"]
         if not isinstance(pruner, Mapping):
             raise SnapshotError("must be an object", field="pruner")
+        prompt_cache = data.get("prompt_cache", {})
+        if not isinstance(prompt_cache, Mapping):
+            raise SnapshotError("must be an object", field="prompt_cache")
         memory = data["memory"]
         if memory is not None and not isinstance(memory, Mapping):
             raise SnapshotError("must be an object or null", field="memory")
@@ -200,6 +212,7 @@ class Snapshot:
             ),
             pruner=copy_json(dict(pruner)),
             pending_new_context=pending,
+            prompt_cache=copy_json(dict(prompt_cache)),
         )
 
     def copy(self) -> Snapshot:
@@ -210,6 +223,7 @@ class Snapshot:
             runner=copy_runner(self.runner),
             memory=copy_json(dict(self.memory)) if self.memory is not None else None,
             pruner=copy_json(dict(self.pruner)),
+            prompt_cache=copy_json(dict(self.prompt_cache)),
         )
 
 
