@@ -316,3 +316,13 @@ def test_a_statement_past_its_timeout_is_cancelled_and_reported(fresh_schema: st
             assert time.monotonic() - start < 5
         backend.write("notes", "busy.md", StoredEntry("v3"))
         assert backend.read("notes", "busy.md").content == "v3"  # type: ignore[union-attr]
+
+
+def test_a_search_for_a_nul_character_is_encoded_like_content(tmp_path: Any) -> None:
+    """PostgreSQL text cannot hold NUL; a query holding one is encoded like stored content, so
+    it finds the entry that holds one."""
+    backend = pg.open_postgres(tmp_path)
+    backend.write("notes", "a", StoredEntry("plain text"))
+    backend.write("notes", "b", StoredEntry("nul \x00 inside"))
+    assert [hit.path for hit in backend.search("notes", "\x00")] == ["b"]
+    assert [hit.path for hit in backend.search("notes", "plain")] == ["a"]

@@ -192,7 +192,7 @@ def search(pid: str, ns: str, query: str, prefix: str, limit: int | None) -> Pla
         f"{_META} FROM entries, websearch_to_tsquery('simple', %s) AS q "
         f"WHERE {_SCOPE} AND {_PREFIX} AND tsv @@ q "
         "ORDER BY rank DESC, updated_at DESC, path LIMIT %s",
-        (query, pid, ns, prefix, limit),
+        (encode(query), pid, ns, prefix, limit),
     )
     return [SearchHit(r[0], row_meta(r), decode(r[1]) or None, float(r[2])) for r in rows]
 
