@@ -81,8 +81,7 @@ def test_breakpoints_show_the_prefix_they_cache(tmp_path: Path) -> None:
     data = _inspect(history, "-t", "anthropic")
     compiled = compile_inputs(CompileInputs(history, "anthropic"))
     parts = prompt_parts(compiled.payload)
-    [point] = data["breakpoints"]
-    assert point["part"] == "messages[2].content[0]"
+    [point] = [p for p in data["breakpoints"] if p["part"] == "messages[2].content[0]"]
     upto = [name for name, _ in parts].index("messages[2]") + 1
     assert point["prefix_bytes"] == sum(len(part_bytes(v)) for _, v in parts[:upto])
     assert point["before"] == "tools[0], system[0..1], messages[0..2]"
@@ -193,3 +192,13 @@ def test_report_to_an_unwritable_path_is_one_line(tmp_path: Path) -> None:
     result = invoke("inspect", history, "--report", tmp_path / "missing" / "window.html")
     assert result.exit_code == 1
     assert error_line(result).startswith("error: cannot write the report to")
+
+
+def test_audit_findings_are_listed(tmp_path: Path) -> None:
+    history = write_json(tmp_path / "chat.json", IR_HISTORY)
+    system = tmp_path / "system.txt"
+    system.write_text("You are a coding agent. Now: 2026-11-30T21:40:00Z.", encoding="utf-8")
+    data = _inspect(history, "-t", "anthropic", "--system", system)
+    assert any(f.startswith("timestamp_in_prefix:") for f in data["findings"]), data["findings"]
+    clean = _inspect(history, "-t", "anthropic")
+    assert clean["findings"] == []

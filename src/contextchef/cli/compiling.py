@@ -71,13 +71,14 @@ def compile_inputs(inputs: CompileInputs) -> Compiled:
 
 
 def _chef(inputs: CompileInputs) -> ContextChef:
+    # The cache audit only reports (into payload.meta), so `inspect` can list its findings.
     if not inputs.memory:
-        return ContextChef()
+        return ContextChef(cache_audit=True)
     local = InMemoryBackend()
     with opened_store(inputs.store, inputs.project) as opened:
         for path, entry in opened.store.namespace(MEMORY_NAMESPACE).entries().items():
             local.write(MEMORY_NAMESPACE, path, entry)
-    return ContextChef(store=local, memory={})
+    return ContextChef(store=local, memory={}, cache_audit=True)
 
 
 def payload_text(payload: Any) -> str:

@@ -87,7 +87,7 @@ class Inspection:
     cache_note: str
     repairs: tuple[RepairRow, ...]
     findings: tuple[str, ...] = ()
-    """Audit findings, when an audit ran (none in this build's compile)."""
+    """What the cache audit found in the layout (`cache_audit=True`), one sentence each."""
     diff: PayloadDiff | None = None
     diff_source: str | None = None
 
@@ -325,6 +325,7 @@ def inspect_compile(
     breakpoints = _breakpoints(payload, tokenizer)
     note = "" if breakpoints else _CACHE_NOTES.get(payload.meta.target, "no cache markers")
     repairs = tuple(RepairRow(f.index, f.kind, f.detail) for f in payload.meta.repairs)
+    findings = tuple(f"{f.kind}: {f.message}" for f in payload.meta.cache.findings)
     return Inspection(
         source=str(compiled.inputs.history),
         format=compiled.loaded.format,
@@ -335,6 +336,7 @@ def inspect_compile(
         breakpoints=tuple(breakpoints),
         cache_note=note,
         repairs=repairs,
+        findings=findings,
         diff=diff_payloads(payload, previous) if previous is not None else None,
         diff_source=previous_source,
     )

@@ -100,13 +100,20 @@ def _is_system_message(message: Any) -> bool:
     return isinstance(message, Mapping) and message.get("role") in ("system", "developer")
 
 
+_MEMORY_TAGS = ("memory", "memory_changes")
+"""The memory block, and the changes made since it was rendered (delivered at the tail so the
+cached prefix holds; see "Prompt caching" in the README)."""
+
+
 def _memory_blocks(value: Any) -> Iterator[str]:
-    """Every `<memory>…</memory>` element in the strings of `value`, however nested."""
+    """Every `<memory>` and `<memory_changes>` element in the strings of `value`, however
+    nested."""
     if isinstance(value, str):
-        start = value.find("<memory>")
-        end = value.find("</memory>", start)
-        if start >= 0 and end > start:
-            yield value[start : end + len("</memory>")]
+        for tag in _MEMORY_TAGS:
+            start = value.find(f"<{tag}>")
+            end = value.find(f"</{tag}>", start)
+            if start >= 0 and end > start:
+                yield value[start : end + len(f"</{tag}>")]
     elif isinstance(value, Mapping):
         for item in value.values():
             yield from _memory_blocks(item)
