@@ -8,22 +8,21 @@ chef as it was.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any, Protocol, Self
+from typing import Any, Self
 
+from contextchef._chef_events import EventsAndSlots, FlowObserver
 from contextchef._chef_parts import (
     ChefOptions,
     Compaction,
     as_messages,
     as_tools,
-    landed,
     library_tools,
     offered_vocabulary,
     open_context_tool,
     open_memory,
     open_store,
-    record,
 )
 from contextchef._chef_skills import (
     SkillsAndAnnouncements,
@@ -32,6 +31,7 @@ from contextchef._chef_skills import (
 )
 from contextchef._chef_snapshots import SnapshotsMixin
 from contextchef._chef_tools import ToolSelection, open_pruner
+from contextchef._chef_write_back import WriteBack
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
@@ -58,22 +58,10 @@ from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.store import Store, StoreBase
 from contextchef.tokens import MessageCounter, Tokenizer
 
-__all__ = ["FlowObserver", "_ChefBase"]
+__all__ = ["_ChefBase"]
 
 
-class FlowObserver(Protocol):
-    """Watches a chef's flows (`contextchef.telemetry`): each method gets a flow and returns the
-    flow to drive instead — the same one when it has nothing to watch. Sync and async chefs
-    share it, since both drive the same flows."""
-
-    def compile(
-        self, flow: Flow[Payload], target: str, state: CompileState, runtime: CompileRuntime
-    ) -> Flow[Payload]: ...
-
-    def tool(self, flow: Flow[str], name: str, arguments: object) -> Flow[str]: ...
-
-
-class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin):
+class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAndSlots, WriteBack):
     """State and configuration shared by the sync and async chefs."""
 
     def __init__(
@@ -400,26 +388,6 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin):
     def tools(self) -> list[ToolDefinition]:
         return copy_json(list(self._state.tools))  # type: ignore[no-any-return]
 
-    # -- events ------------------------------------------------------------------------------
-
-    def on(self, event: str, handler: Callable[[Any], Any]) -> Callable[[], bool]:
-        """Call `handler(event)` on `event`; returns a function that unsubscribes it."""
-        self._handlers.add(event, handler)
-        return lambda: self.off(event, handler)
-
-    def off(self, event: str, handler: Callable[[Any], Any]) -> bool:
-        return self._handlers.remove(event, handler)
-
-    def use(self, slot: str, handler: Callable[..., Any]) -> Self:
-        """Take part in every compile at `slot` (see `contextchef.events.Slots`): unlike an
-        event handler, a slot handler that raises fails the compile."""
-        self._slots.add(slot, handler)
-        return self
-
-    def unuse(self, slot: str, handler: Callable[..., Any]) -> bool:
-        """Remove the first registration of `handler` at `slot`."""
-        return self._slots.remove(slot, handler)
-
     # -- compiling ---------------------------------------------------------------------------
 
     def _flow(
@@ -449,39 +417,3 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin):
         if self._observer is not None:
             flow = self._observer.tool(flow, name, arguments)
         return flow
-
-    def _land(self, started: CompileState, payload: Payload) -> Payload:
-        """Write a landed overflow result back into the chef's history, and record it for
-        `set_history` to re-apply (unless opted out, or the history set while the compile ran
-        is not the one it started from: same content, as a retry's `set_history` gives, is)."""
-        report = payload.meta.overflow
-        runner = self._runtime.janitor
-        if report is None or not report.changed or runner is None:
-            return payload
-        if not runner.overflow.write_back or not self._same(self._state.history, started.history):
-            return payload
-        prefix, replacement = landed(started.history, report.history)
-        if prefix:  # an empty prefix would match every history: nothing to re-apply
-            digest = self._digests.of
-            self._compactions = record(
-                self._compactions,
-                [digest(message) for message in prefix],
-                replacement,
-                tuple(digest(message) for message in replacement),
-            )
-        self._state = replace(self._state, history=report.history, repairs=())
-        return payload
-
-    def _same(self, history: tuple[Message, ...], other: tuple[Message, ...]) -> bool:
-        """Whether two histories have the same messages: the same objects, or equal content."""
-        if history is other:
-            return True
-        digest = self._digests.of
-        return len(history) == len(other) and all(
-            a is b or digest(a) == digest(b) for a, b in zip(history, other, strict=True)
-        )
-
-    def _forget_compactions(self) -> None:
-        """Drop the compaction records (and the digests memoised for them): a new window."""
-        self._compactions = []
-        self._digests = ContentDigests()

@@ -20,18 +20,15 @@ on first access, so a compile whose figures nobody reads does not pay for counti
 from __future__ import annotations
 
 import dataclasses
-import gc
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from contextchef._effects import Call, Emit
 from contextchef._effects import Flow as EffectFlow
 from contextchef._memo import ConversionCache, intake_message
-from contextchef.adapters import BUILTIN_ADAPTERS, AnthropicAdapter
-from contextchef.adapters.base import AdapterInput, AdapterRegistry, ToolDefinition
+from contextchef._payload_builder import PayloadBuilder
+from contextchef.adapters.base import AdapterRegistry, ToolDefinition
 from contextchef.errors import CompileAbortedError, ConfigError
 from contextchef.events import (
     AssembleContext,
@@ -47,30 +44,23 @@ from contextchef.messages import HistoryFix, Message
 from contextchef.payload import CompileMeta, LayerTokens, Payload, PayloadCounter
 from contextchef.payload_cache import CacheLedger
 from contextchef.pipeline_checks import check_assembly
-from contextchef.placement.announcements import Announcement, announcement_blocks
-from contextchef.placement.assembler import Sandwich, assemble
-from contextchef.placement.breakpoints import mark_stable_prefix
+from contextchef.placement.announcements import Announcement
+from contextchef.placement.assembler import Sandwich
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
 from contextchef.prompt_cache import (
     CacheOptions,
-    MemoryLayers,
     TargetCache,
-    instruction_message,
     measure_cache,
     memory_layers,
     report_violations,
-    with_provider_options,
 )
 from contextchef.prompts import UnifiedVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.pruner import PrunerState
-from contextchef.selection.server import ServerCompaction
-from contextchef.selection.skill_tools import skill_allowed_names
-from contextchef.selection.tool_plan import PlanMemo, referenced_tools
+from contextchef.selection.tool_plan import PlanMemo
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
-from contextchef.selection.toolkits import directory_text
 from contextchef.skills.active import ActiveSkill
 from contextchef.store.core import StoreCore
 from contextchef.tokens import MessageCounter
@@ -162,27 +152,6 @@ class CompileRuntime:
 Flow = EffectFlow[Payload]
 
 
-@contextmanager
-def gc_paused(adapter: object) -> Iterator[None]:
-    """Pause the cyclic garbage collector around a built-in adapter's conversion.
-
-    Converting a long history allocates tens of thousands of small dicts; with a large heap
-    that triggers full collections which cost more than the conversion itself (2x at 10k
-    messages, measured in benchmarks/compile.py). The built-in conversions create no reference
-    cycles and run no user code, so the pause lasts one synchronous step of our own code: never
-    across an `await` or a user callback. A collector that was already off is left off (and
-    never turned back on), and a user-registered adapter runs with the collector as it is.
-    """
-    if not isinstance(adapter, BUILTIN_ADAPTERS) or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def _check(signal: Signal | None) -> None:
     if signal is not None and signal.is_set():
         raise CompileAbortedError("compile() was aborted by its signal")
@@ -227,7 +196,7 @@ def compile_flow(
     layers = memory_layers(
         runtime.vocabulary, artifacts, memory, remembered, runtime.memory_generation, window
     )
-    build = _Builder(state, runtime, adapter, target, layers, history, remembered)
+    build = PayloadBuilder(state, runtime, adapter, target, layers, history, remembered)
 
     report: OverflowReport | None = None
     verdicts = yield from _run_slot(slots, "before_overflow", list(history))
@@ -319,130 +288,6 @@ def compile_flow(
     return payload
 
 
-class _Builder:
-    """Builds (and measures) the payload of one compile for a candidate history.
-
-    The last build is remembered: when the final assembly asks for the history and notices the
-    overflow phase already measured, that payload is reused rather than adapted again.
-    """
-
-    def __init__(
-        self,
-        state: CompileState,
-        runtime: CompileRuntime,
-        adapter: Any,
-        target: str,
-        layers: MemoryLayers,
-        original: tuple[Message, ...],
-        remembered: TargetCache,
-    ) -> None:
-        self.state, self.runtime, self.adapter = state, runtime, adapter
-        self.layers, self.original, self.remembered = layers, original, remembered
-        self.cache = runtime.cache_for(target)
-        self.counter = runtime.payload_counter(target)
-        self.tools = (*state.tools, *runtime.library_tools)
-        skill = state.skill
-        self.skill_allowed = (
-            skill_allowed_names(state.tools, skill.skill.allowed_tools)
-            if skill is not None and skill.skill.allowed_tools is not None
-            else None
-        )
-        self.shaped = state.pruner.shapes_tools or self.skill_allowed is not None
-        self.server: ServerCompaction | None = None
-        self.auto = runtime.cache.mode == "auto" and isinstance(adapter, AnthropicAdapter)
-        self.previous_end = remembered.stable_end if remembered.window == runtime.window() else None
-        self._ends: dict[int, int | None] = {}  # stable end per built history (one compile)
-        self._last: tuple[tuple[Message, ...], tuple[str, ...], Sandwich, dict[str, Any]] | None
-        self._last = None
-
-    def view(self, history: tuple[Message, ...]) -> Any:
-        """The memory view the payload for `history` shows (None without memory)."""
-        return self.layers.kept[2] if history is self.original else self.layers.folded[2]
-
-    def stable_end(self, history: tuple[Message, ...]) -> int | None:
-        """Where the stable prefix of the payload for `history` ended (automatic marks)."""
-        return self._ends.get(id(history))
-
-    def ask_server(self, server: ServerCompaction) -> None:
-        """Ask the target to compact server-side: later builds carry the request."""
-        self.server, self._last = server, None
-
-    def __call__(
-        self, history: tuple[Message, ...], notices: tuple[str, ...] = ()
-    ) -> tuple[Sandwich, dict[str, Any]]:
-        last = self._last
-        if last is not None and last[0] is history and last[1] == notices:
-            return last[2], last[3]
-        top, memory_blocks, _ = self.layers.kept if history is self.original else self.layers.folded
-        directory = _toolkit_directory(self.state.pruner)
-        system, blocks = _host_layers(
-            self.state,
-            self.runtime,
-            (*self.state.system_prompt, *directory, *top),
-            list(memory_blocks),
-        )
-        sandwich = assemble(
-            system,
-            history,
-            state=self.state.state,
-            guardrails=self.state.guardrails,
-            context_blocks=blocks,
-            notices=list(notices),
-        )
-        if self.auto:
-            previous = self.previous_end if history is self.original else None
-            sandwich, end = mark_stable_prefix(
-                sandwich, previous_end=previous, memo=self.remembered.marks
-            )
-            self._ends[id(history)] = end
-        data = self.adapt(sandwich)
-        self._last = (history, notices, sandwich, data)
-        return sandwich, data
-
-    def adapt(self, sandwich: Sandwich) -> dict[str, Any]:
-        tools, allowed = self.tools_for(sandwich.messages) if self.shaped else (self.tools, None)
-        with gc_paused(self.adapter):
-            data: dict[str, Any] = self.adapter.compile(
-                AdapterInput(
-                    system=sandwich.system,
-                    messages=sandwich.messages,
-                    tools=tools,
-                    prefill=sandwich.prefill,
-                    cache=self.cache,
-                    server_compaction=self.server,
-                    allowed_tools=allowed,
-                    max_breakpoints=0 if self.runtime.cache.mode == "off" else None,
-                )
-            )
-        with_provider_options(data, self.adapter, self.runtime.cache)
-        return data
-
-    def tools_for(
-        self, messages: Sequence[Message]
-    ) -> tuple[tuple[ToolDefinition, ...], tuple[str, ...] | None]:
-        """The tools the payload defines (the pruner's plan for the tools `messages` call,
-        then the library's own), and the names the model may call where the target restricts
-        calls by name instead of dropping definitions (`use_allowed_tools`)."""
-        referenced = referenced_tools(messages)
-        plan = self.runtime.tool_plans.plan(
-            self.state.pruner, self.state.tools, referenced, self.skill_allowed
-        )
-        library = self.runtime.library_tools
-        if plan.full is not None and getattr(self.adapter, "supports_allowed_tools", False):
-            assert plan.allowed is not None
-            names = (*plan.allowed, *(tool["name"] for tool in library))
-            return (*plan.full, *library), names
-        return (*plan.tools, *library), None
-
-    def measure(self, history: tuple[Message, ...]) -> int:
-        """Every token of the payload the target would receive with `history`."""
-        _, data = self(history)
-        return self.counter.count(data).total
-
-    def done(self) -> None:
-        self.cache.sweep()
-
-
 def _run_slot(slots: Slots, slot: str, *args: Any) -> EffectFlow[list[Any]]:
     """Call each handler of `slot` in order; their errors fail the compile (not isolated)."""
     results = []
@@ -457,36 +302,3 @@ def replace_messages(sandwich: Sandwich, messages: Any) -> Sandwich:
         raise ConfigError("an after_assemble handler must return a list of messages or None")
     checked = [intake_message(message, index) for index, message in enumerate(messages)]
     return dataclasses.replace(sandwich, messages=checked, tail_index=None)
-
-
-def _host_layers(
-    state: CompileState,
-    runtime: CompileRuntime,
-    system: tuple[Message, ...],
-    context_blocks: list[str],
-) -> tuple[tuple[Message, ...], list[str]]:
-    """The system layer and tail blocks with the active skill and the announcements placed.
-
-    The skill goes right after the system prompt (`skill_placement="after_system"`) or first in
-    the tail (`"tail"`); system-channel announcements close the system layer, the others follow
-    the tail's context blocks (see `placement.announcements`).
-    """
-    skill = state.skill
-    head = len(state.system_prompt)
-    if skill is not None and runtime.skill_placement == "after_system":
-        system = (*system[:head], skill.message, *system[head:])
-    elif skill is not None:
-        context_blocks = [skill.block, *context_blocks]
-    on_system, on_tail = announcement_blocks(state.announcements)
-    if on_system is not None:
-        system = (*system, instruction_message(on_system))
-    if on_tail is not None:
-        context_blocks = [*context_blocks, on_tail]
-    return system, context_blocks
-
-
-def _toolkit_directory(pruner: PrunerState) -> tuple[Message, ...]:
-    """The system message listing the toolkits (after the system prompt), when there are any."""
-    if not pruner.toolkits:
-        return ()
-    return (instruction_message(directory_text(pruner.toolkits, pruner.loaded)),)
