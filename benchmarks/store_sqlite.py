@@ -4,7 +4,8 @@ The floor is measured in the same run: the same rows inserted into the same sche
 triggers included) with plain `sqlite3` `executemany` in one transaction. Reported: batched put
 per row (`backend.batch()`, 1000 writes a batch) and single put per row (one transaction
 each), both against the floor's per-row cost; single append (one transaction each) and get in
-µs; FTS search median in ms.
+µs; FTS search median in ms. Then a big entry: `Store.get` of a 10 MiB entry (the read plus the
+access time it records) against a raw `sqlite3` SELECT of the same row, as a ratio.
 
 Run: `.venv/bin/python benchmarks/store_sqlite.py [--sizes 10000 100000]`. Writes
 `benchmarks/results/store_sqlite.json` (git-ignored).
@@ -15,11 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sqlite3
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+from contextchef.store import Store
 from contextchef.store.backend import StoredEntry
 from contextchef.store.backends.sqlite import SQLiteBackend
 from contextchef.store.backends.sqlite.migrations import open_database
@@ -29,6 +32,8 @@ BATCH = 1000
 SINGLE_PUTS = 2000
 GETS = 20_000
 SEARCHES = 200
+BIG_BYTES = 10 * 1024 * 1024
+BIG_GETS = 20
 
 
 def make_rows(n: int, seed: int = 7) -> list[tuple[str, str]]:
@@ -111,6 +116,31 @@ def bench(size: int, workdir: Path) -> dict[str, float]:
     }
 
 
+def bench_big_get(workdir: Path) -> dict[str, float]:
+    """Median `Store.get` of a 10 MiB entry (read + touch) vs a raw SELECT of the same row."""
+    db = workdir / "big.db"
+    backend = SQLiteBackend(db, project="bench:big")
+    clock = iter(range(1, 10**9))
+    notes = Store(backend, clock=lambda: float(next(clock))).namespace("notes")
+    notes.put("big.md", "x" * BIG_BYTES)
+    raw = sqlite3.connect(db, isolation_level=None)
+    select = "SELECT content, meta FROM entries WHERE namespace = 'notes' AND path = 'big.md'"
+    gets, selects = [], []
+    for _ in range(BIG_GETS):
+        start = time.perf_counter()
+        entry = notes.get("big.md")
+        gets.append(time.perf_counter() - start)
+        assert entry is not None and len(entry.content) == BIG_BYTES
+        start = time.perf_counter()
+        row = raw.execute(select).fetchone()
+        selects.append(time.perf_counter() - start)
+        assert len(row[0]) == BIG_BYTES
+    raw.close()
+    backend.close()
+    get, floor = statistics.median(gets), statistics.median(selects)
+    return {"big_get_ms": get * 1e3, "big_select_ms": floor * 1e3, "big_get_vs_select": get / floor}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -119,6 +149,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             results.append(bench(size, Path(tmp)))
+        big = bench_big_get(Path(tmp))
     columns = [
         ("entries", "entries", "{:.0f}"),
         ("floor µs/row", "floor_us_per_row", "{:.1f}"),
@@ -134,8 +165,13 @@ def main() -> None:
     print(" | ".join(title for title, _, _ in columns))
     for row in results:
         print(" | ".join(fmt.format(row[key]).rjust(len(title)) for title, key, fmt in columns))
+    print(
+        f"get of a 10 MiB entry: {big['big_get_ms']:.1f} ms, raw SELECT {big['big_select_ms']:.1f}"
+        f" ms, × {big['big_get_vs_select']:.2f}"
+    )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"results": results, "at": time.time()}, indent=2) + "\n")
+    payload = {"results": results, "big_entry": big, "at": time.time()}
+    RESULTS.write_text(json.dumps(payload, indent=2) + "\n")
     print(f"wrote {RESULTS}")
 
 

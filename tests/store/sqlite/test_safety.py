@@ -209,6 +209,12 @@ def test_cli_errors_are_one_line_and_debug_shows_the_traceback(tmp_path: Path) -
 # -- reads never wait ----------------------------------------------------------------------------
 
 
+_ACCESSED = (
+    "SELECT a.accessed_at FROM entries AS e LEFT JOIN entry_access AS a ON a.entry_id = e.id "
+    "WHERE e.path = ?"
+)
+
+
 def test_a_read_completes_while_another_connection_holds_the_write_lock(db_path: Path) -> None:
     backend = SQLiteBackend(db_path, project="test:safety")
     notes = Store(backend, clock=lambda: 1234.0).namespace("notes")
@@ -223,14 +229,14 @@ def test_a_read_completes_while_another_connection_holds_the_write_lock(db_path:
         assert entry is not None and entry.content == "hello"
     finally:
         other.execute("COMMIT")
-    row = other.execute("SELECT accessed_at FROM entries WHERE path = 'a.md'").fetchone()
+    row = other.execute(_ACCESSED, ("a.md",)).fetchone()
     assert row == (None,)  # kept in memory while the lock was taken…
     notes.put("b.md", "next write")
-    row = other.execute("SELECT accessed_at FROM entries WHERE path = 'a.md'").fetchone()
+    row = other.execute(_ACCESSED, ("a.md",)).fetchone()
     assert row == (1234.0,)  # …and written with the next write transaction
     notes.get("b.md")
     backend.close()
-    row = other.execute("SELECT accessed_at FROM entries WHERE path = 'b.md'").fetchone()
+    row = other.execute(_ACCESSED, ("b.md",)).fetchone()
     assert row == (1234.0,)  # uncontended: written at once
     other.close()
 

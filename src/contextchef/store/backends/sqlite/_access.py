@@ -7,6 +7,10 @@ writer holds it, the time is kept in memory (the newest per entry, at most
 `MAX_PENDING` entries) and written with the backend's next write transaction, or at `close`.
 A time still pending when the process dies is lost: access times are eviction hints, and
 losing one only makes an entry look older than it is.
+
+The time goes to the small `entry_access` row of the entry (`record_access`), never to the
+`entries` row: SQLite rewrites a whole record for any UPDATE, so a time kept there cost a read
+of a 10 MiB entry a 10 MiB write.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import sqlite3
 from contextchef.store.backends.sqlite._memories import MEMORY_NAMESPACE, MemoryTable
 from contextchef.store.backends.sqlite.connection import nowait_transaction
 
-__all__ = ["MAX_PENDING", "AccessTimes"]
+__all__ = ["MAX_PENDING", "AccessTimes", "record_access"]
 
 MAX_PENDING = 10_000
 """Entries whose access time may wait in memory; later ones are dropped until a flush."""
@@ -60,8 +64,14 @@ class AccessTimes:
         if ns == MEMORY_NAMESPACE:
             self._memories.touch(conn, pid, path, at)
             return
-        conn.execute(
-            "UPDATE entries SET accessed_at = ? WHERE project_id = ? AND namespace = ? "
-            "AND path = ?",
-            (at, pid, ns, path),
-        )
+        record_access(conn, pid, ns, path, at)
+
+
+def record_access(conn: sqlite3.Connection, pid: int, ns: str, path: str, at: float) -> None:
+    """Set the access time of entry `ns/path` to `at`; nothing when there is no such entry."""
+    conn.execute(
+        "INSERT INTO entry_access(entry_id, accessed_at) SELECT id, ? FROM entries "
+        "WHERE project_id = ? AND namespace = ? AND path = ? "
+        "ON CONFLICT(entry_id) DO UPDATE SET accessed_at = excluded.accessed_at",
+        (at, pid, ns, path),
+    )

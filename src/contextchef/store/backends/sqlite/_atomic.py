@@ -15,16 +15,20 @@ from typing import Any
 
 from contextchef.store.backend import Version
 
-__all__ = ["ENTRY_ROW", "insert_if_absent", "row_version", "versioned_row"]
+__all__ = ["ENTRY_FROM", "ENTRY_ROW", "insert_if_absent", "row_version", "versioned_row"]
 
-ENTRY_ROW = "id, content, meta, created_at, updated_at, accessed_at, bytes"
+ENTRY_ROW = "e.id, e.content, e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes"
 """The columns `versioned_row` selects: the id, then the backend's usual entry columns."""
+
+ENTRY_FROM = "entries AS e LEFT JOIN entry_access AS a ON a.entry_id = e.id"
+"""An entry with its access time (kept apart, in `entry_access`): columns as `e.`, `a.`."""
 
 
 def versioned_row(conn: sqlite3.Connection, pid: int, ns: str, path: str) -> Any:
     """The `ENTRY_ROW` of one entry, or None."""
     return conn.execute(
-        f"SELECT {ENTRY_ROW} FROM entries WHERE project_id = ? AND namespace = ? AND path = ?",
+        f"SELECT {ENTRY_ROW} FROM {ENTRY_FROM} "
+        "WHERE e.project_id = ? AND e.namespace = ? AND e.path = ?",
         (pid, ns, path),
     ).fetchone()
 
@@ -48,7 +52,7 @@ def insert_if_absent(
     now = time.time()
     cursor = conn.execute(
         "INSERT INTO entries(project_id, namespace, path, content, meta, created_at, "
-        "updated_at, accessed_at, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "updated_at, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT(project_id, namespace, path) DO NOTHING",
         (
             pid,
@@ -58,8 +62,15 @@ def insert_if_absent(
             meta,
             times.get("created_at", now),
             times.get("updated_at", now),
-            times.get("accessed_at"),
             len(content.encode("utf-8")),
         ),
     )
-    return cursor.rowcount > 0
+    if cursor.rowcount <= 0:
+        return False
+    if "accessed_at" in times:
+        conn.execute(
+            "INSERT INTO entry_access(entry_id, accessed_at) VALUES (?, ?) "
+            "ON CONFLICT(entry_id) DO UPDATE SET accessed_at = excluded.accessed_at",
+            (cursor.lastrowid, times["accessed_at"]),
+        )
+    return True

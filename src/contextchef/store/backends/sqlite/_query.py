@@ -93,8 +93,9 @@ def search_entries(
     bound = "" if high is None else " AND e.path < :high"
     sql = (
         "SELECT e.path, snippet(entries_fts, 1, '', '', '…', 16), bm25(entries_fts) AS rank, "
-        "e.meta, e.created_at, e.updated_at, e.accessed_at, e.bytes "
+        "e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes "
         "FROM entries_fts JOIN entries AS e ON e.id = entries_fts.rowid "
+        "LEFT JOIN entry_access AS a ON a.entry_id = e.id "
         "WHERE entries_fts MATCH :match AND e.project_id = :pid AND e.namespace = :ns "
         f"AND e.path >= :low{bound} ORDER BY rank, e.updated_at DESC, e.path LIMIT :limit"
     )

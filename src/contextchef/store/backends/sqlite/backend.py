@@ -9,7 +9,8 @@ soft delete, every mutation is logged in `memory_log`, and the optional `history
 returns a key's versions.
 
 Meta: `created_at`, `updated_at`, `accessed_at` and `bytes` are columns (`bytes` is always the
-UTF-8 length of the content); every other key is kept as JSON and round-trips. A write that
+UTF-8 length of the content; `accessed_at` lives in the small `entry_access` table, so a read
+never rewrites the entry's row); every other key is kept as JSON and round-trips. A write that
 gives no `created_at` keeps the existing one; `accessed_at` only changes through `touch` or an
 explicit value. Search is FTS5 over path and content: each word of the query is quoted (so
 `- : * ( "` are plain text) and matched as a prefix, all words must match, ranked by bm25 (the
@@ -49,8 +50,9 @@ from contextchef.store.backend import (
     StoredEntry,
     Version,
 )
-from contextchef.store.backends.sqlite._access import AccessTimes
+from contextchef.store.backends.sqlite._access import AccessTimes, record_access
 from contextchef.store.backends.sqlite._atomic import (
+    ENTRY_FROM,
     insert_if_absent,
     row_version,
     versioned_row,
@@ -79,9 +81,10 @@ __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
 log = logging.getLogger("contextchef.store.backends.sqlite.backend")
 
 _IDENTITY = re.compile(r"^[A-Za-z@][A-Za-z0-9+._-]+:")
-_ENTRY = "content, meta, created_at, updated_at, accessed_at, bytes"
-_LISTED = "path, meta, created_at, updated_at, accessed_at, bytes"
+_ENTRY = "e.content, e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes"
+_LISTED = "e.path, e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes"
 _SCOPE = "project_id = ? AND namespace = ?"
+_SCOPE_E = "e.project_id = ? AND e.namespace = ?"
 
 
 class SQLiteBackend:
@@ -204,7 +207,8 @@ class SQLiteBackend:
             if ns == MEMORY_NAMESPACE:
                 return self._memories.read(conn, pid, path)
             row = conn.execute(
-                f"SELECT {_ENTRY} FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
+                f"SELECT {_ENTRY} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path = ?",
+                (pid, ns, path),
             ).fetchone()
         return None if row is None else StoredEntry(row[0], row_meta(row))
 
@@ -263,12 +267,11 @@ class SQLiteBackend:
     ) -> None:
         conn.execute(
             "INSERT INTO entries(project_id, namespace, path, content, meta, created_at, "
-            "updated_at, accessed_at, bytes) VALUES (:pid, :ns, :path, :content, :meta, "
-            "coalesce(:created, :now), coalesce(:updated, :now), :accessed, :bytes) "
+            "updated_at, bytes) VALUES (:pid, :ns, :path, :content, :meta, "
+            "coalesce(:created, :now), coalesce(:updated, :now), :bytes) "
             "ON CONFLICT(project_id, namespace, path) DO UPDATE SET content = excluded.content, "
             "meta = excluded.meta, created_at = coalesce(:created, entries.created_at), "
-            "updated_at = excluded.updated_at, "
-            "accessed_at = coalesce(:accessed, entries.accessed_at), bytes = excluded.bytes",
+            "updated_at = excluded.updated_at, bytes = excluded.bytes",
             {
                 "pid": pid,
                 "ns": ns,
@@ -277,11 +280,12 @@ class SQLiteBackend:
                 "meta": meta,
                 "created": times.get("created_at"),
                 "updated": times.get("updated_at"),
-                "accessed": times.get("accessed_at"),
                 "now": time.time(),
                 "bytes": len(content.encode("utf-8")),
             },
         )
+        if "accessed_at" in times:  # without one, the entry keeps the access time it had
+            record_access(conn, pid, ns, path, times["accessed_at"])
 
     def delete(self, ns: str, path: str) -> bool:
         pid = self.project.id
@@ -296,9 +300,12 @@ class SQLiteBackend:
     def _rows(self, ns: str, prefix: str, columns: str, doing: str) -> builtins.list[Any]:
         pid = self.project.id
         low, high = prefix_bounds(prefix)
-        bound = "" if high is None else " AND path < ?"
+        bound = "" if high is None else " AND e.path < ?"
         params = (pid, ns, low) if high is None else (pid, ns, low, high)
-        sql = f"SELECT {columns} FROM entries WHERE {_SCOPE} AND path >= ?{bound} ORDER BY path"
+        sql = (
+            f"SELECT {columns} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path >= ?{bound} "
+            "ORDER BY e.path"
+        )
         with self.connection(doing, ns=ns) as conn:
             return conn.execute(sql, params).fetchall()
 
@@ -337,7 +344,7 @@ class SQLiteBackend:
             pid = self.project.id
             with self.connection(f"reading {ns}/{prefix}*", ns=ns) as conn:
                 return self._memories.read_all(conn, pid, prefix)
-        rows = self._rows(ns, prefix, f"path, {_ENTRY}", f"reading {ns}/{prefix}*")
+        rows = self._rows(ns, prefix, f"e.path, {_ENTRY}", f"reading {ns}/{prefix}*")
         return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
 
     def exists(self, ns: str, path: str) -> bool:

@@ -7,9 +7,12 @@ Tables (the current shape is the sum of the migrations below):
   project: each git root, each `dir:` hash) and `project_dirs` (the last identity resolved for
   each directory, reused when git fails transiently).
 - `entries`: the store's text entries, unique per (project, namespace, path), with their times,
-  byte size and free meta JSON. `entries_fts` is an FTS5 external-content index over path and
-  content, kept in sync by triggers; the update trigger fires only when path or content changed,
-  so `touch` and meta-only writes never rewrite the index.
+  byte size and free meta JSON. Its `accessed_at` column is unused since m005 (always NULL):
+  the access time lives in `entry_access`, so recording a read never rewrites the entry's row
+  (SQLite rewrites a whole record, 10 MiB of content included, for any UPDATE of it).
+  `entries_fts` is an FTS5 external-content index over path and content, kept in sync by
+  triggers; the update trigger fires only when path or content changed, so meta-only writes
+  never rewrite the index (and `touch` never writes `entries` at all).
 - `memories`: keyed facts, one *current* row per (project, key) (a partial unique index), older
   versions kept with `superseded_by` pointing at their successor; deletion is a `deleted_at`
   mark, never a destructive overwrite. `memory_log` is the append-only log of memory mutations
@@ -18,6 +21,8 @@ Tables (the current shape is the sum of the migrations below):
 - `memories_fts`: FTS5 external-content index over the key and content of every memory version
   (versions are immutable, so rows are indexed on insert and removed on delete only); search
   keeps the current rows.
+- `entry_access`: the last read time of an entry, one small row per entry that was ever read
+  (or written with an explicit `accessed_at`), deleted with the entry by its foreign key.
 
 Rules (each one a lesson from the peer inventoried in shared/reference):
 
@@ -239,10 +244,31 @@ def m004_add_memories_fts(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m005_move_access_times_to_entry_access(conn: sqlite3.Connection) -> None:
+    """Access times in a table of their own; existing ones move there, the column is emptied.
+
+    The column stays (dropping one needs SQLite 3.35 and rewrites every row) but is never
+    read or written again.
+    """
+    _run(
+        conn,
+        (
+            """CREATE TABLE entry_access (
+        entry_id INTEGER PRIMARY KEY REFERENCES entries(id) ON DELETE CASCADE,
+        accessed_at REAL NOT NULL
+    )""",
+            """INSERT INTO entry_access(entry_id, accessed_at)
+        SELECT id, accessed_at FROM entries WHERE accessed_at IS NOT NULL""",
+            "UPDATE entries SET accessed_at = NULL WHERE accessed_at IS NOT NULL",
+        ),
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(_CHAIN)
 """Every migration, oldest first; `MIGRATIONS[i].version == i + 1`."""
 
-LATEST_SCHEMA_VERSION = 4
+LATEST_SCHEMA_VERSION = 5
 """The newest schema this build understands; always equal to `MIGRATIONS[-1].version`."""
 
 

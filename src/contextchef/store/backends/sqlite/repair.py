@@ -51,7 +51,15 @@ __all__ = ["RepairReport", "TableSalvage", "repair"]
 
 log = logging.getLogger("contextchef.store.backends.sqlite.repair")
 
-SALVAGE_ORDER = ("projects", "project_aliases", "project_dirs", "entries", "memories", "memory_log")
+SALVAGE_ORDER = (
+    "projects",
+    "project_aliases",
+    "project_dirs",
+    "entries",
+    "entry_access",
+    "memories",
+    "memory_log",
+)
 """Tables copied, parents before children so foreign keys hold."""
 
 _CHUNK = 500
@@ -177,10 +185,31 @@ def _probe_past(
     return None
 
 
+def _legacy_access_times(source: sqlite3.Connection, dest: sqlite3.Connection) -> TableSalvage:
+    """`entry_access` of a file older than m005, whose access times were the (salvaged)
+    `entries.accessed_at` column: moved into the table as m005 does."""
+    report = TableSalvage("entry_access")
+    with write_transaction(dest):
+        moved = dest.execute(
+            "INSERT INTO entry_access(entry_id, accessed_at) "
+            "SELECT id, accessed_at FROM entries WHERE accessed_at IS NOT NULL"
+        )
+        report.recovered = moved.rowcount
+        dest.execute("UPDATE entries SET accessed_at = NULL WHERE accessed_at IS NOT NULL")
+    try:
+        counted = source.execute("SELECT count(*) FROM entries WHERE accessed_at IS NOT NULL")
+        report.source_rows = int(counted.fetchone()[0])
+    except sqlite3.DatabaseError:
+        report.source_rows = None
+    return report
+
+
 def _copy_table(source: sqlite3.Connection, dest: sqlite3.Connection, table: str) -> TableSalvage:
+    present = set(_columns(source, table))
+    if table == "entry_access" and not present and "accessed_at" in _columns(source, "entries"):
+        return _legacy_access_times(source, dest)
     report = TableSalvage(table)
     wanted = _columns(dest, table)
-    present = set(_columns(source, table))
     columns = [c for c in wanted if c in present]
     if not columns:
         report.unreadable.append((_MIN_ROWID, -_MIN_ROWID - 1))
@@ -248,7 +277,8 @@ def _salvage(
         with translate_errors(f"writing the repaired database {fresh}"):
             for done, table in enumerate(SALVAGE_ORDER, start=1):
                 salvage = _copy_table(source, dest, table)
-                salvage.source_rows = _count(source, table)
+                if salvage.source_rows is None:
+                    salvage.source_rows = _count(source, table)
                 tables.append(salvage)
                 if progress is not None:
                     progress(done, len(SALVAGE_ORDER))
