@@ -215,7 +215,7 @@ def measure_cache(
     tail, state, stable_end, window = layout
     ledger = remembered.ledger
     previous = ledger.previous
-    previous_length = len(previous.parts) if previous is not None else None
+    previous_length = previous.count if previous is not None else None
     entry, prefix, changed = ledger.advance(data)
     volatile: int | None = None
     findings: list[CacheFinding] = []
