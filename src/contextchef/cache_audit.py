@@ -24,8 +24,9 @@ import json
 import re
 from collections.abc import Sequence
 
+from contextchef.cache_ledger import LedgerEntry
 from contextchef.events import CacheFinding
-from contextchef.payload_cache import LedgerEntry, canonical_text
+from contextchef.payload_cache import canonical_text
 
 __all__ = ["TIMESTAMP", "audit", "volatile_start"]
 

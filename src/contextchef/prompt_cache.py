@@ -27,13 +27,14 @@ from contextchef.adapters.gemini import GeminiAdapter
 from contextchef.adapters.openai_chat import OpenAIChatAdapter
 from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
 from contextchef.cache_audit import audit, volatile_start
+from contextchef.cache_ledger import CacheLedger
 from contextchef.errors import ConfigError
 from contextchef.events import CacheFinding, PipelineInvariant
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.delta import MemoryBaseline, MemoryView, memory_view
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import Message
-from contextchef.payload_cache import CacheLedger, CacheReport
+from contextchef.payload_cache import CacheReport
 from contextchef.placement.state import DynamicState
 from contextchef.prompts import Vocabulary
 
