@@ -40,6 +40,7 @@ LAYERS = {
     "pipeline": 4,
     "payload": 4,
     "payload_cache": 4,
+    "cache_ledger": 4,
     "prompt_cache": 4,
     "cache_audit": 4,
     "pipeline_checks": 4,

@@ -24,8 +24,9 @@ import json
 import re
 from collections.abc import Sequence
 
+from contextchef.cache_ledger import LedgerEntry
 from contextchef.events import CacheFinding
-from contextchef.payload_cache import LedgerEntry, canonical_text
+from contextchef.payload_cache import canonical_text
 
 __all__ = ["TIMESTAMP", "audit", "volatile_start"]
 
@@ -48,13 +49,13 @@ def _needle(text: str) -> str:
 def volatile_start(entry: LedgerEntry, tail: str) -> int:
     """The index of the part holding the tail (the last part when there is no tail or it is not
     found): where the payload is expected to change next compile."""
-    last = len(entry.parts) - 1
+    last = entry.count - 1
     if not tail or last < 0:
         return max(last, 0)
     needle = _needle(tail)
     first_message = sum(entry.sections[:3])
     for index in range(last, max(first_message, last - _TAIL_SEARCH) - 1, -1):
-        if needle in canonical_text(entry.parts[index]):
+        if needle in canonical_text(entry.part(index)):
             return index
     return last
 
@@ -63,8 +64,8 @@ def _static_end(entry: LedgerEntry) -> int:
     """Where the tools and system part end, leading system-role messages included (OpenAI
     Chat keeps the system prompt among its messages)."""
     end = sum(entry.sections[:3])
-    while end < len(entry.parts):
-        part = entry.parts[end]
+    while end < entry.count:
+        part = entry.part(end)
         if not isinstance(part, dict) or part.get("role") not in ("system", "developer"):
             break
         end += 1
@@ -102,7 +103,7 @@ def audit(
     if state_text:
         needle = _needle(state_text)
         for index in range(static_end):
-            if needle in canonical_text(entry.parts[index]):
+            if needle in canonical_text(entry.part(index)):
                 state_part = index
                 findings.append(
                     CacheFinding(
@@ -119,10 +120,10 @@ def audit(
     if previous is not None and changed is not None and not deliberate:
         drift = _first_real_change(entry, previous, changed, previous_volatile)
     if drift is not None and drift != state_part:
-        text = canonical_text(entry.parts[drift])
+        text = canonical_text(entry.part(drift))
         stamp = TIMESTAMP.search(text)
         if stamp is not None:
-            reported.add(entry.facts[drift].digest)
+            reported.add(entry.digest(drift))
             message = (
                 f"{_where(entry, drift)} changed since the previous compile and holds a "
                 f"timestamp-looking string ({stamp.group(0)!r}): keep clock time out of the "
@@ -148,7 +149,7 @@ def _first_real_change(
 ) -> int | None:
     """`changed` when it lies before the part where the previous compile's tail began (the
     part expected to change); None otherwise."""
-    limit = min(len(entry.parts), previous)
+    limit = min(entry.count, previous)
     if previous_volatile is not None:
         limit = min(limit, previous_volatile)
     return changed if changed < limit else None
@@ -159,10 +160,10 @@ def _stable_timestamps(
 ) -> list[CacheFinding]:
     """A finding for the first tools or system part holding a timestamp not reported yet."""
     for index in range(static_end):
-        digest = entry.facts[index].digest
+        digest = entry.digest(index)
         if index == skip or digest in reported:
             continue
-        stamp = TIMESTAMP.search(canonical_text(entry.parts[index]))
+        stamp = TIMESTAMP.search(canonical_text(entry.part(index)))
         reported.add(digest)
         if stamp is not None:
             message = (

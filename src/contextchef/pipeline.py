@@ -29,6 +29,7 @@ from contextchef._effects import Flow as EffectFlow
 from contextchef._memo import ConversionCache, intake_message
 from contextchef._payload_builder import PayloadBuilder
 from contextchef.adapters.base import AdapterRegistry, ToolDefinition
+from contextchef.cache_ledger import CacheLedger
 from contextchef.errors import CompileAbortedError, ConfigError
 from contextchef.events import (
     AssembleContext,
@@ -42,7 +43,6 @@ from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import HistoryFix, Message
 from contextchef.payload import CompileMeta, LayerTokens, Payload, PayloadCounter
-from contextchef.payload_cache import CacheLedger
 from contextchef.pipeline_checks import check_assembly
 from contextchef.placement.announcements import Announcement
 from contextchef.placement.assembler import Sandwich

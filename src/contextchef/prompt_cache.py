@@ -27,13 +27,14 @@ from contextchef.adapters.gemini import GeminiAdapter
 from contextchef.adapters.openai_chat import OpenAIChatAdapter
 from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
 from contextchef.cache_audit import audit, volatile_start
+from contextchef.cache_ledger import CacheLedger
 from contextchef.errors import ConfigError
 from contextchef.events import CacheFinding, PipelineInvariant
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.delta import MemoryBaseline, MemoryView, memory_view
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import Message
-from contextchef.payload_cache import CacheLedger, CacheReport
+from contextchef.payload_cache import CacheReport
 from contextchef.placement.state import DynamicState
 from contextchef.prompts import Vocabulary
 
@@ -215,7 +216,7 @@ def measure_cache(
     tail, state, stable_end, window = layout
     ledger = remembered.ledger
     previous = ledger.previous
-    previous_length = len(previous.parts) if previous is not None else None
+    previous_length = previous.count if previous is not None else None
     entry, prefix, changed = ledger.advance(data)
     volatile: int | None = None
     findings: list[CacheFinding] = []
