@@ -13,47 +13,7 @@ import pytest
 
 from contextchef._memo import ConversionCache
 from contextchef.cache_ledger import CacheLedger
-
-
-def oracle(payload: dict[str, Any]) -> bytes:
-    """The payload in request order from the README's definition: settings, tools, system,
-    messages; each canonical JSON without `cache_control`, plus a newline."""
-    data = dict(payload)
-    config = dict(data.pop("config", None) or {})
-    tools = data.pop("tools", None) or config.pop("tools", None) or []
-    system: list[Any] = []
-    if "system" in data:
-        system = list(data.pop("system"))
-    elif "instructions" in data:
-        system = [data.pop("instructions")]
-    elif "system_instruction" in config:
-        system = list(config.pop("system_instruction")["parts"])
-    messages = data.pop("messages", None) or data.pop("input", None) or data.pop("contents")
-    if config:
-        data["config"] = config
-    parts = ([data] if data else []) + list(tools) + system + list(messages)
-
-    def unmarked(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
-        if isinstance(value, list):
-            return [unmarked(v) for v in value]
-        return value
-
-    return b"".join(
-        json.dumps(unmarked(p), ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
-        + b"\n"
-        for p in parts
-    )
-
-
-def common_prefix(a: bytes, b: bytes) -> int:
-    size = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        size += 1
-    return size
+from tests.cache_oracle import common_prefix, oracle_serialization
 
 
 def edit(rng: random.Random, messages: list[dict[str, Any]], step: int) -> list[dict[str, Any]]:
@@ -112,7 +72,7 @@ def test_figures_are_those_of_the_serialized_bytes_whatever_the_edits(shape: str
             entry, prefix, changed = ledger.advance(payload)
             report = ledger.report(entry, prefix, changed)
             ledger.commit(entry)
-            current = oracle(payload)
+            current = oracle_serialization(payload)
             assert report.total_bytes == len(current)
             expected = 0 if previous is None else common_prefix(previous, current)
             assert report.prefix_bytes == expected, (seed, step)
