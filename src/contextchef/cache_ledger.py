@@ -33,7 +33,7 @@ from contextchef.payload_cache import (
     text_digest,
 )
 
-__all__ = ["CacheLedger", "LedgerEntry", "SectionEntry"]
+__all__ = ["CacheLedger", "LedgerEntry", "SectionEntry", "common_prefix"]
 
 
 @dataclass(slots=True)
@@ -134,7 +134,7 @@ _BACKOFF = 64
 """How far before a refuted shared-run boundary the next one is tried (see `_take_over`)."""
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
+def common_prefix(a: bytes, b: bytes) -> int:
     """The length of the common prefix of two byte strings (binary search over C compares)."""
     low, high = 0, min(len(a), len(b))
     while low < high:
@@ -305,7 +305,7 @@ class CacheLedger:
         if before is not _MISSING and changed < entry.count:
             if texts is None:
                 texts = canonical_text(before), canonical_text(entry.part(changed))
-            prefix += _common_prefix(encoded_text(texts[0]), encoded_text(texts[1]))
+            prefix += common_prefix(encoded_text(texts[0]), encoded_text(texts[1]))
         return entry, prefix, changed
 
     def report(

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from contextchef.cache_ledger import common_prefix
+
 __all__ = ["PartChange", "PayloadDiff", "diff_payloads", "part_bytes", "prompt_parts"]
 
 _SYSTEM_KEYS = ("system", "instructions", "system_instruction")
@@ -100,17 +102,6 @@ class PayloadDiff:
         return data
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    low, high = 0, min(len(a), len(b))
-    while low < high:  # binary search over C comparisons
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
 def _clip(region: bytes) -> str:
     text = region[:REGION_LIMIT].decode(errors="replace")
     return text + ("…" if len(region) > REGION_LIMIT else "")
@@ -120,7 +111,7 @@ def _change(name: str, old: bytes | None, new: bytes | None) -> PartChange:
     if old is None or new is None:
         status: Literal["added", "removed"] = "added" if old is None else "removed"
         return PartChange(name, status, 0, _clip(old or b""), _clip(new or b""))
-    start = _common_prefix(old, new)
+    start = common_prefix(old, new)
     end = 0
     limit = min(len(old), len(new)) - start
     while end < limit and old[len(old) - 1 - end] == new[len(new) - 1 - end]:
@@ -140,7 +131,7 @@ def diff_payloads(payload: Mapping[str, Any], previous: Mapping[str, Any]) -> Pa
     old_parts = [(name, part_bytes(value)) for name, value in prompt_parts(previous)]
     new_stream = b"".join(data for _, data in new_parts)
     old_stream = b"".join(data for _, data in old_parts)
-    common = _common_prefix(new_stream, old_stream)
+    common = common_prefix(new_stream, old_stream)
     identical = new_stream == old_stream and [n for n, _ in new_parts] == [n for n, _ in old_parts]
     old_by_name = dict(old_parts)
     new_names = {name for name, _ in new_parts}

@@ -71,16 +71,6 @@ def _split(uri: str) -> tuple[str, str]:
     return ns, path
 
 
-def _known(opened: OpenedStore, ns: str, *, create: bool = False) -> str:
-    known = namespaces(opened)
-    if ns not in known and not create:
-        fail(
-            f"unknown namespace {ns!r} in {opened.description}",
-            f"known: {', '.join(known)}",
-        )
-    return ns
-
-
 def _entry(opened: OpenedStore, uri: str, *, create: bool = False) -> tuple[str, str]:
     ns, path = _split(uri)
     known_namespace(opened, ns, create=create)
