@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, count, islice
+from operator import is_not, ne
 from typing import Any, TypeVar
 
 from contextchef._jsonvalue import NotJson, strict_json
@@ -21,11 +23,17 @@ __all__ = [
     "ContentDigests",
     "ConversionCache",
     "MessageIntake",
+    "identical_prefix",
     "intake_message",
     "message_digest",
 ]
 
 T = TypeVar("T")
+
+
+def identical_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many leading items `a` and `b` share, object for object (found at C speed)."""
+    return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
 
 
 class ConversionCache:
@@ -79,32 +87,63 @@ class ConversionCache:
 class MessageIntake:
     """Validates incoming messages and keeps private copies of them, reusing unchanged ones.
 
-    A message object passed again unchanged (equal to the copy taken last time) maps to the same
-    private copy, so everything memoised on that copy (conversions, token counts) stays valid.
+    A list that starts like the previous one (message for message equal to the copies taken
+    then, compared in C: the same dicts, a rebuilt list, or fresh dicts reloaded from a
+    database) keeps those copies, and only the rest is validated and copied. Past the first
+    difference, a message object passed again unchanged (equal to the copy taken last time) maps
+    to the same private copy, so an insertion or a deletion keeps the copies after it too.
+    Everything memoised on a copy (conversions, token counts, digests) stays valid that way.
     A message changed in place gets a fresh copy. Nothing is kept if validation fails.
     Each copy is made by `intake_message`, so every message the chef holds is strict JSON.
+    "Equal" is Python's `==`, under which `1`, `1.0` and `True` are one value: a message whose
+    only change is between those keeps its earlier copy.
     """
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_copies", "_inputs")
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[object, Message]] = {}
+        self._inputs: list[object] = []
+        self._copies: list[Message] = []
 
     def take(self, messages: Iterable[object]) -> list[Message]:
-        seen = self._seen
-        fresh: dict[int, tuple[object, Message]] = {}
-        out: list[Message] = []
-        for index, message in enumerate(messages):
-            key = id(message)
-            entry = seen.get(key)
-            if entry is not None and entry[0] is message and entry[1] == message:
-                copy = entry[1]
-            else:
-                copy = intake_message(message, index)
-            fresh[key] = (message, copy)
-            out.append(copy)
-        self._seen = fresh
-        return out
+        given = list(messages)
+        copies = self._copies
+        shared, tail = _equal_ends(given, copies)
+        out = copies[:shared]
+        if shared < len(given) - tail:
+            seen: dict[int, tuple[object, Message]] = {}
+            if shared < len(copies) - tail:  # an edit, not an append: moved copies may serve
+                old = zip(self._inputs[shared:], copies[shared : len(copies) - tail], strict=False)
+                seen = {id(message): (message, copy) for message, copy in old}
+            for index in range(shared, len(given) - tail):
+                message = given[index]
+                entry = seen.get(id(message))
+                if entry is not None and entry[0] is message and entry[1] == message:
+                    out.append(entry[1])
+                else:
+                    out.append(intake_message(message, index))
+        if tail:
+            out.extend(copies[len(copies) - tail :])
+        self._inputs, self._copies = given, out
+        return list(out)
+
+
+def _equal_ends(given: list[object], copies: list[Message]) -> tuple[int, int]:
+    """How many leading and (past those) trailing messages of `given` equal `copies`' there,
+    compared at C speed. A foreign object whose `!=` raises counts as different: validation
+    will say what it is."""
+    limit = min(len(given), len(copies))
+    try:
+        shared = limit
+        if given[:limit] != copies[:limit]:  # one comparison in the common case, an append
+            shared = next(compress(count(), map(ne, given, copies)))
+        room = limit - shared
+        if not room or len(given) == len(copies) == shared:
+            return shared, 0
+        backwards = map(ne, islice(reversed(given), room), reversed(copies))
+        return shared, next(compress(count(), backwards), room)
+    except Exception:
+        return 0, 0
 
 
 def intake_message(message: object, index: int | None = None) -> Message:
