@@ -14,11 +14,13 @@ import json
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from contextchef import ContextChef, _memo
+from contextchef import ContextChef, Payload, _memo
 from contextchef.adapters import adapter_registry
+from contextchef.errors import MessageError
 
 TARGETS = adapter_registry.names()
 CALL_IDS = ["a", "b", "c"]  # few, so duplicates, orphans and unanswered calls all happen
@@ -61,12 +63,18 @@ messages = st.one_of(
 )
 
 
-def _fresh_bytes(target: str, history: list[dict[str, Any]]) -> tuple[str, list[Any]]:
-    chef = ContextChef(vfs={"threshold": THRESHOLD}, cache="explicit").set_system_prompt(
+def _chef() -> ContextChef:
+    return ContextChef(vfs={"threshold": THRESHOLD}, cache="explicit").set_system_prompt(
         "You help."
     )
-    payload = chef.set_history(copy.deepcopy(history)).compile(target=target)
+
+
+def _bytes(payload: Payload) -> tuple[str, list[Any]]:
     return json.dumps(payload, ensure_ascii=False), list(payload.meta.repairs)
+
+
+def _fresh_bytes(target: str, history: list[dict[str, Any]]) -> tuple[str, list[Any]]:
+    return _bytes(_chef().set_history(copy.deepcopy(history)).compile(target=target))
 
 
 class HostTurns(RuleBasedStateMachine):
@@ -75,16 +83,15 @@ class HostTurns(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.history: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
-        self.chefs = {
-            target: ContextChef(vfs={"threshold": THRESHOLD}, cache="explicit").set_system_prompt(
-                "You help."
-            )
-            for target in TARGETS
-        }
+        self.chefs = {target: _chef() for target in TARGETS}
+        self.appending = {target: _chef() for target in TARGETS}  # fed by append_history
+        self.appended: list[dict[str, Any]] | None = None
 
     @rule(new=st.lists(messages, min_size=1, max_size=4))
     def append(self, new: list[dict[str, Any]]) -> None:
         self.history.extend(new)  # the same list, grown: the common agent loop
+        self.appended = new
+        self.appended = new
 
     @precondition(lambda self: self.history)
     @rule(data=st.data(), content=text)
@@ -120,10 +127,17 @@ class HostTurns(RuleBasedStateMachine):
 
     @invariant()
     def every_target_compiles_what_a_fresh_chef_compiles(self) -> None:
+        appended, self.appended = self.appended, None
         for target, chef in self.chefs.items():
+            expected = _fresh_bytes(target, self.history)
             payload = chef.set_history(self.history).compile(target=target)
-            got = json.dumps(payload, ensure_ascii=False), list(payload.meta.repairs)
-            assert got == _fresh_bytes(target, self.history), target
+            assert _bytes(payload) == expected, target
+            other = self.appending[target]
+            if appended is None:
+                other.set_history(self.history)
+            else:
+                other.append_history(appended)
+            assert _bytes(other.compile(target=target)) == expected, f"{target}, appending"
 
 
 HostTurns.TestCase.settings = settings(
@@ -162,3 +176,27 @@ def test_only_new_and_changed_messages_are_validated_again(monkeypatch: Any) -> 
     contents = [message["content"] for message in payload["messages"]]
     assert "changed" in contents
     assert "m10" not in contents
+
+
+def test_append_history_continues_a_cleared_or_restored_history() -> None:
+    chef = ContextChef()
+    first = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}]
+    chef.set_history(first)
+    saved = chef.snapshot()
+    chef.append_history([{"role": "user", "content": "three"}])
+    assert [m["content"] for m in chef.history] == ["one", "two", "three"]
+    chef.restore(saved)
+    chef.append_history([{"role": "user", "content": "four"}])
+    assert [m["content"] for m in chef.history] == ["one", "two", "four"]
+    chef.clear_history().append_history([{"role": "user", "content": "five"}])
+    assert [m["content"] for m in chef.history] == ["five"]
+
+
+def test_append_history_validates_only_what_it_is_given_and_keeps_nothing_bad() -> None:
+    chef = ContextChef().set_history([{"role": "user", "content": "one"}])
+    with pytest.raises(MessageError) as caught:
+        chef.append_history([{"role": "assistant", "content": "ok"}, {"role": "robot"}])
+    assert caught.value.index == 2  # counted in the whole history
+    assert [m["content"] for m in chef.history] == ["one"]
+    chef.append_history([{"role": "assistant", "content": "two"}])
+    assert [m["content"] for m in chef.history] == ["one", "two"]

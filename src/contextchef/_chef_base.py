@@ -249,13 +249,28 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAnd
         """
         given = as_messages(messages, "history")
         with collector_paused():
-            taken = self._history_intake.take(given)
-            for compaction in self._compactions:
-                taken = compaction.apply(taken, self._digests)
-            self._digests.sweep()
-            history, repairs = self._history_repair.run(taken)
-        self._state = replace(self._state, history=tuple(history), repairs=tuple(repairs))
+            self._hold_history(self._history_intake.take(given))
         return self
+
+    def append_history(self, messages: Iterable[object]) -> Self:
+        """Add messages at the end of the history: `set_history(previous + messages)`, where
+        `previous` is the list the last `set_history` or `append_history` received, as it was
+        then. The cheapest turn: earlier messages are not compared again, so edit one in place
+        and `set_history` must see the whole list (which stays fast: it re-validates only
+        what is new or changed)."""
+        given = as_messages(messages, "history")
+        with collector_paused():
+            self._hold_history(self._history_intake.extend(given))
+        return self
+
+    def _hold_history(self, taken: list[Message]) -> None:
+        """Make `taken` (the host's history as private copies) the history: re-apply the
+        compactions that landed, then repair (incrementally: see `HistoryRepair`)."""
+        for compaction in self._compactions:
+            taken = compaction.apply(taken, self._digests)
+        self._digests.sweep()
+        history, repairs = self._history_repair.run(taken)
+        self._state = replace(self._state, history=tuple(history), repairs=tuple(repairs))
 
     def set_dynamic_state(
         self, model_or_schema: Any, data: Any = None, *, placement: str = "last_user"
@@ -319,6 +334,7 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAnd
     def clear_history(self) -> Self:
         """Empty the history and start a new context window (overflow state is reset too)."""
         self._state = replace(self._state, history=(), repairs=())
+        self._history_intake.rebase(())
         self._forget_compactions()
         self._runtime.memory_generation += 1
         if self._runtime.janitor is not None:

@@ -127,6 +127,21 @@ class MessageIntake:
         self._inputs, self._copies = given, out
         return list(out)
 
+    def rebase(self, copies: Sequence[Message]) -> None:
+        """Take `copies` (private copies already: a cleared or restored history) as the list
+        taken last, so the next `extend` appends to them."""
+        self._inputs, self._copies = list(copies), list(copies)
+
+    def extend(self, messages: Iterable[object]) -> list[Message]:
+        """`take(previous + messages)`, where `previous` is the list taken last, as it was
+        then: only `messages` are looked at (an in-place edit of an earlier one goes unseen)."""
+        given = list(messages)
+        start = len(self._copies)
+        new = [intake_message(message, start + at) for at, message in enumerate(given)]
+        self._inputs = [*self._inputs, *given]
+        self._copies = [*self._copies, *new]
+        return list(self._copies)
+
 
 def _equal_ends(given: list[object], copies: list[Message]) -> tuple[int, int]:
     """How many leading and (past those) trailing messages of `given` equal `copies`' there,
