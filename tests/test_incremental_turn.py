@@ -10,7 +10,9 @@ through random sequences of those and compares every compile with a fresh chef's
 from __future__ import annotations
 
 import copy
+import gc
 import json
+import weakref
 from typing import Any
 
 import hypothesis.strategies as st
@@ -200,3 +202,24 @@ def test_append_history_validates_only_what_it_is_given_and_keeps_nothing_bad() 
     assert [m["content"] for m in chef.history] == ["one"]
     chef.append_history([{"role": "assistant", "content": "two"}])
     assert [m["content"] for m in chef.history] == ["one", "two"]
+
+
+class HostMessage(dict[str, Any]):
+    """A host's message type that can be watched with a weak reference."""
+
+
+def test_the_chef_holds_no_message_of_the_host() -> None:
+    """Only private copies are kept: the dicts a host passed are its own to free (a host that
+    reloads its history every turn does not pay for two histories)."""
+    chef = ContextChef()
+    history = [HostMessage(role="user", content=f"m{i}") for i in range(20)]
+    chef.set_history(history).compile(target="openai")
+    history = [HostMessage(message) for message in history]  # reloaded: fresh objects
+    history.append(HostMessage(role="assistant", content="ok"))
+    chef.set_history(history).compile(target="anthropic")
+    chef.append_history([HostMessage(role="user", content="more")])
+    watched = [weakref.ref(message) for message in history]
+    del history
+    gc.collect()
+    assert all(ref() is None for ref in watched)
+    assert [m["content"] for m in chef.history][-2:] == ["ok", "more"]

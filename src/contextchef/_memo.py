@@ -87,22 +87,22 @@ class ConversionCache:
 class MessageIntake:
     """Validates incoming messages and keeps private copies of them, reusing unchanged ones.
 
-    A list that starts like the previous one (message for message equal to the copies taken
-    then, compared in C: the same dicts, a rebuilt list, or fresh dicts reloaded from a
-    database) keeps those copies, and only the rest is validated and copied. Past the first
-    difference, a message object passed again unchanged (equal to the copy taken last time) maps
-    to the same private copy, so an insertion or a deletion keeps the copies after it too.
-    Everything memoised on a copy (conversions, token counts, digests) stays valid that way.
-    A message changed in place gets a fresh copy. Nothing is kept if validation fails.
+    A list that starts and ends like the previous one (message for message equal to the copies
+    taken then, compared in C: the same dicts, a rebuilt list, or fresh dicts reloaded from a
+    database) keeps those copies, and only the part in between is looked at: a message there
+    equal to the copy at its place, counted from the start or from the end (an insertion or a
+    deletion before it), keeps that copy too; the others are validated and copied. Everything
+    memoised on a copy (conversions, token counts, digests) stays valid that way. A message
+    changed in place gets a fresh copy. Nothing is kept if validation fails, and nothing of the
+    host's is held: a host that reloads its history can free the old one.
     Each copy is made by `intake_message`, so every message the chef holds is strict JSON.
     "Equal" is Python's `==`, under which `1`, `1.0` and `True` are one value: a message whose
     only change is between those keeps its earlier copy.
     """
 
-    __slots__ = ("_copies", "_inputs")
+    __slots__ = ("_copies",)
 
     def __init__(self) -> None:
-        self._inputs: list[object] = []
         self._copies: list[Message] = []
 
     def take(self, messages: Iterable[object]) -> list[Message]:
@@ -110,37 +110,41 @@ class MessageIntake:
         copies = self._copies
         shared, tail = _equal_ends(given, copies)
         out = copies[:shared]
-        if shared < len(given) - tail:
-            seen: dict[int, tuple[object, Message]] = {}
-            if shared < len(copies) - tail:  # an edit, not an append: moved copies may serve
-                old = zip(self._inputs[shared:], copies[shared : len(copies) - tail], strict=False)
-                seen = {id(message): (message, copy) for message, copy in old}
-            for index in range(shared, len(given) - tail):
-                message = given[index]
-                entry = seen.get(id(message))
-                if entry is not None and entry[0] is message and entry[1] == message:
-                    out.append(entry[1])
-                else:
-                    out.append(intake_message(message, index))
+        shift = len(copies) - len(given)
+        for index in range(shared, len(given) - tail):
+            message = given[index]
+            copy = _equal_copy(message, copies, index)
+            if copy is None:
+                copy = _equal_copy(message, copies, index + shift)
+            out.append(copy if copy is not None else intake_message(message, index))
         if tail:
             out.extend(copies[len(copies) - tail :])
-        self._inputs, self._copies = given, out
+        self._copies = out
         return list(out)
 
     def rebase(self, copies: Sequence[Message]) -> None:
         """Take `copies` (private copies already: a cleared or restored history) as the list
         taken last, so the next `extend` appends to them."""
-        self._inputs, self._copies = list(copies), list(copies)
+        self._copies = list(copies)
 
     def extend(self, messages: Iterable[object]) -> list[Message]:
         """`take(previous + messages)`, where `previous` is the list taken last, as it was
         then: only `messages` are looked at (an in-place edit of an earlier one goes unseen)."""
-        given = list(messages)
         start = len(self._copies)
-        new = [intake_message(message, start + at) for at, message in enumerate(given)]
-        self._inputs = [*self._inputs, *given]
+        new = [intake_message(message, start + at) for at, message in enumerate(messages)]
         self._copies = [*self._copies, *new]
         return list(self._copies)
+
+
+def _equal_copy(message: object, copies: list[Message], at: int) -> Message | None:
+    """`copies[at]` if there is one and it equals `message`, else None."""
+    if not 0 <= at < len(copies):
+        return None
+    copy = copies[at]
+    try:
+        return copy if copy == message else None
+    except Exception:  # a foreign object whose `==` raises: validation will say what it is
+        return None
 
 
 def _equal_ends(given: list[object], copies: list[Message]) -> tuple[int, int]:
