@@ -18,11 +18,13 @@ results of 50-2000 characters) and each target, in one run:
   ts_reference.mjs); its peak RSS in a fresh Node process per (size, target).
 
 Rounds interleave the two sides (ours, theirs, ours, ...) per target; each figure is the median
-of the per-round figures. Times are wall-clock milliseconds; the machine may be shared.
+of the per-round figures. Times are milliseconds of wall time, or with `--clock cpu` of CPU time
+(steadier when other work shares the machine: the load average is written with the results).
 The issue's targets (issue 16) are checked at the end: each one is a line that says met or not.
 
 Usage: python benchmarks/compile.py [--sizes 1000,10000,50000] [--repeats 3] [--turns 5]
-       [--targets openai,anthropic] [--no-reference] [--no-rss] [--overflow-sizes 10000]
+       [--targets openai,anthropic] [--no-reference] [--no-rss] [--clock wall|cpu]
+       [--overflow-sizes 10000]
 Writes benchmarks/results/compile.json.
 """
 
@@ -154,8 +156,15 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
+clock = CLOCKS[os.environ.get("CONTEXTCHEF_BENCH_CLOCK", "wall")]
+"""Wall time by default; `--clock cpu` (this thread's CPU time, and the Node process's CPU time
+on the reference's side, its GC and compiler threads included) when other work shares the
+machine."""
+
+
 def since(start: float) -> float:
-    return (time.perf_counter() - start) * 1000
+    return (clock() - start) * 1000
 
 
 # -- our side --------------------------------------------------------------------------------
@@ -163,7 +172,7 @@ def since(start: float) -> float:
 
 def cold(history: list[dict[str, Any]], target: str) -> tuple[ContextChef, dict[str, float]]:
     """A fresh chef's first compile, timed as a whole and in parts."""
-    start = time.perf_counter()
+    start = clock()
     chef = ContextChef().set_system_prompt(SYSTEM)
     setup = since(start)
     chef.set_history(history)
@@ -193,7 +202,7 @@ def turns(
             following.append(dict(message))
         else:
             following = [*host, message]
-        start = time.perf_counter()
+        start = clock()
         chef.set_history(following)
         setter = since(start)
         payload = chef.compile(target=target)
@@ -210,10 +219,10 @@ def floors(payload: Any, repeats: int = 5) -> dict[str, float]:
     fast: list[float] = []
     slow: list[float] = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         body = orjson.dumps(payload)
         fast.append(since(start))
-        start = time.perf_counter()
+        start = clock()
         json.dumps(payload)
         slow.append(since(start))
     return {"orjson_ms": median(fast), "json_ms": median(slow), "payload_bytes": len(body)}
@@ -251,7 +260,7 @@ def measure_overflow(history: list[dict[str, Any]], target: str, repeats: int) -
             overflow={"strategy": summarize(fake_summarizer)},
         )
         chef.set_system_prompt(SYSTEM).set_history(history)
-        start = time.perf_counter()
+        start = clock()
         payload = chef.compile(target=target)
         samples.append(since(start))
         assert payload.meta.overflow is not None and payload.meta.overflow.changed
@@ -266,8 +275,22 @@ def rss_child(workload: Path, target: str, count: int) -> None:
     data = orjson.loads(workload.read_bytes())
     chef, _ = cold(data["history"], target)
     turns(chef, data["history"], data["turns"][:count], target, fresh=False)
-    usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(json.dumps({"max_rss_kib": usage}))
+    print(json.dumps({"max_rss_kib": peak_rss_kib()}))
+
+
+def peak_rss_kib() -> int:
+    """This process's peak RSS in KiB: VmHWM on Linux, else `ru_maxrss`.
+
+    Linux carries the parent's peak into a child's `ru_maxrss` across fork (or vfork) and exec,
+    so a child of a big benchmark process would report its parent's peak; VmHWM belongs to the
+    child's own address space.
+    """
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+    return int(line.split()[1])
 
 
 def peak_rss_mib(workload: Path, target: str, count: int, node: list[str] | None) -> float | None:
@@ -334,6 +357,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=5, help="turns per round (median)")
     parser.add_argument("--warmups", type=int, default=1, help="reference warm-up runs per target")
     parser.add_argument("--targets", default=",".join(adapter_registry.names()))
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     parser.add_argument("--no-reference", action="store_true")
     parser.add_argument("--no-rss", action="store_true")
     parser.add_argument("--overflow-sizes", default="", help="e.g. 1000,10000 (off by default)")
@@ -344,6 +368,9 @@ def main() -> None:
         workload, target, count = args.rss_child
         rss_child(Path(workload), target, int(count))
         return
+    global clock
+    clock = CLOCKS[args.clock]
+    os.environ["CONTEXTCHEF_BENCH_CLOCK"] = args.clock  # for the reference and the RSS children
     began = time.perf_counter()
     targets = [t for t in args.targets.split(",") if t]
     warm = transcript(300)  # first-time costs (imports, regexes) are paid before any timing
@@ -402,6 +429,8 @@ def run_meta(args: argparse.Namespace, elapsed: float) -> dict[str, Any]:
         "node": version.strip() if version else None,
         "reference": None if args.no_reference or node_command() is None else reference_package(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
+        "load_average": os.getloadavg(),
+        "clock": args.clock,
         "repeats": args.repeats,
         "turns": args.turns,
         "seconds": round(elapsed, 1),

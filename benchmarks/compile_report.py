@@ -66,7 +66,7 @@ def check_targets(report: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 # -- printing --------------------------------------------------------------------------------
 
-COLUMNS = (  # header, key, format
+COLUMNS = (  # header, key, format: the figures
     ("cold", "cold_ms", ".1f"),
     ("·hist", "cold_set_history_ms", ".1f"),
     ("·cmp", "cold_compile_ms", ".1f"),
@@ -80,6 +80,8 @@ COLUMNS = (  # header, key, format
     ("TSturn+", "ts_turn_append_ms", ".1f"),
     ("TSturn~", "ts_turn_fresh_ms", ".1f"),
     ("TS_RSS", "ts_rss_mib", ".0f"),
+)
+RATIO_COLUMNS = (
     ("turn+/TS", "turn_over_ts", ".2f"),
     ("turn+/orj", "turn_over_orjson", ".2f"),
     ("turn~/TS", "fresh_over_ts", ".2f"),
@@ -90,15 +92,18 @@ COLUMNS = (  # header, key, format
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    head = f"{'msgs':>6} {'target':<16}" + "".join(f"{h:>10}" for h, _, _ in COLUMNS)
-    print(head)
-    print("-" * len(head))
-    for row in rows:
-        cells = "".join(
-            f"{format(row[k], f):>10}" if row.get(k) is not None else f"{'-':>10}"
-            for _, k, f in COLUMNS
-        )
-        print(f"{row['messages']:>6} {row['target']:<16}{cells}")
+    """The figures, then the ratios the issue's targets are stated in."""
+    for columns, width in ((COLUMNS, 8), (RATIO_COLUMNS, 10)):
+        head = f"{'msgs':>6} {'target':<16}" + "".join(f"{h:>{width}}" for h, _, _ in columns)
+        print(head)
+        print("-" * len(head))
+        for row in rows:
+            cells = "".join(
+                f"{format(row[k], f):>{width}}" if row.get(k) is not None else f"{'-':>{width}}"
+                for _, k, f in columns
+            )
+            print(f"{row['messages']:>6} {row['target']:<16}{cells}")
+        print()
 
 
 def print_legend() -> None:
