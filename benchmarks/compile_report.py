@@ -10,6 +10,7 @@ RATIOS = {  # name: (numerator, denominator)
     "fresh_over_ts": ("turn_fresh_ms", "ts_turn_fresh_ms"),
     "cold_over_ts": ("cold_ms", "ts_cold_ms"),
     "alone_over_orjson": ("compile_alone_ms", "orjson_ms"),
+    "cold_compile_over_orjson": ("cold_compile_ms", "orjson_ms"),
     "rss_over_ts": ("rss_mib", "ts_rss_mib"),
     "cold_over_orjson": ("cold_ms", "orjson_ms"),
     "turn_over_json": ("turn_append_ms", "json_ms"),
@@ -40,8 +41,16 @@ ISSUE_TARGETS = (
     Target("turn, host reloading <= 0.3x TS turn (reloading)", "fresh_over_ts", 0.3,
            ("openai", *RESTRUCTURING), 10_000),
     Target("cold <= 1x TS cold", "cold_over_ts", 1.0, ("openai", *RESTRUCTURING), 10_000),
-    Target("compile alone <= 3x orjson.dumps", "alone_over_orjson", 3.0, ("openai",), 10_000),
-    Target("compile alone <= 5x orjson.dumps", "alone_over_orjson", 5.0, RESTRUCTURING, 10_000),
+    # "compile alone" sits under the issue's cold target: judged on a fresh chef's compile, and
+    # on the compile of a turn (after an untimed `set_history(h + 1)`)
+    Target("compile alone, fresh chef <= 3x orjson.dumps", "cold_compile_over_orjson", 3.0,
+           ("openai",), 10_000),
+    Target("compile alone, fresh chef <= 5x orjson.dumps", "cold_compile_over_orjson", 5.0,
+           RESTRUCTURING, 10_000),
+    Target("compile alone, a turn's <= 3x orjson.dumps", "alone_over_orjson", 3.0, ("openai",),
+           10_000),
+    Target("compile alone, a turn's <= 5x orjson.dumps", "alone_over_orjson", 5.0, RESTRUCTURING,
+           10_000),
     Target("peak RSS <= TS peak RSS", "rss_over_ts", 1.0, ("openai", *RESTRUCTURING), 50_000),
 )  # fmt: skip
 
@@ -86,6 +95,7 @@ RATIO_COLUMNS = (
     ("turn+/orj", "turn_over_orjson", ".2f"),
     ("turn~/TS", "fresh_over_ts", ".2f"),
     ("cold/TS", "cold_over_ts", ".2f"),
+    ("cmp/orj", "cold_compile_over_orjson", ".2f"),
     ("alone/orj", "alone_over_orjson", ".2f"),
     ("RSS/TS", "rss_over_ts", ".2f"),
 )
