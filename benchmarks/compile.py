@@ -8,9 +8,10 @@ results of 50-2000 characters) and each target, in one run:
   passing the same message objects turn after turn (median of several turns);
 - turn, host reloading: every turn the host reloads its whole history as fresh dicts
   (`orjson.loads` of its stored JSON, outside the timed region), then the same two calls;
-- compile alone: the `compile` part of the appending turns (the setter is not timed);
+- compile alone: the `compile` part of a fresh chef's cold run, and of the appending turns (the
+  setter is not timed);
 - floors: `orjson.dumps` and `json.dumps` of the very payload, and every figure's ratio to them;
-- peak RSS after a cold compile and a few turns, in a fresh process per (size, target);
+- peak RSS (VmHWM) after a cold compile and a few turns, in a fresh process per (size, target);
 - the TypeScript reference @context-chef/core 4.2.1 on the same history and turn messages, when
   Node and a scratch install exist (CONTEXTCHEF_TS_REF, default
   /tmp/ctxref/node_modules/@context-chef/core): one long-lived Node process per size, warmed up
@@ -24,8 +25,8 @@ The issue's targets (issue 16) are checked at the end: each one is a line that s
 
 Usage: python benchmarks/compile.py [--sizes 1000,10000,50000] [--repeats 3] [--turns 5]
        [--targets openai,anthropic] [--no-reference] [--no-rss] [--clock wall|cpu]
-       [--overflow-sizes 10000]
-Writes benchmarks/results/compile.json.
+       [--overflow-sizes 10000]   (a compile that has to compress; off by default)
+Writes benchmarks/results/compile.json. The whole default run takes ~17 min on 2 busy cores.
 """
 
 from __future__ import annotations
@@ -269,6 +270,8 @@ def measure_overflow(history: list[dict[str, Any]], target: str, repeats: int) -
 
 # -- peak RSS: a fresh process per (size, target) ---------------------------------------------
 
+RSS_TURNS = 3
+
 
 def rss_child(workload: Path, target: str, count: int) -> None:
     """Run in a fresh interpreter: load the workload, cold compile, `count` turns, print RSS."""
@@ -345,9 +348,6 @@ def run_size(size: int, targets: list[str], args: argparse.Namespace) -> dict[st
     for row in rows.values():
         add_ratios(row)
     return rows
-
-
-RSS_TURNS = 3
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ DEFAULT_REFERENCE = "/tmp/ctxref/node_modules/@context-chef/core"
 
 
 def run_json(command: list[str], cwd: str) -> dict[str, Any] | None:
+    """Run a process that prints one JSON object last; None (and its stderr shown) if it fails."""
     done = subprocess.run(
         command, capture_output=True, text=True, cwd=cwd, timeout=1800, check=False
     )
