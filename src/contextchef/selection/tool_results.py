@@ -16,7 +16,7 @@ from contextchef import prompts
 from contextchef._effects import Call, Flow
 from contextchef._memo import identical_prefix
 from contextchef.messages import Message
-from contextchef.selection.offload import OffloadConfig, offload_uri, preview
+from contextchef.selection.offload import OffloadConfig, preview
 from contextchef.store.core import StoreCore
 
 __all__ = ["ToolResultMemo", "TransformHook", "prepare_tool_results"]
@@ -136,8 +136,8 @@ def _prepare_one(
     if config.wants(text):
         try:
             ns = config.namespace
-            yield from store.put(ns, None, text, None)
-            text = memo.preview(text, offload_uri(ns, text), config, vocabulary)
+            stored = yield from store.put(ns, None, text, None)
+            text = memo.preview(text, stored.uri, config, vocabulary)
         except Exception as exc:
             logger.warning("offloading a %d-character tool result failed: %r", len(text), exc)
     if text == content:
