@@ -64,7 +64,9 @@ class InMemoryBackend:
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         frozen = self._freeze(entry.content, entry.meta)
         with self._lock:
-            bucket = self._data.setdefault(ns, {})
+            bucket = self._data.get(ns)
+            if bucket is None:
+                bucket = self._data[ns] = {}
             if path not in bucket:
                 self._claim(ns, bucket, path)
             bucket[path] = frozen
@@ -172,14 +174,16 @@ class InMemoryBackend:
 
     @staticmethod
     def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
-        now = time.time()
-        stored: dict[str, Any] = {
-            key: value if type(value) in _IMMUTABLE else copy.deepcopy(value)
-            for key, value in meta.items()
-            if key != "accessed_at"
-        }
-        stored.setdefault("created_at", now)
-        stored.setdefault("updated_at", now)
+        stored: dict[str, Any] = dict(meta)
+        stored.pop("accessed_at", None)
+        if not _IMMUTABLE.issuperset(map(type, stored.values())):
+            for key, value in stored.items():
+                if type(value) not in _IMMUTABLE:
+                    stored[key] = copy.deepcopy(value)
+        if "created_at" not in stored or "updated_at" not in stored:
+            now = time.time()
+            stored.setdefault("created_at", now)
+            stored.setdefault("updated_at", now)
         stored["bytes"] = utf8_length(content)
         return StoredEntry(content, MappingProxyType(stored))
 
