@@ -176,10 +176,9 @@ class InMemoryBackend:
     def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
         stored: dict[str, Any] = dict(meta)
         stored.pop("accessed_at", None)
-        if not _IMMUTABLE.issuperset(map(type, stored.values())):
-            for key, value in stored.items():
-                if type(value) not in _IMMUTABLE:
-                    stored[key] = copy.deepcopy(value)
+        for key, value in stored.items():  # replacing values in place: the keys stay as they are
+            if type(value) not in _IMMUTABLE:
+                stored[key] = copy.deepcopy(value)
         if "created_at" not in stored or "updated_at" not in stored:
             now = time.time()
             stored.setdefault("created_at", now)
