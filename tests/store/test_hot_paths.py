@@ -30,6 +30,7 @@ from contextchef.errors import ConfigError
 from contextchef.store import AsyncStore, InMemoryBackend, Store, StoredEntry
 from contextchef.store.backends.inmemory import AsyncInMemoryBackend
 from contextchef.store.entries import utf8_length
+from contextchef.store.paths import _check_path, _valid_entry_path, validate_entry_path
 from contextchef.store.validation import (
     DERIVED_META_KEYS,
     _check_json,
@@ -131,10 +132,10 @@ metas = st.one_of(
 )
 
 
-def outcome(action: Any, *args: Any) -> tuple[str, Any]:
-    """("ok", result) or ("error", (type, message)), comparing NaN meta values as equal."""
+def outcome(action: Any, *args: Any, **kwargs: Any) -> tuple[str, Any]:
+    """("ok", result) or ("error", (type, message))."""
     try:
-        return "ok", action(*args)
+        return "ok", action(*args, **kwargs)
     except Exception as exc:
         return "error", (type(exc), str(exc))
 
@@ -181,6 +182,39 @@ def test_in_memory_freeze_matches_the_plain_copy(
     for key, value in ours.items():  # containers are copies, never the caller's objects
         if isinstance(value, list | dict):
             assert value is not meta[key]
+
+
+# -- entry paths: the one-match fast path decides exactly as the full check ---------------------
+
+segments = st.one_of(
+    st.text(alphabet="ab.:-_ \\\x00\x1f\x7fé．／", max_size=6),
+    st.sampled_from(["", ".", "..", ".git", "a" * 255, "a" * 256, "é" * 128, "x."]),
+)
+entry_paths = st.one_of(
+    st.lists(segments, min_size=1, max_size=5).map("/".join),
+    st.sampled_from(
+        [
+            "a/" * 511 + "b",
+            "a/" * 512 + "b",
+            "/".join(["x" * 255] * 4) + "/y",
+            "a" * 256 + "/b",
+            "a" * 255 + "/b",
+            ".x/b",
+            "b/.x/c",
+            "b/../c",
+        ]
+    ),
+    st.text(max_size=12),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(path=entry_paths)
+def test_entry_paths_are_decided_as_the_full_check_decides(path: str) -> None:
+    _valid_entry_path.cache_clear()  # a cached answer would hide the fast path
+    full = outcome(_check_path, path, directory_ok=False, empty_ok=False, what="path")
+    fast = outcome(validate_entry_path, path)
+    assert fast == (full if full[0] == "error" else ("ok", path))
 
 
 # -- the three drivers agree -------------------------------------------------------------------
