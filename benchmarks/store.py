@@ -152,7 +152,8 @@ SMALL_META = {"kind": "note", "turn": 3}
 
 def hot_paths(rounds: int) -> dict[str, float]:
     """µs per in-memory `Store.put` / `Store.get` of a small entry (64 characters), with and
-    without meta, and the floors beside them; medians of `rounds` interleaved rounds."""
+    without meta, replacing an entry (`put`, `put_meta`) or creating one (`put_new`), and the
+    floors beside them; medians of `rounds` interleaved rounds."""
     backend = InMemoryBackend()
     notes = Store(backend).namespace("notes")
     paths = [f"dir{i % 10}/entry{i:05d}.md" for i in range(HOT_PATHS)]
@@ -160,6 +161,18 @@ def hot_paths(rounds: int) -> dict[str, float]:
     for path in paths:
         notes.put(path, content)
     plain: dict[str, dict[str, Any]] = {}
+    fresh = iter(
+        [
+            [f"dir{i % 10}/b{batch}-entry{i:05d}.md" for i in range(HOT_PATHS)]
+            for batch in range(rounds * 3)
+        ]
+    )
+
+    def put_new() -> None:
+        """Puts that create their entries: new paths (first validation), a new backend."""
+        batch = Store(InMemoryBackend()).namespace("notes")
+        for path in next(fresh):
+            batch.put(path, content)
 
     def put_bare() -> None:
         for path in paths:
@@ -183,6 +196,7 @@ def hot_paths(rounds: int) -> dict[str, float]:
 
     runs = {
         "put": put_bare,
+        "put_new": put_new,
         "put_meta": put_meta,
         "get": get,
         "floor_put": floor_put,
@@ -192,6 +206,7 @@ def hot_paths(rounds: int) -> dict[str, float]:
     for number in range(rounds):
         names = list(runs) if number % 2 == 0 else list(reversed(runs))
         for name in names:
+            gc.collect()  # no run pays for the garbage of the one before
             samples[name].append(best_per_op(HOT_PATHS, runs[name], 3))
     result = {name: statistics.median(values) for name, values in samples.items()}
     result["put_vs_floor"] = result["put"] / result["floor_put"]
@@ -202,7 +217,8 @@ def hot_paths(rounds: int) -> dict[str, float]:
 
 def print_hot(hot: dict[str, float]) -> None:
     print(
-        f"memory hot paths (µs/op, median): put {hot['put']:.2f}, put+meta {hot['put_meta']:.2f}"
+        f"memory hot paths (µs/op, median): put {hot['put']:.2f}, put+meta {hot['put_meta']:.2f},"
+        f" put of a new entry {hot['put_new']:.2f}"
         f" (floor: dict assignment of a meta copy {hot['floor_put']:.2f}); get {hot['get']:.2f}"
         f" (floor: dict lookup {hot['floor_get']:.3f})"
     )
@@ -256,6 +272,7 @@ def main() -> None:
     summary = summarize(rows)
     summary["memory Store.put, small entry (µs)"] = hot["put"]
     summary["memory Store.put, small entry with meta (µs)"] = hot["put_meta"]
+    summary["memory Store.put, new small entry (µs)"] = hot["put_new"]
     summary["memory Store.get, small entry (µs)"] = hot["get"]
     for key, value in summary.items():
         print(f"{key}: {value:.2f}")

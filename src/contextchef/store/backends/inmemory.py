@@ -21,7 +21,7 @@ import copy
 import itertools
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -37,12 +37,14 @@ _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
 """Meta values stored as they are: nothing can change them in place."""
 
 
-def _parents(path: str) -> Iterator[str]:
-    """`a/b/c` → `a`, `a/b`."""
+def _parents(path: str) -> list[str]:
+    """`a/b/c` → `[a, a/b]`."""
+    parents = []
     index = path.find("/")
     while index != -1:
-        yield path[:index]
+        parents.append(path[:index])
         index = path.find("/", index + 1)
+    return parents
 
 
 class InMemoryBackend:
@@ -154,14 +156,16 @@ class InMemoryBackend:
 
     def _claim(self, ns: str, bucket: dict[str, StoredEntry], path: str) -> None:
         """Register a new path's parent directories, refusing entry/directory clashes."""
-        dirs = self._dirs.setdefault(ns, {})
+        dirs = self._dirs.get(ns)
+        if dirs is None:
+            dirs = self._dirs[ns] = {}
         if path in dirs:
             raise EntryExistsError(
                 f"{path!r} is a directory (it holds entries), so it cannot also be an entry",
                 namespace=ns,
                 path=path,
             )
-        parents = list(_parents(path))
+        parents = _parents(path)
         for parent in parents:
             if parent in bucket:
                 raise EntryExistsError(
