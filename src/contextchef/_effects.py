@@ -78,7 +78,7 @@ class Spawn:
     flow: Generator[Any, Any, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class StoreOp:
     """Effect: `backend.<method>(*args, **kwargs)`; `native` when the backend is async-native."""
 
@@ -87,6 +87,27 @@ class StoreOp:
     args: tuple[Any, ...] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     native: bool = False
+
+    def __init__(
+        self,
+        backend: object,
+        method: str,
+        args: tuple[Any, ...] = (),
+        kwargs: Mapping[str, Any] | None = None,
+        native: bool = False,
+    ) -> None:
+        # One is made per store call: the slots are filled directly, a third of the cost of a
+        # frozen dataclass's generated `__init__` (which goes through `object.__setattr__`).
+        _set_backend(self, backend)
+        _set_method(self, method)
+        _set_args(self, args)
+        _set_kwargs(self, {} if kwargs is None else kwargs)
+        _set_native(self, native)
+
+
+_set_backend, _set_method, _set_args, _set_kwargs, _set_native = (
+    vars(StoreOp)[name].__set__ for name in ("backend", "method", "args", "kwargs", "native")
+)
 
 
 class Handle(Protocol):
@@ -144,33 +165,36 @@ def drive_sync(flow: Flow[R]) -> R:
                 result: R = stop.value
                 return result
             send, error = None, None
+            # Class patterns without captures: capturing positional fields costs far more than
+            # reading the attributes (this loop runs once per store call).
             match effect:
-                case StoreOp(backend, method, args, kwargs, native):
-                    if native:
-                        error = _refusal(None, f"{type(backend).__name__} (async-native) backend")
+                case StoreOp():
+                    if effect.native:
+                        what = f"{type(effect.backend).__name__} (async-native) backend"
+                        error = _refusal(None, what)
                         continue
                     try:
-                        send = getattr(backend, method)(*args, **kwargs)
+                        send = getattr(effect.backend, effect.method)(*effect.args, **effect.kwargs)
                     except Exception as exc:
                         error = exc
-                case Call(fn, args, what):
+                case Call():
                     try:
-                        send = fn(*args)
+                        send = effect.fn(*effect.args)
                     except Exception as exc:
                         error = exc
                         continue
                     if inspect.isawaitable(send):
-                        send, error = None, _refusal(send, what)
-                case Emit(handlers, event):
-                    for handler in handlers:
+                        send, error = None, _refusal(send, effect.what)
+                case Emit():
+                    for handler in effect.handlers:
                         try:
-                            outcome = handler(event)
+                            outcome = handler(effect.event)
                             if inspect.isawaitable(outcome):
                                 raise _refusal(outcome, "event handler")
                         except Exception as exc:
                             _report(handler, exc)
-                case Spawn(inner):
-                    send = _spawn_thread(inner)
+                case Spawn():
+                    send = _spawn_thread(effect.flow)
                 case _:
                     error = _not_an_effect(effect)
     finally:
@@ -206,19 +230,19 @@ async def drive_async(flow: Flow[R]) -> R:
                         send = await _await_store(effect)
                     except Exception as exc:
                         error = exc
-                case Call(fn, args):
+                case Call():
                     try:
-                        send = await _maybe_await(fn(*args))
+                        send = await _maybe_await(effect.fn(*effect.args))
                     except Exception as exc:
                         error = exc
-                case Emit(handlers, event):
-                    for handler in handlers:
+                case Emit():
+                    for handler in effect.handlers:
                         try:
-                            await _maybe_await(handler(event))
+                            await _maybe_await(handler(effect.event))
                         except Exception as exc:
                             _report(handler, exc)
-                case Spawn(inner):
-                    send = asyncio.ensure_future(drive_async(inner))
+                case Spawn():
+                    send = asyncio.ensure_future(drive_async(effect.flow))
                 case _:
                     error = _not_an_effect(effect)
     finally:

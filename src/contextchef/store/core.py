@@ -143,13 +143,16 @@ class StoreCore:
         now = self.clock()
         if self.supports("touch", ns):
             return self.ops.op("touch", ns, path, now)
-        self._seen.setdefault(ns, {})[path] = now
+        seen = self._seen.get(ns)
+        if seen is None:
+            seen = self._seen[ns] = {}
+        seen[path] = now
         return None
 
     def get(self, ns: str, path: str) -> Op[StoredEntry | None]:
         # The hottest flow: its requests are yielded inline rather than through `self.ops.read`.
         validate_entry_path(path)
-        entry: StoredEntry | None = yield self.ops.op("read", ns, path)
+        entry: StoredEntry | None = yield self.ops.call("read", (ns, path))
         if entry is not None:
             touch = self._note_read(ns, path)
             if touch is not None:
@@ -170,7 +173,8 @@ class StoreCore:
                 if touch is not None:
                     yield from _best_effort(touch)
                 return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
-        yield from self.ops.write(ns, path, StoredEntry(content, prepared))
+        # The hottest write: its request is yielded inline rather than through `self.ops.write`.
+        yield self.ops.call("write", (ns, path, StoredEntry(content, prepared)))
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 
     def append(

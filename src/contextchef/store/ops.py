@@ -41,6 +41,11 @@ class BackendOps:
         """The effect of `backend.<method>(*args, **kwargs)`."""
         return StoreOp(self.backend, method, args, kwargs, self.native)
 
+    def call(self, method: str, args: tuple[Any, ...]) -> StoreOp:
+        """The effect of `backend.<method>(*args)`: `op` for the hottest requests, which pass
+        no keywords (one call with no argument packing)."""
+        return StoreOp(self.backend, method, args, None, self.native)
+
     def read(self, ns: str, path: str) -> Op[StoredEntry | None]:
         result: StoredEntry | None = yield self.op("read", ns, path)
         return result

@@ -196,7 +196,7 @@ class NamespaceView(ViewBase):
 
     def put(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
         """Write `content` at `path` (replacing what is there); `meta` is free-form JSON."""
-        return self._run(self._core.put(self._ns, path, content, meta))
+        return drive_sync(self._core.put(self._ns, path, content, meta))
 
     def put_content(self, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
         """Store `content` under a path derived from it, `<ns>_<sha256[:16]>.txt`.

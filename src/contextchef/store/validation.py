@@ -91,16 +91,18 @@ def prepare_meta(meta: Mapping[str, Any] | None, now: float) -> dict[str, Any]:
     """Validate caller meta, drop derived keys and fill in missing timestamps."""
     if meta is None:
         return {"created_at": now, "updated_at": now}
-    if not isinstance(meta, Mapping):
+    if type(meta) is not dict and not isinstance(meta, Mapping):
         raise ConfigError(f"meta must be a mapping, not {type(meta).__name__}")
     out: dict[str, Any] = {}
     for key, value in meta.items():
-        if not isinstance(key, str):
-            raise ConfigError(f"meta keys must be str, got {key!r}")
-        _check_text(key, f"meta key {key!r}")
+        if type(key) is not str or not key.isascii():  # else plainly fine: skip the calls
+            if not isinstance(key, str):
+                raise ConfigError(f"meta keys must be str, got {key!r}")
+            _check_text(key, f"meta key {key!r}")
         if key in DERIVED_META_KEYS:
             continue
-        _check_json(value, repr(key))
+        if not (type(value) is str and value.isascii()) and not _plain_scalar(value):
+            _check_json(value, repr(key))
         out[key] = value
     for key in ("created_at", "updated_at"):
         if key not in out:
@@ -108,3 +110,14 @@ def prepare_meta(meta: Mapping[str, Any] | None, now: float) -> dict[str, Any]:
         elif isinstance(out[key], bool) or not isinstance(out[key], int | float):
             raise ConfigError(f"meta {key!r} must be seconds since the epoch, got {out[key]!r}")
     return out
+
+
+def _plain_scalar(value: object) -> bool:
+    """True for the values `_check_json` certainly accepts without looking further (an ASCII
+    str, None, a bool, a short int, a finite float); anything else goes through it, so every
+    refusal keeps its one wording."""
+    if isinstance(value, str):
+        return value.isascii()
+    if value is None or isinstance(value, int):
+        return value is None or value.bit_length() <= 2000
+    return isinstance(value, float) and math.isfinite(value)

@@ -17,7 +17,9 @@ alike and the pipeline is never written twice. The wrapper sees every effect go 
   summarizer's own instrumented LLM call nests under it;
 - a span `execute_tool <name>` per `handle_tool` call, with its store I/O;
 - metrics: `contextchef.compile.duration` (s), `contextchef.compile.tokens` (by layer),
-  `contextchef.cache.reuse_ratio`, `contextchef.overflow.evicted`.
+  `contextchef.cache.reuse_ratio`, `contextchef.overflow.evicted`. A compile queues its records
+  and the next collection replays them before it reads (`contextchef.telemetry.replay`), so a
+  reader sees the same data points while the compile skips the SDK's per-record work.
 
 Attribute names follow the GenAI semantic conventions where one exists (`gen_ai.provider.name`,
 `gen_ai.conversation.id`, `gen_ai.operation.name`, `gen_ai.tool.*`, `gen_ai.input.messages`…)

@@ -36,10 +36,14 @@ from contextchef.telemetry.names import (
     SUMMARIZER,
     SYSTEM_KEYS,
 )
+from contextchef.telemetry.replay import queue_for
 
 __all__ = ["Instrumentation"]
 
 R = TypeVar("R")
+
+LAYERS = ("system", "history", "tail", "tools")
+"""The payload layers `contextchef.compile.tokens` records, as its `contextchef.layer`."""
 
 
 def _json(value: Any) -> str:
@@ -81,6 +85,8 @@ class Instrumentation:
         self._meters_explicit = meter_provider is not None
         provider = meter_provider if meter_provider is not None else metrics.get_meter_provider()
         meter = provider.get_meter("contextchef", __version__)
+        self._queue = queue_for(meter)
+        self._attributes: dict[str, tuple[dict[str, str], dict[str, dict[str, str]]]] = {}
         self._instruments = _Instruments(
             duration=meter.create_histogram(
                 "contextchef.compile.duration", unit="s", description="Time one compile took."
@@ -172,23 +178,19 @@ class Instrumentation:
         layers: dict[str, int] = {}
         if meta.counted or self.count_tokens:
             tokens = meta.tokens
-            layers = {
-                "system": tokens.system,
-                "history": tokens.history,
-                "tail": tokens.tail,
-                "tools": tokens.tools,
-            }
-        metric_attributes = {"contextchef.target": target}
+            layers = {layer: getattr(tokens, layer) for layer in LAYERS}
+        metric_attributes, by_layer = self._metric_attributes(target)
         instruments = self._instruments
-        instruments.duration.record(seconds, metric_attributes)
+        record = self._record_metric
+        record(instruments.duration.record, seconds, metric_attributes)
         for layer, count in layers.items():
-            instruments.tokens.record(count, {**metric_attributes, "contextchef.layer": layer})
+            record(instruments.tokens.record, count, by_layer[layer])
         ratio = _reuse_ratio(meta)
         if ratio is not None:
-            instruments.reuse.record(ratio, metric_attributes)
+            record(instruments.reuse.record, ratio, metric_attributes)
         report = meta.overflow
         if report is not None and report.changed and report.span:
-            instruments.evicted.add(len(report.span), metric_attributes)
+            record(instruments.evicted.add, len(report.span), metric_attributes)
         if span is None:
             return
         if not span.is_recording():  # sampled out: nothing to describe
@@ -227,6 +229,22 @@ class Instrumentation:
                 attributes[GEN_AI_TOOL_DEFINITIONS] = _json(payload["tools"])
         span.set_attributes(attributes)
         span.end()
+
+    def _record_metric(self, record: Any, amount: float, attributes: Mapping[str, Any]) -> None:
+        """Queue a metric record for the next collection (see `replay`), or make it now."""
+        if self._queue is not None:
+            self._queue.record(record, amount, attributes)
+        else:
+            record(amount, attributes)
+
+    def _metric_attributes(self, target: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+        """The attribute sets of `target`'s records, built once (they are never mutated)."""
+        known = self._attributes.get(target)
+        if known is None:
+            base = {"contextchef.target": target}
+            by_layer = {layer: {**base, "contextchef.layer": layer} for layer in LAYERS}
+            known = self._attributes[target] = (base, by_layer)
+        return known
 
     def _tool(self, flow: Flow[str], tracer: Any, name: str, arguments: object) -> Flow[str]:
         attributes = {

@@ -21,7 +21,7 @@ import copy
 import itertools
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -37,12 +37,14 @@ _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
 """Meta values stored as they are: nothing can change them in place."""
 
 
-def _parents(path: str) -> Iterator[str]:
-    """`a/b/c` → `a`, `a/b`."""
+def _parents(path: str) -> list[str]:
+    """`a/b/c` → `[a, a/b]`."""
+    parents = []
     index = path.find("/")
     while index != -1:
-        yield path[:index]
+        parents.append(path[:index])
         index = path.find("/", index + 1)
+    return parents
 
 
 class InMemoryBackend:
@@ -64,7 +66,9 @@ class InMemoryBackend:
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         frozen = self._freeze(entry.content, entry.meta)
         with self._lock:
-            bucket = self._data.setdefault(ns, {})
+            bucket = self._data.get(ns)
+            if bucket is None:
+                bucket = self._data[ns] = {}
             if path not in bucket:
                 self._claim(ns, bucket, path)
             bucket[path] = frozen
@@ -152,14 +156,16 @@ class InMemoryBackend:
 
     def _claim(self, ns: str, bucket: dict[str, StoredEntry], path: str) -> None:
         """Register a new path's parent directories, refusing entry/directory clashes."""
-        dirs = self._dirs.setdefault(ns, {})
+        dirs = self._dirs.get(ns)
+        if dirs is None:
+            dirs = self._dirs[ns] = {}
         if path in dirs:
             raise EntryExistsError(
                 f"{path!r} is a directory (it holds entries), so it cannot also be an entry",
                 namespace=ns,
                 path=path,
             )
-        parents = list(_parents(path))
+        parents = _parents(path)
         for parent in parents:
             if parent in bucket:
                 raise EntryExistsError(
@@ -172,14 +178,15 @@ class InMemoryBackend:
 
     @staticmethod
     def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
-        now = time.time()
-        stored: dict[str, Any] = {
-            key: value if type(value) in _IMMUTABLE else copy.deepcopy(value)
-            for key, value in meta.items()
-            if key != "accessed_at"
-        }
-        stored.setdefault("created_at", now)
-        stored.setdefault("updated_at", now)
+        stored: dict[str, Any] = dict(meta)
+        stored.pop("accessed_at", None)
+        for key, value in stored.items():  # replacing values in place: the keys stay as they are
+            if type(value) not in _IMMUTABLE:
+                stored[key] = copy.deepcopy(value)
+        if "created_at" not in stored or "updated_at" not in stored:
+            now = time.time()
+            stored.setdefault("created_at", now)
+            stored.setdefault("updated_at", now)
         stored["bytes"] = utf8_length(content)
         return StoredEntry(content, MappingProxyType(stored))
 
