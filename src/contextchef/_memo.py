@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, count
+from operator import is_not
 from typing import Any, TypeVar
 
 from contextchef._jsonvalue import NotJson, strict_json
@@ -23,6 +25,7 @@ __all__ = [
     "MessageIntake",
     "intake_message",
     "message_digest",
+    "shared_prefix",
 ]
 
 T = TypeVar("T")
@@ -35,16 +38,23 @@ class ConversionCache:
 
     - `convert_all` converts a whole sequence and reuses the outputs of the longest prefix it
       shares with the previous sequence (a new turn leaves everything before the tail alone);
+      `shared` then says how long that prefix was and `generation` counts the calls, so a
+      caller keeping state derived from the previous outputs knows how much of it still holds;
     - `convert` memoises single messages; each `sweep()` forgets the ones not used since the
-      previous sweep, so it never holds more than about one compile's worth of entries.
+      previous sweep, so it never holds more than about one compile's worth of entries;
+    - `state` holds what an adapter keeps between compiles of this cache (its merge state),
+      under a key of the adapter's choosing.
     """
 
-    __slots__ = ("_current", "_previous", "_sequence")
+    __slots__ = ("_current", "_previous", "_sequence", "generation", "shared", "state")
 
     def __init__(self) -> None:
         self._previous: dict[int, tuple[object, Any]] = {}
         self._current: dict[int, tuple[object, Any]] = {}
         self._sequence: tuple[tuple[object, ...], list[Any]] = ((), [])
+        self.generation = 0
+        self.shared = 0
+        self.state: dict[object, Any] = {}
 
     def convert(self, message: object, convert: Callable[[Any], T]) -> T:
         key = id(message)
@@ -60,20 +70,32 @@ class ConversionCache:
     def convert_all(self, messages: Sequence[object], convert: Callable[[Any], T]) -> list[T]:
         """`[convert(m) for m in messages]`, reusing what the previous call already converted."""
         previous, outputs = self._sequence
-        shared, limit = 0, min(len(previous), len(messages))
-        while shared < limit and previous[shared] is messages[shared]:
-            shared += 1
+        sequence = tuple(messages)
+        shared = shared_prefix(previous, sequence)
         result: list[T] = outputs[:shared]
         if previous:
             memo = self.convert
-            result.extend(memo(message, convert) for message in messages[shared:])
+            result.extend([memo(message, convert) for message in sequence[shared:]])
         else:  # first call: nothing to reuse, so skip the per-message bookkeeping
-            result.extend(convert(message) for message in messages[shared:])
-        self._sequence = (tuple(messages), result)
+            result.extend([convert(message) for message in sequence])
+        self._sequence = (sequence, result)
+        self.shared = shared
+        self.generation += 1
         return list(result)
 
     def sweep(self) -> None:
         self._previous, self._current = self._current, {}
+
+
+def shared_prefix(previous: Sequence[object], current: Sequence[object]) -> int:
+    """How many leading items `current` shares, object for object, with `previous`; the scan
+    runs in C (`map` of `is_not`), not in a Python loop."""
+    limit = min(len(previous), len(current))
+    if not limit:
+        return 0
+    if previous[limit - 1] is current[limit - 1] and not any(map(is_not, previous, current)):
+        return limit  # the usual case: an appended turn
+    return next(compress(count(), map(is_not, previous, current)), limit)
 
 
 class MessageIntake:
