@@ -120,9 +120,7 @@ class OpenAIResponsesAdapter:
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()
-        items: list[Item] = []
-        for message in request.messages:
-            items.extend(cache.convert(message, _items))
+        items = _history_items(self, request, cache)
         if all(item.get("role") == "system" for item in items):
             part = {"text": prompts.CONVERSATION_STARTS, "type": "input_text"}
             items.append({"content": [part], "role": "user", "type": "message"})
@@ -141,6 +139,36 @@ class OpenAIResponsesAdapter:
         if request.tools:
             payload["tools"] = [_tool(tool) for tool in request.tools]
         return payload
+
+
+class _Flat:
+    """The input items of the previous compile's history, flat, and where each message's
+    items start (`starts[i]`; one more entry than messages), so the next compile keeps the
+    items of the prefix it shares and converts the rest."""
+
+    __slots__ = ("generation", "items", "starts")
+
+    def __init__(self) -> None:
+        self.generation = -1  # the `ConversionCache.generation` the items came from
+        self.items: list[Item] = []
+        self.starts: list[int] = [0]
+
+
+def _history_items(owner: object, request: AdapterInput, cache: ConversionCache) -> list[Item]:
+    """The history's input items (a list of the caller's own), reusing the previous ones."""
+    flat: _Flat | None = cache.state.get(owner)
+    if flat is None:
+        flat = cache.state[owner] = _Flat()
+    generation = cache.generation
+    converted = cache.convert_all(request.messages, _items)
+    shared = cache.shared if flat.generation == generation else 0
+    items, starts = flat.items, flat.starts
+    del items[starts[shared] :], starts[shared + 1 :]
+    for message_items in converted[shared:] if shared else converted:
+        items.extend(message_items)
+        starts.append(len(items))
+    flat.generation = cache.generation
+    return items[:]
 
 
 def _append_to_last_user(items: list[Item], instruction: str) -> bool:

@@ -1,0 +1,170 @@
+"""Gemini's `contents`, merged from converted messages and kept between compiles.
+
+Consecutive contents of one role merge into one, and a tool result is named after the call that
+an earlier assistant message made. An agent loop compiles the same history plus a turn or two:
+`Contents` keeps the previous compile's merge and the call names as they stood at every
+message, and restarts at the content holding the last unchanged message (which may absorb the
+new ones). Every earlier content keeps its object. Contents handed out are never mutated: one
+that grows is a new dict, and what a compile changes for one request only (the prefill
+instruction, a trailing model text taken off) the adapter does on copies.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from contextchef._memo import shared_prefix
+from contextchef.adapters.base import ConversionCache
+from contextchef.errors import CompileError
+from contextchef.messages import Message
+
+__all__ = ["Contents", "Converter", "Unconvertible"]
+
+Content = dict[str, Any]
+_MISSING = ""  # a call id had no name yet (names are never empty: Gemini needs them)
+
+
+class Unconvertible(Exception):
+    """A message the target cannot take; re-raised as `CompileError` with its index."""
+
+
+class Converter(Protocol):
+    """The adapter's per-message conversions, as `Contents` calls them."""
+
+    def model_content(self, message: Message) -> Content | None: ...
+
+    def user_content(self, message: Message) -> Content | None: ...
+
+    def tool_result(
+        self, message: Message, names: dict[str, str], cache: ConversionCache
+    ) -> Content: ...
+
+
+class _Merge:
+    """A content merged from several converted contents, and the contents it was built from."""
+
+    __slots__ = ("group", "wire")
+
+    def __init__(self, _: object = None) -> None:
+        self.group: tuple[Content, ...] = ()
+        self.wire: Content = {"parts": [], "role": ""}
+
+
+class Contents:
+    """The contents a history merges into, resumable after a shared prefix.
+
+    Content `c` holds the converted contents `groups[c]` (the first from message `firsts[c]`)
+    and is sent as `wires[c]`. `hoisted` are the system parts of the history's system messages
+    (part `p` from message `hoisted_at[p]`); `names` maps call ids to function names, and
+    `log` records (message index, call id, name before) to undo them back to any message.
+    """
+
+    __slots__ = ("firsts", "groups", "hoisted", "hoisted_at", "log", "messages", "names", "wires")
+
+    def __init__(self) -> None:
+        self.messages: tuple[Message, ...] = ()
+        self.firsts: list[int] = []
+        self.groups: list[list[Content]] = []
+        self.wires: list[Content] = []
+        self.hoisted: list[Any] = []
+        self.hoisted_at: list[int] = []
+        self.names: dict[str, str] = {}
+        self.log: list[tuple[int, str, str]] = []
+
+    def _rewind(self, shared: int) -> tuple[int, int, dict[int, tuple[list[Content], Content]]]:
+        """Forget what the messages from the restart point on made: (restart message, first
+        content to rebuild, the merged contents dropped, by the identity of their first)."""
+        cut = bisect_left(self.firsts, shared) - 1 if shared else -1
+        start = self.firsts[cut] if cut >= 0 else 0
+        cut = max(cut, 0)
+        old = zip(self.groups[cut:], self.wires[cut:], strict=True)
+        reuse = {id(group[0]): (group, wire) for group, wire in old if len(group) > 1}
+        del self.firsts[cut:], self.groups[cut:], self.wires[cut:]
+        kept = bisect_left(self.hoisted_at, start)
+        del self.hoisted[kept:], self.hoisted_at[kept:]
+        log, names = self.log, self.names
+        while log and log[-1][0] >= start:
+            _, call_id, before = log.pop()
+            if before is _MISSING:
+                del names[call_id]
+            else:
+                names[call_id] = before
+        return start, cut, reuse
+
+    def update(
+        self,
+        converter: Converter,
+        system_parts: Callable[[Message], list[Any]],
+        messages: Sequence[Message],
+        cache: ConversionCache,
+    ) -> None:
+        """Convert and merge `messages`, resuming from the previous call's merge."""
+        sequence = tuple(messages)
+        shared = shared_prefix(self.messages, sequence)
+        start, cut, reuse = self._rewind(shared)
+        self.messages = ()  # until the update is complete
+        convert = cache.convert
+        model_content, user_content = converter.model_content, converter.user_content
+        names, log, groups, firsts = self.names, self.log, self.groups, self.firsts
+        last_role = groups[-1][0]["role"] if groups else ""
+        for index in range(start, len(sequence)):
+            message = sequence[index]
+            role = message["role"]
+            content: Content | None
+            try:
+                if role == "tool":
+                    content = converter.tool_result(message, names, cache)
+                elif role == "assistant":
+                    content = convert(message, model_content)
+                    for call in message.get("tool_calls") or ():
+                        call_id = call["id"]
+                        log.append((index, call_id, names.get(call_id, _MISSING)))
+                        names[call_id] = call["function"]["name"]
+                elif role == "system":
+                    parts = convert(message, system_parts)
+                    self.hoisted.extend(parts)
+                    self.hoisted_at.extend([index] * len(parts))
+                    continue
+                else:
+                    content = convert(message, user_content)
+            except Unconvertible as exc:
+                raise CompileError(str(exc), index=index) from None
+            if content is None:
+                continue
+            if content["role"] != last_role:
+                groups.append([content])
+                firsts.append(index)
+                last_role = content["role"]
+            else:
+                groups[-1].append(content)
+        self._wire_from(cut, reuse, cache)
+        self.messages = sequence
+
+    def _wire_from(
+        self, cut: int, reuse: dict[int, tuple[list[Content], Content]], cache: ConversionCache
+    ) -> None:
+        """The wire form of contents `cut` on: a lone content as it is, else the merged one,
+        the same object while its contents are the same objects (what memoises by identity,
+        token counts and the cache ledger, then skips it)."""
+        wires = self.wires
+        for group in self.groups[cut:]:
+            first = group[0]
+            if len(group) == 1:
+                wires.append(first)
+                continue
+            prior = reuse.get(id(first))
+            if prior is not None and _same(prior[0], group):
+                wires.append(prior[1])
+                continue
+            merge: _Merge = cache.convert(first["parts"], _Merge)
+            if not _same(merge.group, group):
+                merge.group = tuple(group)
+                parts = [part for content in group for part in content["parts"]]
+                merge.wire = {"parts": parts, "role": first["role"]}
+            wires.append(merge.wire)
+
+
+def _same(a: Sequence[Content], b: list[Content]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
