@@ -73,6 +73,12 @@ class Contents:
         self.names: dict[str, str] = {}
         self.log: list[tuple[int, str, str]] = []
 
+    def _clear(self) -> None:
+        self.messages = ()
+        del self.firsts[:], self.groups[:], self.wires[:], self.hoisted[:], self.hoisted_at[:]
+        del self.log[:]
+        self.names.clear()
+
     def _rewind(self, shared: int) -> tuple[int, int, dict[int, tuple[list[Content], Content]]]:
         """Forget what the messages from the restart point on made: (restart message, first
         content to rebuild, the merged contents dropped, by the identity of their first)."""
@@ -130,6 +136,7 @@ class Contents:
                 else:
                     content = convert(message, user_content)
             except Unconvertible as exc:
+                self._clear()  # start over next time
                 raise CompileError(str(exc), index=index) from None
             if content is None:
                 continue
