@@ -51,6 +51,7 @@ from contextchef._memo import shared_prefix
 from contextchef.adapters.anthropic_compaction import compaction_keys
 from contextchef.adapters.anthropic_turns import Piece, Turns, last_marks, lead_piece, text_block
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
+from contextchef.adapters.json_args import loads_sorted_fast
 from contextchef.errors import CompileError, ConfigError
 from contextchef.messages import Message
 from contextchef.placement.breakpoints import AUTO_MARK
@@ -62,7 +63,6 @@ logger = logging.getLogger("contextchef.adapters.anthropic")
 ANTHROPIC_MAX_BREAKPOINTS = 4
 _IMAGE_TYPES = frozenset(("image/jpeg", "image/png", "image/gif", "image/webp"))
 _UNCACHEABLE = frozenset(("thinking", "redacted_thinking"))
-_WIRE_ID = re.compile(r"[A-Za-z0-9_-]+")
 _Block = dict[str, Any]
 
 
@@ -75,7 +75,8 @@ def _has_text(text: str) -> bool:
 
 
 def _wire_id(call_id: str) -> str:
-    if _WIRE_ID.fullmatch(call_id):
+    # `^[A-Za-z0-9_-]+$` without a regex: ASCII letters and digits once `_` and `-` are letters
+    if call_id.isascii() and call_id.replace("_", "a").replace("-", "a").isalnum():
         return call_id
     digest = hashlib.blake2s(call_id.encode(), digest_size=4).hexdigest()
     return f"{re.sub(r'[^A-Za-z0-9_-]', '_', call_id)}_{digest}"
@@ -144,7 +145,7 @@ def _tool_use(call: Any) -> _Block:
     function = call["function"]
     raw = function["arguments"]
     try:
-        arguments = {} if not raw or raw.isspace() else loads_sorted(raw)
+        arguments = {} if not raw or raw.isspace() else loads_sorted_fast(raw, loads_sorted)
     except json.JSONDecodeError as exc:
         problem = f"arguments are not valid JSON ({exc.msg} at character {exc.pos})"
         raise _Unsupported(f"tool call {call['id']!r} ({function['name']}): {problem}") from None

@@ -28,6 +28,7 @@ from contextchef import prompts
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition
 from contextchef.adapters.content import text_only
 from contextchef.adapters.gemini_contents import Contents, Unconvertible
+from contextchef.adapters.json_args import loads_sorted_fast
 from contextchef.messages import Message
 
 __all__ = ["SYNTHETIC_CALL_ID_PREFIX", "GeminiAdapter"]
@@ -94,7 +95,7 @@ def _parse_arguments(call: Any) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = _decoder.decode(raw)
+        value = loads_sorted_fast(raw, _decoder.decode)
     except ValueError as exc:
         raise Unconvertible(
             f"tool call {call['id']!r} ({function['name']}) has arguments that are not valid "
@@ -113,7 +114,7 @@ def _response_value(content: Any) -> dict[str, Any]:
     text = text_only(content)
     if text.lstrip().startswith("{"):
         try:
-            value = _decoder.decode(text)
+            value = loads_sorted_fast(text, _decoder.decode)
         except ValueError:
             value = None
         if isinstance(value, dict):
