@@ -171,8 +171,14 @@ def _assistant_blocks(message: Message) -> list[_Block]:
         blocks.append({"signature": signature, "thinking": text, "type": "thinking"})
     for redacted in message.get("redacted_thinking") or ():
         blocks.append({"data": redacted["data"], "type": "redacted_thinking"})
-    blocks.extend(_parts(message.get("content")))
-    blocks.extend(_tool_use(call) for call in message.get("tool_calls") or ())
+    content = message.get("content")
+    if isinstance(content, str):
+        if content and not content.isspace():
+            blocks.append({"text": content, "type": "text"})
+    elif content:
+        blocks.extend(_parts(content))
+    for call in message.get("tool_calls") or ():
+        blocks.append(_tool_use(call))
     return blocks
 
 

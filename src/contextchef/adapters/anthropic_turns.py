@@ -57,7 +57,7 @@ class Turns:
     """The turns the pieces of a history merge into, resumable after a shared prefix.
 
     Turn `t` holds the pieces `groups[t]` (the first of them at index `firsts[t]` of the
-    history), has `sizes[t]` blocks and is sent as `wires[t]`. `own` and `auto` are the
+    history) and is sent as `wires[t]`. `own` and `auto` are the
     (turn, block) positions of the host's and the automatic breakpoints, in order; `hoisted`
     the history's system pieces (at `hoisted_at`), which go to `system`.
     """
@@ -71,7 +71,6 @@ class Turns:
         "hoisted_at",
         "own",
         "pieces",
-        "sizes",
         "wires",
     )
 
@@ -80,7 +79,6 @@ class Turns:
         self.pieces: list[Piece] = []
         self.firsts: list[int] = []
         self.groups: list[list[Piece]] = []
-        self.sizes: list[int] = []
         self.wires: list[dict[str, Any]] = []
         self.own: list[tuple[int, int]] = []
         self.auto: list[tuple[int, int]] = []
@@ -94,43 +92,39 @@ class Turns:
         cut = max(cut, 0)
         old = zip(self.groups[cut:], self.wires[cut:], strict=True)
         reuse = {id(group[0]): (group, wire) for group, wire in old if len(group) > 1}
-        del self.firsts[cut:], self.groups[cut:], self.sizes[cut:], self.wires[cut:]
+        del self.firsts[cut:], self.groups[cut:], self.wires[cut:]
         del self.own[bisect_left(self.own, (cut,)) :]
         del self.auto[bisect_left(self.auto, (cut,)) :]
         kept = bisect_left(self.hoisted_at, start)
         del self.hoisted[kept:], self.hoisted_at[kept:]
         self.pieces = pieces
-        groups, firsts, sizes = self.groups, self.firsts, self.sizes
-        role = groups[-1][0].role if groups else ""
+        groups, firsts = self.groups, self.firsts
+        group = groups[-1] if groups else []
+        role = group[0].role if group else ""
         for index in range(start, len(pieces)):
             piece = pieces[index]
-            blocks = piece.blocks
             if piece.role == "system":
                 self.hoisted.append(piece)
                 self.hoisted_at.append(index)
                 continue
-            if not blocks:
+            if not piece.blocks:
                 continue
             if piece.role == role:
-                offset = sizes[-1]
-                groups[-1].append(piece)
-                sizes[-1] += len(blocks)
+                group.append(piece)
             else:
                 if not groups and piece.role == "assistant":
                     # Anthropic wants the user to speak first: the placeholder user turn of
                     # `ensure_valid_history` opens.
                     groups.append([lead_piece(prompts.CONVERSATION_CONTINUES)])
                     firsts.append(index)
-                    sizes.append(1)
-                offset = 0
                 role = piece.role
-                groups.append([piece])
+                group = [piece]
+                groups.append(group)
                 firsts.append(index)
-                sizes.append(len(blocks))
             if piece.mark >= 0:
-                (self.auto if piece.auto else self.own).append(
-                    (len(groups) - 1, offset + piece.mark)
-                )
+                offset = sum(len(earlier.blocks) for earlier in group) - len(piece.blocks)
+                marks = self.auto if piece.auto else self.own
+                marks.append((len(groups) - 1, offset + piece.mark))
         self._wire_from(cut, reuse, cache)
 
     def _wire_from(

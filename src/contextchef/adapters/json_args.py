@@ -22,12 +22,19 @@ class _Float(Exception):
     """A float in orjson's result: it may stand for an integer orjson could not hold."""
 
 
+_SCALARS = frozenset((str, int, bool, type(None)))
+
+
 def _resorted(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
-        return {key: _resorted(value[key]) for key in sorted(value)}
+        out = {}
+        for key in sorted(value):
+            item = value[key]
+            out[key] = item if type(item) in _SCALARS else _resorted(item)
+        return out
     if kind is list:
-        return [_resorted(item) for item in value]
+        return [item if type(item) in _SCALARS else _resorted(item) for item in value]
     if kind is float:
         raise _Float
     return value
