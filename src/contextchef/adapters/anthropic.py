@@ -183,18 +183,15 @@ def _assistant_blocks(message: Message) -> list[_Block]:
 
 
 def _tool_result(message: Message) -> _Block:
-    block: _Block = {}
-    content = message.get("content")
+    content: Any = message.get("content")
     if isinstance(content, str):
-        if _has_text(content):
-            block["content"] = content
+        content = content if _has_text(content) else None
     elif content:
-        parts = _parts(content)
-        if parts:
-            block["content"] = parts
-    block["tool_use_id"] = _wire_id(message["tool_call_id"])
-    block["type"] = "tool_result"
-    return block
+        content = _parts(content)
+    call_id = _wire_id(message["tool_call_id"])
+    if content:
+        return {"content": content, "tool_use_id": call_id, "type": "tool_result"}
+    return {"tool_use_id": call_id, "type": "tool_result"}
 
 
 def _system_blocks(message: Message) -> list[_Block]:
@@ -217,7 +214,11 @@ def _convert(message: Message) -> Piece:
         role = "user"
         blocks = [_tool_result(message)]
     elif role == "user":
-        blocks = _parts(message.get("content"))
+        content = message.get("content")
+        if isinstance(content, str):
+            blocks = [{"text": content, "type": "text"}] if _has_text(content) else []
+        else:
+            blocks = _parts(content)
     else:
         blocks = _system_blocks(message)
     mark = -1
@@ -227,7 +228,10 @@ def _convert(message: Message) -> Piece:
             (i for i in range(len(blocks) - 1, -1, -1) if blocks[i]["type"] not in _UNCACHEABLE),
             -1,
         )
-    return Piece(role, blocks, mark, {"content": blocks, "role": role}, not user)
+    return _new_piece(Piece, (role, blocks, mark, {"content": blocks, "role": role}, not user))
+
+
+_new_piece = tuple.__new__  # `Piece(...)` without its Python-level `__new__`
 
 
 def _with_cache_control(block: _Block) -> _Block:

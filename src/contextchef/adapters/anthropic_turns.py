@@ -98,9 +98,10 @@ class Turns:
         kept = bisect_left(self.hoisted_at, start)
         del self.hoisted[kept:], self.hoisted_at[kept:]
         self.pieces = pieces
-        groups, firsts = self.groups, self.firsts
+        groups, firsts, wires = self.groups, self.firsts, self.wires
         group = groups[-1] if groups else []
         role = group[0].role if group else ""
+        opened = False  # whether `group` was opened by this call (its wire is still to come)
         for index in range(start, len(pieces)):
             piece = pieces[index]
             if piece.role == "system":
@@ -112,46 +113,44 @@ class Turns:
             if piece.role == role:
                 group.append(piece)
             else:
-                if not groups and piece.role == "assistant":
+                if opened:
+                    wires.append(group[0].wire if len(group) == 1 else _merged(group, reuse, cache))
+                elif not groups and piece.role == "assistant":
                     # Anthropic wants the user to speak first: the placeholder user turn of
                     # `ensure_valid_history` opens.
-                    groups.append([lead_piece(prompts.CONVERSATION_CONTINUES)])
+                    lead = lead_piece(prompts.CONVERSATION_CONTINUES)
+                    groups.append([lead])
                     firsts.append(index)
+                    wires.append(lead.wire)
                 role = piece.role
                 group = [piece]
                 groups.append(group)
                 firsts.append(index)
+                opened = True
             if piece.mark >= 0:
                 offset = sum(len(earlier.blocks) for earlier in group) - len(piece.blocks)
                 marks = self.auto if piece.auto else self.own
                 marks.append((len(groups) - 1, offset + piece.mark))
-        self._wire_from(cut, reuse, cache)
+        if opened:
+            wires.append(group[0].wire if len(group) == 1 else _merged(group, reuse, cache))
 
-    def _wire_from(
-        self,
-        cut: int,
-        reuse: dict[int, tuple[list[Piece], dict[str, Any]]],
-        cache: ConversionCache,
-    ) -> None:
-        """The wire form of turns `cut` on: a lone piece's own, else the merged turn, the same
-        object as before while its pieces are the same (what memoises by identity, token counts
-        and the cache ledger, then skips it)."""
-        wires = self.wires
-        for group in self.groups[cut:]:
-            first = group[0]
-            if len(group) == 1:
-                wires.append(first.wire)
-                continue
-            prior = reuse.get(id(first))
-            if prior is not None and _same(prior[0], group):
-                wires.append(prior[1])
-                continue
-            merge: _Merge = cache.convert(first.blocks, _Merge)
-            if not _same(merge.pieces, group):
-                merge.pieces = tuple(group)
-                content = [block for piece in group for block in piece.blocks]
-                merge.wire = {"content": content, "role": first.role}
-            wires.append(merge.wire)
+
+def _merged(
+    group: list[Piece], reuse: dict[int, tuple[list[Piece], dict[str, Any]]], cache: ConversionCache
+) -> dict[str, Any]:
+    """The wire form of a turn of several pieces, the same object as before while its pieces
+    are the same (what memoises by identity, token counts and the cache ledger, then skips it):
+    the turn dropped by this update (`reuse`, by its first piece), else the cache's memo."""
+    first = group[0]
+    prior = reuse.get(id(first))
+    if prior is not None and _same(prior[0], group):
+        return prior[1]
+    merge: _Merge = cache.convert(first.blocks, _Merge)
+    if not _same(merge.pieces, group):
+        merge.pieces = tuple(group)
+        content = [block for piece in group for block in piece.blocks]
+        merge.wire = {"content": content, "role": first.role}
+    return merge.wire
 
 
 def _same(a: tuple[Piece, ...] | list[Piece], b: list[Piece]) -> bool:
