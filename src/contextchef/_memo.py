@@ -67,6 +67,10 @@ class ConversionCache:
         self._current[key] = (message, value)
         return value
 
+    def remember(self, message: object, value: object) -> None:
+        """Memoise `value` as `message`'s conversion (one converted without the memo)."""
+        self._current[id(message)] = (message, value)
+
     def convert_all(self, messages: Sequence[object], convert: Callable[[Any], T]) -> list[T]:
         """`[convert(m) for m in messages]`, reusing what the previous call already converted."""
         previous, outputs = self._sequence

@@ -111,7 +111,7 @@ def _parse_arguments(call: Any) -> dict[str, Any]:
 
 def _response_value(content: Any) -> dict[str, Any]:
     """A tool result as Gemini's `response` object: a JSON object as is, else `{"result": text}`."""
-    text = text_only(content)
+    text = content if isinstance(content, str) else text_only(content)
     if text.lstrip().startswith("{"):
         try:
             value = loads_sorted_fast(text, _decoder.decode)
@@ -153,52 +153,46 @@ class GeminiAdapter:
         return call_id
 
     def model_content(self, message: Message) -> Content | None:
-        parts = _parts(message.get("content"))
+        content = message.get("content")
+        parts: list[dict[str, Any]]
+        if isinstance(content, str):
+            parts = [{"text": content}] if content else []
+        else:
+            parts = _parts(content)
         signature = message.get("gemini_thought_signature")
         if signature:
             _with_signature(parts, signature)
         for call in message.get("tool_calls") or ():
-            function_call: dict[str, Any] = {"args": _parse_arguments(call)}
+            args, name = _parse_arguments(call), call["function"]["name"]
             call_id = self._call_id(call["id"])
-            if call_id is not None:
-                function_call["id"] = call_id
-            function_call["name"] = call["function"]["name"]
-            part: dict[str, Any] = {"function_call": function_call}
+            function_call: dict[str, Any] = (
+                {"args": args, "name": name}
+                if call_id is None
+                else {"args": args, "id": call_id, "name": name}
+            )
             if "gemini_thought_signature" in call:
-                part["thought_signature"] = call["gemini_thought_signature"]
-            parts.append(part)
+                signed = call["gemini_thought_signature"]
+                parts.append({"function_call": function_call, "thought_signature": signed})
+            else:
+                parts.append({"function_call": function_call})
         return {"parts": parts, "role": "model"} if parts else None
 
     def user_content(self, message: Message) -> Content | None:
-        parts = _parts(message.get("content"))
+        content = message.get("content")
+        if isinstance(content, str):
+            return {"parts": [{"text": content}], "role": "user"} if content else None
+        parts = _parts(content)
         return {"parts": parts, "role": "user"} if parts else None
 
-    def _tool_content(self, message: Message, name: str) -> Content:
-        response: dict[str, Any] = {}
+    def tool_content(self, message: Message, name: str) -> Content:
+        value = _response_value(message.get("content"))
         call_id = self._call_id(message["tool_call_id"])
-        if call_id is not None:
-            response["id"] = call_id
-        response["name"] = name
-        response["response"] = _response_value(message.get("content"))
+        response = (
+            {"name": name, "response": value}
+            if call_id is None
+            else {"id": call_id, "name": name, "response": value}
+        )
         return {"parts": [{"function_response": response}], "role": "user"}
-
-    def tool_result(
-        self, message: Message, names: dict[str, str], cache: ConversionCache
-    ) -> Content:
-        """The result's content, named after the call it answers (by `names`, call id ->
-        function name, else its own `name`)."""
-        call_id = message["tool_call_id"]
-        name = names.get(call_id) or message.get("name")
-        if not name:
-            raise Unconvertible(
-                f"tool result for call {call_id!r} has no matching tool call earlier in the "
-                "history, and Gemini needs the called function's name; repair the history "
-                "with ensure_valid_history() or give the result a 'name'"
-            )
-        named: _Named = cache.convert(message, _Named)
-        if named.name != name:  # first seen, or the same object now answers another call
-            named.name, named.content = name, self._tool_content(message, name)
-        return named.content
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()
@@ -221,16 +215,6 @@ class GeminiAdapter:
             declarations = [cache.convert(tool, _declaration) for tool in request.tools]
             config["tools"] = [{"function_declarations": declarations}]
         return {"config": config, "contents": contents}
-
-
-class _Named:
-    """A tool result's content and the function name it was built with."""
-
-    __slots__ = ("content", "name")
-
-    def __init__(self, _: object = None) -> None:
-        self.name = ""
-        self.content: Content = {}
 
 
 def _trailing_model_text(contents: list[Content]) -> str:

@@ -37,9 +37,30 @@ class Converter(Protocol):
 
     def user_content(self, message: Message) -> Content | None: ...
 
-    def tool_result(
-        self, message: Message, names: dict[str, str], cache: ConversionCache
-    ) -> Content: ...
+    def tool_content(self, message: Message, name: str) -> Content: ...
+
+
+class _Named:
+    """A tool result's content and the function name it was built with (what is memoised)."""
+
+    __slots__ = ("content", "name")
+
+    def __init__(self, _: object = None) -> None:
+        self.name = ""
+        self.content: Content = {}
+
+
+def _call_name(message: Message, names: dict[str, str]) -> str:
+    """The function a tool result answers (by `names`, call id -> name, else its own `name`)."""
+    call_id = message["tool_call_id"]
+    name = names.get(call_id) or message.get("name")
+    if not name:
+        raise Unconvertible(
+            f"tool result for call {call_id!r} has no matching tool call earlier in the "
+            "history, and Gemini needs the called function's name; repair the history "
+            "with ensure_valid_history() or give the result a 'name'"
+        )
+    return name
 
 
 class _Merge:
@@ -61,7 +82,17 @@ class Contents:
     `log` records (message index, call id, name before) to undo them back to any message.
     """
 
-    __slots__ = ("firsts", "groups", "hoisted", "hoisted_at", "log", "messages", "names", "wires")
+    __slots__ = (
+        "firsts",
+        "groups",
+        "hoisted",
+        "hoisted_at",
+        "log",
+        "messages",
+        "names",
+        "runs",
+        "wires",
+    )
 
     def __init__(self) -> None:
         self.messages: tuple[Message, ...] = ()
@@ -72,6 +103,7 @@ class Contents:
         self.hoisted_at: list[int] = []
         self.names: dict[str, str] = {}
         self.log: list[tuple[int, str, str]] = []
+        self.runs = 0  # updates completed
 
     def _clear(self) -> None:
         self.messages = ()
@@ -111,33 +143,52 @@ class Contents:
         shared = shared_prefix(self.messages, sequence)
         start, cut, reuse = self._rewind(shared)
         self.messages = ()  # until the update is complete
+        # A first update converts without the memo (nothing to reuse yet) and then memoises
+        # only the messages of its last content, which the next update starts from.
+        memo = bool(self.runs)
         convert = cache.convert
         model_content, user_content = converter.model_content, converter.user_content
         names, log, groups, firsts = self.names, self.log, self.groups, self.firsts
         last_role = groups[-1][0]["role"] if groups else ""
+        tail: list[tuple[Message, object]] = []  # (message, conversion) since the last content
         for index in range(start, len(sequence)):
             message = sequence[index]
             role = message["role"]
             content: Content | None
+            value: object
             try:
                 if role == "tool":
-                    content = converter.tool_result(message, names, cache)
+                    name = _call_name(message, names)
+                    named: _Named = convert(message, _Named) if memo else _Named()
+                    if named.name != name:  # new, or the same object now answers another call
+                        named.name, named.content = name, converter.tool_content(message, name)
+                    content, value = named.content, named
                 elif role == "assistant":
-                    content = convert(message, model_content)
+                    content = value = (
+                        convert(message, model_content) if memo else model_content(message)
+                    )
                     for call in message.get("tool_calls") or ():
                         call_id = call["id"]
                         log.append((index, call_id, names.get(call_id, _MISSING)))
                         names[call_id] = call["function"]["name"]
                 elif role == "system":
-                    parts = convert(message, system_parts)
+                    parts = convert(message, system_parts) if memo else system_parts(message)
                     self.hoisted.extend(parts)
                     self.hoisted_at.extend([index] * len(parts))
+                    if not memo:
+                        tail.append((message, parts))
                     continue
                 else:
-                    content = convert(message, user_content)
+                    content = value = (
+                        convert(message, user_content) if memo else user_content(message)
+                    )
             except Unconvertible as exc:
                 self._clear()  # start over next time
                 raise CompileError(str(exc), index=index) from None
+            if not memo:
+                if content is not None and content["role"] != last_role:
+                    tail = []
+                tail.append((message, value))
             if content is None:
                 continue
             if content["role"] != last_role:
@@ -146,8 +197,11 @@ class Contents:
                 last_role = content["role"]
             else:
                 groups[-1].append(content)
+        for message, value in tail:
+            cache.remember(message, value)
         self._wire_from(cut, reuse, cache)
         self.messages = sequence
+        self.runs += 1
 
     def _wire_from(
         self, cut: int, reuse: dict[int, tuple[list[Content], Content]], cache: ConversionCache
