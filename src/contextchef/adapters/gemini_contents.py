@@ -111,9 +111,9 @@ class Contents:
         del self.log[:]
         self.names.clear()
 
-    def _rewind(self, shared: int) -> tuple[int, int, dict[int, tuple[list[Content], Content]]]:
-        """Forget what the messages from the restart point on made: (restart message, first
-        content to rebuild, the merged contents dropped, by the identity of their first)."""
+    def _rewind(self, shared: int) -> tuple[int, dict[int, tuple[list[Content], Content]]]:
+        """Forget what the messages from the restart point on made: (restart message, the
+        merged contents dropped, by the identity of their first)."""
         cut = bisect_left(self.firsts, shared) - 1 if shared else -1
         start = self.firsts[cut] if cut >= 0 else 0
         cut = max(cut, 0)
@@ -129,7 +129,7 @@ class Contents:
                 del names[call_id]
             else:
                 names[call_id] = before
-        return start, cut, reuse
+        return start, reuse
 
     def update(
         self,
@@ -141,16 +141,24 @@ class Contents:
         """Convert and merge `messages`, resuming from the previous call's merge."""
         sequence = tuple(messages)
         shared = shared_prefix(self.messages, sequence)
-        start, cut, reuse = self._rewind(shared)
+        start, reuse = self._rewind(shared)
         self.messages = ()  # until the update is complete
         # A first update converts without the memo (nothing to reuse yet) and then memoises
         # only the messages of its last content, which the next update starts from.
         memo = bool(self.runs)
         convert = cache.convert
         model_content, user_content = converter.model_content, converter.user_content
-        names, log, groups, firsts = self.names, self.log, self.groups, self.firsts
-        last_role = groups[-1][0]["role"] if groups else ""
-        tail: list[tuple[Message, object]] = []  # (message, conversion) since the last content
+        names, log, groups, firsts, wires = (
+            self.names,
+            self.log,
+            self.groups,
+            self.firsts,
+            self.wires,
+        )
+        group = groups[-1] if groups else []
+        last_role = group[0]["role"] if group else ""
+        opened = False  # whether `group` was opened by this call (its wire is still to come)
+        values: list[object] = []  # a first update's conversions, one per message
         for index in range(start, len(sequence)):
             message = sequence[index]
             role = message["role"]
@@ -175,9 +183,7 @@ class Contents:
                     parts = convert(message, system_parts) if memo else system_parts(message)
                     self.hoisted.extend(parts)
                     self.hoisted_at.extend([index] * len(parts))
-                    if not memo:
-                        tail.append((message, parts))
-                    continue
+                    content, value = None, parts
                 else:
                     content = value = (
                         convert(message, user_content) if memo else user_content(message)
@@ -186,45 +192,46 @@ class Contents:
                 self._clear()  # start over next time
                 raise CompileError(str(exc), index=index) from None
             if not memo:
-                if content is not None and content["role"] != last_role:
-                    tail = []
-                tail.append((message, value))
+                values.append(value)
             if content is None:
                 continue
-            if content["role"] != last_role:
-                groups.append([content])
-                firsts.append(index)
-                last_role = content["role"]
-            else:
-                groups[-1].append(content)
-        for message, value in tail:
-            cache.remember(message, value)
-        self._wire_from(cut, reuse, cache)
+            if content["role"] == last_role:
+                group.append(content)
+                continue
+            if opened:
+                wires.append(group[0] if len(group) == 1 else _merged(group, reuse, cache))
+            group = [content]
+            groups.append(group)
+            firsts.append(index)
+            last_role = content["role"]
+            opened = True
+        if opened:
+            wires.append(group[0] if len(group) == 1 else _merged(group, reuse, cache))
+        if values and firsts:  # memoise the messages the next update starts from
+            for message, value in zip(
+                sequence[firsts[-1] :], values[firsts[-1] - start :], strict=True
+            ):
+                cache.remember(message, value)
         self.messages = sequence
         self.runs += 1
 
-    def _wire_from(
-        self, cut: int, reuse: dict[int, tuple[list[Content], Content]], cache: ConversionCache
-    ) -> None:
-        """The wire form of contents `cut` on: a lone content as it is, else the merged one,
-        the same object while its contents are the same objects (what memoises by identity,
-        token counts and the cache ledger, then skips it)."""
-        wires = self.wires
-        for group in self.groups[cut:]:
-            first = group[0]
-            if len(group) == 1:
-                wires.append(first)
-                continue
-            prior = reuse.get(id(first))
-            if prior is not None and _same(prior[0], group):
-                wires.append(prior[1])
-                continue
-            merge: _Merge = cache.convert(first["parts"], _Merge)
-            if not _same(merge.group, group):
-                merge.group = tuple(group)
-                parts = [part for content in group for part in content["parts"]]
-                merge.wire = {"parts": parts, "role": first["role"]}
-            wires.append(merge.wire)
+
+def _merged(
+    group: list[Content], reuse: dict[int, tuple[list[Content], Content]], cache: ConversionCache
+) -> Content:
+    """Same-role neighbours as one content, the same object while they are the same objects
+    (what memoises by identity, token counts and the cache ledger, then skips it): the content
+    this update dropped (`reuse`, by its first), else the cache's memo."""
+    first = group[0]
+    prior = reuse.get(id(first))
+    if prior is not None and _same(prior[0], group):
+        return prior[1]
+    merge: _Merge = cache.convert(first["parts"], _Merge)
+    if not _same(merge.group, group):
+        merge.group = tuple(group)
+        parts = [part for content in group for part in content["parts"]]
+        merge.wire = {"parts": parts, "role": first["role"]}
+    return merge.wire
 
 
 def _same(a: Sequence[Content], b: list[Content]) -> bool:
