@@ -1,35 +1,56 @@
-"""Compile benchmark: median compile time per target, against `orjson.dumps` of the same payload.
+"""Compile benchmark: what an agent turn costs, per target, next to its floors and the reference.
 
-Builds realistic agent transcripts (user turns, assistant turns with tool calls, tool results of
-50-2000 characters) of 100, 1k, 10k and 50k messages, and reports for each target:
+For transcripts of 1k, 10k and 50k messages (user turns, assistant turns with tool calls, tool
+results of 50-2000 characters) and each target, in one run:
 
-- cold: a fresh chef's first compile (nothing memoised), and its ratio to the floor;
-- floor: `orjson.dumps(payload)` of the very payload compiled, in the same run;
-- append-one: the next compile after one user message is appended (the steady state of an
-  agent loop), and its ratios to cold and to the floor;
-- the TypeScript reference @context-chef/core 4.2.1 on the same history file, when Node and a
-  scratch install are available (set CONTEXTCHEF_TS_REF to the package folder, default
-  /tmp/ctxref/node_modules/@context-chef/core).
+- cold: a fresh chef + `set_system_prompt` + `set_history` + `compile` (and its parts);
+- turn, host appending: `set_history(h + [one message])` + `compile` on one chef, the host
+  passing the same message objects turn after turn (median of several turns);
+- turn, host reloading: every turn the host reloads its whole history as fresh dicts
+  (`orjson.loads` of its stored JSON, outside the timed region), then the same two calls;
+- compile alone: the `compile` part of a fresh chef's cold run, and of the appending turns (the
+  setter is not timed);
+- floors: `orjson.dumps` and `json.dumps` of the very payload, and every figure's ratio to them;
+- peak RSS (VmHWM) after a cold compile and a few turns, in a fresh process per (size, target);
+- the TypeScript reference @context-chef/core 4.2.1 on the same history and turn messages, when
+  Node and a scratch install exist (CONTEXTCHEF_TS_REF, default
+  /tmp/ctxref/node_modules/@context-chef/core): one long-lived Node process per size, warmed up
+  first, one chef reused across turns, a char tokenizer `sum(ceil(len/4) + 4)` (see
+  ts_reference.mjs); its peak RSS in a fresh Node process per (size, target).
 
-Usage: python benchmarks/compile.py [--sizes 100,1000,10000,50000] [--repeats 5]
-Writes benchmarks/results/compile.json.
+Rounds interleave the two sides (ours, theirs, ours, ...) per target; each figure is the median
+of the per-round figures. Times are milliseconds of wall time, or with `--clock cpu` of CPU time
+(steadier when other work shares the machine: the load average is written with the results).
+The issue's targets (issue 16) are checked at the end: each one is a line that says met or not.
+
+Usage: python benchmarks/compile.py [--sizes 1000,10000,50000] [--repeats 3] [--turns 5]
+       [--targets openai,anthropic] [--no-reference] [--no-rss] [--clock wall|cpu]
+       [--overflow-sizes 10000]   (a compile that has to compress; off by default)
+Writes benchmarks/results/compile.json. The whole default run takes ~17 min on 2 busy cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
+import platform
 import random
+import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
+from compile_report import add_ratios, check_targets, print_legend, print_table, print_verdicts
+from ts_bridge import Reference, node_command, reference_package, run_json
 
 from contextchef import ContextChef, summarize
 from contextchef.adapters import adapter_registry
@@ -119,36 +140,112 @@ def transcript(count: int, seed: int = 7) -> list[dict[str, Any]]:
 SYSTEM = [{"role": "system", "content": "You are a coding agent. " * 20}]
 
 
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
+TURN_WORDS = "Run the tests again and tell me which of them still fail, with the first error."
 
 
-def measure(history: list[dict[str, Any]], target: str, repeats: int) -> dict[str, float]:
-    cold: list[float] = []
-    append_one: list[float] = []
-    floor: list[float] = []
-    longer = [*history, {"role": "user", "content": "One more thing."}]
-    for _ in range(repeats):
-        chef = ContextChef().set_system_prompt(SYSTEM).set_history(history)
-        start = time.perf_counter()
+def turn_messages(history: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """`count` messages a host appends one per turn: user and assistant in turn after `history`."""
+    role = history[-1]["role"] if history else "assistant"
+    out: list[dict[str, Any]] = []
+    for turn in range(count):
+        role = "assistant" if role == "user" else "user"
+        out.append({"role": role, "content": f"Turn {turn}. {TURN_WORDS}"})
+    return out
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
+clock = CLOCKS[os.environ.get("CONTEXTCHEF_BENCH_CLOCK", "wall")]
+"""Wall time by default; `--clock cpu` (this thread's CPU time, and the Node process's CPU time
+on the reference's side, its GC and compiler threads included) when other work shares the
+machine."""
+
+
+def since(start: float) -> float:
+    return (clock() - start) * 1000
+
+
+# -- our side --------------------------------------------------------------------------------
+
+
+def cold(history: list[dict[str, Any]], target: str) -> tuple[ContextChef, dict[str, float]]:
+    """A fresh chef's first compile, timed as a whole and in parts."""
+    start = clock()
+    chef = ContextChef().set_system_prompt(SYSTEM)
+    setup = since(start)
+    chef.set_history(history)
+    setters = since(start)
+    chef.compile(target=target)
+    total = since(start)
+    parts = {"new_chef_system_ms": setup, "set_history_ms": setters - setup}
+    return chef, {"cold_ms": total, **parts, "compile_ms": total - setters}
+
+
+def turns(
+    chef: ContextChef,
+    history: list[dict[str, Any]],
+    extra: list[dict[str, Any]],
+    target: str,
+    *,
+    fresh: bool,
+) -> tuple[dict[str, float], Any]:
+    """Median turn (`set_history(h + 1)` + `compile`) and its compile part; the last payload."""
+    turn: list[float] = []
+    alone: list[float] = []
+    host, payload = history, None
+    stored = orjson.dumps(history) if fresh else b""
+    for message in extra:
+        if fresh:  # the host reloads its history as fresh dicts: not timed
+            following = orjson.loads(stored)
+            following.append(dict(message))
+        else:
+            following = [*host, message]
+        start = clock()
+        chef.set_history(following)
+        setter = since(start)
         payload = chef.compile(target=target)
-        cold.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        orjson.dumps(payload)
-        floor.append(time.perf_counter() - start)
-        chef.set_history(longer)
-        start = time.perf_counter()
-        chef.compile(target=target)
-        append_one.append(time.perf_counter() - start)
-    result = {
-        "cold_ms": median_ms(cold),
-        "floor_ms": median_ms(floor),
-        "append_one_ms": median_ms(append_one),
-    }
-    result["cold_over_floor"] = result["cold_ms"] / result["floor_ms"]
-    result["append_over_cold"] = result["append_one_ms"] / result["cold_ms"]
-    result["append_over_floor"] = result["append_one_ms"] / result["floor_ms"]
-    return result
+        turn.append(since(start))
+        alone.append(turn[-1] - setter)
+        host = following
+        if fresh:
+            stored = orjson.dumps(following)
+    return {"turn_ms": median(turn), "compile_ms": median(alone)}, payload
+
+
+def floors(payload: Any, repeats: int = 5) -> dict[str, float]:
+    """`orjson.dumps` and `json.dumps` of the payload: the cost of merely serializing it."""
+    fast: list[float] = []
+    slow: list[float] = []
+    for _ in range(repeats):
+        start = clock()
+        body = orjson.dumps(payload)
+        fast.append(since(start))
+        start = clock()
+        json.dumps(payload)
+        slow.append(since(start))
+    return {"orjson_ms": median(fast), "json_ms": median(slow), "payload_bytes": len(body)}
+
+
+def measure_ours(
+    history: list[dict[str, Any]], extra: list[dict[str, Any]], target: str
+) -> dict[str, float]:
+    """One round on one target: cold, appending host, reloading host, floors."""
+    gc.collect()
+    chef, row = cold(history, target)
+    row = {f"cold_{key}" if key != "cold_ms" else key: value for key, value in row.items()}
+    append, payload = turns(chef, history, extra, target, fresh=False)
+    row.update(turn_append_ms=append["turn_ms"], compile_alone_ms=append["compile_ms"])
+    row.update(floors(payload))
+    del chef, payload
+    gc.collect()
+    reloaded = orjson.loads(orjson.dumps(history))
+    chef, _ = cold(reloaded, target)
+    fresh, _ = turns(chef, reloaded, extra, target, fresh=True)
+    row["turn_fresh_ms"] = fresh["turn_ms"]
+    return row
 
 
 def fake_summarizer(messages: list[Any]) -> str:
@@ -164,81 +261,181 @@ def measure_overflow(history: list[dict[str, Any]], target: str, repeats: int) -
             overflow={"strategy": summarize(fake_summarizer)},
         )
         chef.set_system_prompt(SYSTEM).set_history(history)
-        start = time.perf_counter()
+        start = clock()
         payload = chef.compile(target=target)
-        samples.append(time.perf_counter() - start)
+        samples.append(since(start))
         assert payload.meta.overflow is not None and payload.meta.overflow.changed
-    return median_ms(samples)
+    return median(samples)
 
 
-def reference(history: list[dict[str, Any]], repeats: int) -> dict[str, Any] | None:
-    default = "/tmp/ctxref/node_modules/@context-chef/core"
-    package = Path(os.environ.get("CONTEXTCHEF_TS_REF", default))
-    node = shutil.which("node")
-    if node is None or not (package / "dist" / "index.mjs").exists():
-        return None
+# -- peak RSS: a fresh process per (size, target) ---------------------------------------------
+
+RSS_TURNS = 3
+
+
+def rss_child(workload: Path, target: str, count: int) -> None:
+    """Run in a fresh interpreter: load the workload, cold compile, `count` turns, print RSS."""
+    data = orjson.loads(workload.read_bytes())
+    chef, _ = cold(data["history"], target)
+    turns(chef, data["history"], data["turns"][:count], target, fresh=False)
+    print(json.dumps({"max_rss_kib": peak_rss_kib()}))
+
+
+def peak_rss_kib() -> int:
+    """This process's peak RSS in KiB: VmHWM on Linux, else `ru_maxrss`.
+
+    Linux carries the parent's peak into a child's `ru_maxrss` across fork (or vfork) and exec,
+    so a child of a big benchmark process would report its parent's peak; VmHWM belongs to the
+    child's own address space.
+    """
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+    return int(line.split()[1])
+
+
+def peak_rss_mib(workload: Path, target: str, count: int, node: list[str] | None) -> float | None:
+    """Peak RSS (MiB) of a fresh process: ours (Python), or the reference's when `node` is given."""
+    if node is None:
+        me = [sys.executable, str(Path(__file__).resolve()), "--rss-child", str(workload), target]
+        command = [*me, str(count)]
+    else:
+        command = [*node, "rss", reference_package(), str(workload), target, str(count)]
+    result = run_json(command, str(workload.parent))
+    return None if result is None else result["max_rss_kib"] / 1024
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+def merged(rounds: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
+    """The median of each figure over the rounds."""
+    return {prefix + key: median([r[key] for r in rounds]) for key in rounds[0]}
+
+
+def run_size(size: int, targets: list[str], args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    history = transcript(size)
+    extra = turn_messages(history, args.turns)
+    node = None if args.no_reference else node_command()
+    rows: dict[str, dict[str, Any]] = {t: {"messages": len(history), "target": t} for t in targets}
     with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / "history.json"
-        path.write_text(json.dumps({"system": SYSTEM, "history": history}))
-        done = subprocess.run(
-            [node, str(HERE / "ts_reference.mjs"), str(package), str(path), str(repeats)],
-            capture_output=True,
-            text=True,
-            cwd=scratch,
-            timeout=900,
-            check=False,
-        )
-    if done.returncode != 0:
-        print("reference failed:", done.stderr[-500:])
-        return None
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
+        workload = Path(scratch) / "workload.json"
+        workload.write_bytes(orjson.dumps({"system": SYSTEM, "history": history, "turns": extra}))
+        reference = Reference(node, workload, args.turns, args.warmups) if node else None
+        ours: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
+        theirs: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
+        try:
+            if reference is not None:
+                reference.warm_up(targets)
+            for _ in range(args.repeats):  # interleaved: ours, theirs, ours, theirs...
+                for target in targets:
+                    ours[target].append(measure_ours(history, extra, target))
+                    if reference is not None:
+                        theirs[target].append(reference.ask(target))
+        finally:
+            if reference is not None:
+                reference.close()
+        for target in targets:
+            rows[target].update(merged(ours[target]))
+            if theirs[target]:
+                rows[target].update(merged(theirs[target], "ts_"))
+            if not args.no_rss:
+                rows[target]["rss_mib"] = peak_rss_mib(workload, target, RSS_TURNS, None)
+                if node is not None:
+                    rows[target]["ts_rss_mib"] = peak_rss_mib(workload, target, RSS_TURNS, node)
+    for row in rows.values():
+        add_ratios(row)
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100,1000,10000,50000")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sizes", default="1000,10000,50000")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds (median)")
+    parser.add_argument("--turns", type=int, default=5, help="turns per round (median)")
+    parser.add_argument("--warmups", type=int, default=1, help="reference warm-up runs per target")
+    parser.add_argument("--targets", default=",".join(adapter_registry.names()))
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     parser.add_argument("--no-reference", action="store_true")
-    parser.add_argument("--overflow-sizes", default="1000,10000,50000")
+    parser.add_argument("--no-rss", action="store_true")
+    parser.add_argument("--overflow-sizes", default="", help="e.g. 1000,10000 (off by default)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "compile.json")
+    parser.add_argument("--rss-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    report: dict[str, Any] = {}
-    header = (
-        f"{'messages':>8} {'target':<17} {'cold ms':>9} {'floor ms':>9} {'cold/floor':>10} "
-        f"{'+1 ms':>8} {'+1/cold':>8} {'+1/floor':>8} {'TS cold':>9} {'TS +1':>8}"
-    )
-    print(header)
-    print("-" * len(header))
-    for size in (int(s) for s in args.sizes.split(",")):
+    if args.rss_child:
+        workload, target, count = args.rss_child
+        rss_child(Path(workload), target, int(count))
+        return
+    global clock
+    clock = CLOCKS[args.clock]
+    os.environ["CONTEXTCHEF_BENCH_CLOCK"] = args.clock  # for the reference and the RSS children
+    began = time.perf_counter()
+    targets = [t for t in args.targets.split(",") if t]
+    warm = transcript(300)  # first-time costs (imports, regexes) are paid before any timing
+    for target in targets:
+        measure_ours(warm, turn_messages(warm, 2), target)
+    print_legend()
+    report: dict[str, dict[str, Any]] = {}
+    for size in (int(s) for s in args.sizes.split(",") if s):
+        rows = run_size(size, targets, args)
+        print_table(list(rows.values()))
+        report.update({f"{size}:{t}": row for t, row in rows.items()})
+    verdicts = check_targets(report)
+    print_verdicts(verdicts)
+    overflow = run_overflow(args, targets, report)
+    elapsed = time.perf_counter() - began
+    print(f"\nbenchmark took {elapsed:.0f} s")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "meta": run_meta(args, elapsed),
+        "rows": report,
+        "targets": verdicts,
+        "overflow": overflow,
+    }
+    args.out.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+def run_overflow(
+    args: argparse.Namespace, targets: list[str], report: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, float]]:
+    """A compile that has to compress, against a cold compile that does not."""
+    out: dict[str, dict[str, float]] = {}
+    sizes = [int(s) for s in args.overflow_sizes.split(",") if s]
+    if sizes:
+        print(f"\n{'msgs':>6} {'target':<16} {'overflow':>9} {'no-overflow':>12} {'ratio':>6}")
+    for size in sizes:
         history = transcript(size)
-        ts = None if args.no_reference else reference(history, max(3, args.repeats // 2))
-        for target in adapter_registry.names():
-            row = measure(history, target, args.repeats)
-            if ts and target in ts:
-                row["ts_cold_ms"] = ts[target]["cold_ms"]
-                row["ts_append_one_ms"] = ts[target]["append_one_ms"]
-            report[f"{size}:{target}"] = {"messages": len(history), "target": target, **row}
-            ts_cold = f"{row['ts_cold_ms']:9.2f}" if "ts_cold_ms" in row else f"{'-':>9}"
-            ts_one = f"{row['ts_append_one_ms']:8.2f}" if "ts_append_one_ms" in row else f"{'-':>8}"
-            print(
-                f"{len(history):>8} {target:<17} {row['cold_ms']:9.2f} {row['floor_ms']:9.2f} "
-                f"{row['cold_over_floor']:10.2f} {row['append_one_ms']:8.2f} "
-                f"{row['append_over_cold']:8.2f} {row['append_over_floor']:8.2f} {ts_cold} {ts_one}"
-            )
-    print()
-    print(f"{'messages':>8} {'target':<17} {'overflow ms':>12} {'no-overflow ms':>15} {'ratio':>7}")
-    for size in (int(s) for s in args.overflow_sizes.split(",") if s):
-        history = transcript(size)
-        for target in adapter_registry.names():
-            over = measure_overflow(history, target, max(3, args.repeats // 2))
-            plain = (
-                report.get(f"{size}:{target}", {}).get("cold_ms")
-                or measure(history, target, max(3, args.repeats // 2))["cold_ms"]
-            )
-            report[f"{size}:{target}:overflow"] = {"overflow_ms": over, "no_overflow_ms": plain}
-            print(f"{len(history):>8} {target:<17} {over:12.2f} {plain:15.2f} {over / plain:7.2f}")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "compile.json").write_text(json.dumps(report, indent=2))
+        for target in targets:
+            over = measure_overflow(history, target, args.repeats)
+            plain = report.get(f"{size}:{target}", {}).get("cold_compile_ms")
+            if plain is None:
+                plain = median([cold(history, target)[1]["compile_ms"] for _ in range(3)])
+            out[f"{size}:{target}"] = {"overflow_ms": over, "no_overflow_ms": plain}
+            print(f"{len(history):>6} {target:<16} {over:9.1f} {plain:12.1f} {over / plain:6.2f}")
+    return out
+
+
+def run_meta(args: argparse.Namespace, elapsed: float) -> dict[str, Any]:
+    node = shutil.which("node")
+    version = None
+    if node is not None and not args.no_reference:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+        "node": version.strip() if version else None,
+        "reference": None if args.no_reference or node_command() is None else reference_package(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
+        "load_average": os.getloadavg(),
+        "clock": args.clock,
+        "repeats": args.repeats,
+        "turns": args.turns,
+        "seconds": round(elapsed, 1),
+        "units": "ms (medians), MiB for RSS",
+    }
 
 
 if __name__ == "__main__":

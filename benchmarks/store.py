@@ -6,6 +6,8 @@ and directory that a durable write needs). Targets from the issue: FileSystemBac
 1.5x its floor; InMemoryBackend get within 2 µs.
 
 Run: python benchmarks/store.py [--sizes 1000 10000] [--out benchmarks/results/store.json]
+     python benchmarks/store.py --offload   (only the 10 MiB offload, ours and the reference's;
+     writes benchmarks/results/store_offload.json)
 """
 
 from __future__ import annotations
@@ -141,7 +143,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/store.json"))
+    parser.add_argument("--offload", action="store_true", help="only the 10 MiB offload")
     args = parser.parse_args()
+    if args.offload:
+        offload_10mib(args.out.with_name("store_offload.json"))
+        return
     now = time.time()
     rows: list[dict[str, Any]] = []
     print_header()
@@ -220,6 +226,86 @@ def print_row(row: dict[str, Any]) -> None:
         f"{row['backend']:<24}{row['n']:>7}{row['put']:>9.1f}{floor:>9}{ratio:>10}"
         f"{row['get']:>8.2f}{row['backend_read']:>8.2f}{row['list']:>11.0f}{row['search']:>11.0f}"
     )
+
+
+def log_output(size: int) -> str:
+    """A deterministic build/test log of `size` characters, an error line every ~5000 lines."""
+    lines: list[str] = []
+    total, number = 0, 0
+    while total < size:
+        number += 1
+        if number % 5000 == 0:
+            line = f"FAILED tests/test_module_{number}.py::test_case - AssertionError: 3 != 4"
+        else:
+            line = f"[{number:07d}] compiled src/module_{number % 500}.py in {number % 97} ms: ok"
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)[:size]
+
+
+def offload_10mib(out: Path, repeats: int = 7) -> None:
+    """A 10 MiB tool output offloaded to the in-memory store, and the reference's equivalent.
+
+    Ours: a fresh chef's compile of a history ending in that tool result, minus the same compile
+    with offloading off (`vfs={"threshold": None}`): the difference is the offload (the store
+    put and the preview, with error lines). Theirs: `chef.offload(content, {headChars: 500,
+    tailChars: 2000})` on a fresh chef over an `InMemoryBackend` (ts_reference.mjs `offload`).
+    """
+    from ts_bridge import node_command, reference_package, run_json
+
+    from contextchef import ContextChef
+
+    content = log_output(10 * 2**20)
+    function = {"name": "run_tests", "arguments": "{}"}
+    call = {"id": "call_1", "type": "function", "function": function}
+    history = [
+        {"role": "user", "content": "Run the tests."},
+        {"role": "assistant", "content": "Running them.", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": content},
+    ]
+
+    def compile_ms(vfs: dict[str, Any] | None) -> float:
+        chef = ContextChef(vfs=vfs).set_history(history)
+        start = time.perf_counter()
+        payload = chef.compile(target="openai")
+        elapsed = (time.perf_counter() - start) * 1000
+        assert ("context://vfs/" in payload["messages"][-1]["content"]) == (vfs is None)
+        return elapsed
+
+    with_offload: list[float] = []
+    without: list[float] = []
+    for number in range(repeats + 1):  # alternating; the first pair is a warm-up
+        pair = (compile_ms(None), compile_ms({"threshold": None}))
+        if number:
+            with_offload.append(pair[0])
+            without.append(pair[1])
+    ours = statistics.median(with_offload)
+    plain = statistics.median(without)
+    row: dict[str, Any] = {
+        "content_chars": len(content),
+        "compile_with_offload_ms": ours,
+        "compile_without_offload_ms": plain,
+        "offload_ms": ours - plain,
+    }
+    node = node_command()
+    if node is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "output.log"
+            path.write_text(content, encoding="utf-8")
+            command = [*node, "offload", reference_package(), str(path), str(repeats)]
+            theirs = run_json(command, tmp)
+        if theirs is not None:
+            row["ts_offload_ms"] = theirs["offload_ms"]
+            row["offload_over_ts"] = row["offload_ms"] / theirs["offload_ms"]
+    print(f"offload of a 10 MiB tool output, in-memory store (medians of {repeats}):")
+    for key, value in row.items():
+        print(f"  {key}: {value:.2f}" if isinstance(value, float) else f"  {key}: {value}")
+    if "offload_over_ts" in row:
+        verdict = "met" if row["offload_over_ts"] <= 1.0 else "NOT met"
+        print(f"  issue 16 target, offload <= the reference's: {verdict}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(row, indent=2) + "\n")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ FOUNDATION = (
     "prompts",
     "events",
     "_effects",
+    "_collector",
     "_memo",
     "_jsonvalue",
     "_repair",

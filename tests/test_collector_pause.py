@@ -68,3 +68,78 @@ def test_a_collector_the_user_disabled_stays_disabled(collector: None) -> None:
     gc.disable()
     ContextChef().set_history([{"role": "user", "content": "hi"}]).compile(target="anthropic")
     assert not gc.isenabled()
+
+
+class SwitchingOff:
+    """An event handler that turns the collector off, as a user might between two steps."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, event: Any) -> None:
+        self.calls += 1
+        gc.disable()
+
+
+def test_a_collector_turned_off_by_a_handler_mid_compile_stays_off(collector: None) -> None:
+    gc.enable()
+    handler = SwitchingOff()
+    chef = ContextChef().set_history([{"role": "user", "content": "hi"}])
+    chef.on("compile:start", handler)
+    chef.compile(target="gemini")
+    assert handler.calls == 1
+    assert not gc.isenabled()
+
+
+def test_handlers_and_hooks_run_with_the_collector_on(collector: None) -> None:
+    """Effects run between the paused steps: every user callback sees the collector as is."""
+    gc.enable()
+    seen: list[bool] = []
+    chef = ContextChef(
+        vfs={"threshold": 10},
+        transform_tool_result=lambda text, info: seen.append(gc.isenabled()) or text,
+    )
+    chef.on("compile:start", lambda event: seen.append(gc.isenabled()))
+    chef.on("compile:done", lambda event: seen.append(gc.isenabled()))
+    history = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"function": {"arguments": "{}", "name": "ls"}, "id": "a", "type": "function"}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "a long listing " * 5},
+    ]
+    chef.set_history(history).compile(target="anthropic")
+    assert seen == [True, True, True]
+    assert gc.isenabled()
+
+
+def test_a_user_tokenizer_runs_with_the_collector_as_it_is(collector: None) -> None:
+    gc.enable()
+    seen: list[bool] = []
+
+    class Counting:
+        def count_text(self, text: str) -> int:
+            seen.append(gc.isenabled())
+            return len(text)
+
+        def count_message(self, message: Any) -> int:
+            seen.append(gc.isenabled())
+            return len(str(message.get("content")))
+
+    chef = ContextChef(tokenizer=Counting(), janitor={"context_window": 100_000})
+    chef.set_history([{"role": "user", "content": "hi"}]).compile(target="openai")
+    assert seen  # the budget counted during the compile
+    assert all(seen)
+
+
+def test_set_history_restores_the_collector(collector: None) -> None:
+    gc.enable()
+    ContextChef().set_history([{"role": "user", "content": "hi"}] * 3)
+    assert gc.isenabled()
+    gc.disable()
+    ContextChef().set_history([{"role": "user", "content": "hi"}] * 3)
+    assert not gc.isenabled()

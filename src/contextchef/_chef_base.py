@@ -32,15 +32,23 @@ from contextchef._chef_skills import (
 from contextchef._chef_snapshots import SnapshotsMixin
 from contextchef._chef_tools import ToolSelection, open_pruner
 from contextchef._chef_write_back import WriteBack
+from contextchef._collector import collector_paused, paused_steps
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
-from contextchef.adapters import AdapterRegistry, ToolDefinition, adapter_registry, normalize_tools
+from contextchef._repair import HistoryRepair
+from contextchef.adapters import (
+    BUILTIN_ADAPTERS,
+    AdapterRegistry,
+    ToolDefinition,
+    adapter_registry,
+    normalize_tools,
+)
 from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers, Slots
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
-from contextchef.messages import Message, ensure_valid_history
+from contextchef.messages import Message
 from contextchef.pipeline import CompileRuntime, CompileState, Payload, Signal, compile_flow
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
@@ -56,7 +64,7 @@ from contextchef.skills.model import LoadedSkills, Skill
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.store import Store, StoreBase
-from contextchef.tokens import MessageCounter, Tokenizer
+from contextchef.tokens import EstimateTokenizer, MessageCounter, Tokenizer
 
 __all__ = ["_ChefBase"]
 
@@ -197,6 +205,7 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAnd
         self._slots = Slots()
         self._system_intake = MessageIntake()
         self._history_intake = MessageIntake()
+        self._history_repair = HistoryRepair()
         self._state = CompileState(
             system_prompt=(),
             history=(),
@@ -238,13 +247,30 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAnd
         re-applied when the history starts with the messages it compacted, recognised by their
         content: the same dicts, or fresh ones reloaded from a database or JSON.
         """
-        taken = self._history_intake.take(as_messages(messages, "history"))
+        given = as_messages(messages, "history")
+        with collector_paused():
+            self._hold_history(self._history_intake.take(given))
+        return self
+
+    def append_history(self, messages: Iterable[object]) -> Self:
+        """Add messages at the end of the history: `set_history(previous + messages)`, where
+        `previous` is the list the last `set_history` or `append_history` received, as it was
+        then. The cheapest turn: earlier messages are not compared again, so edit one in place
+        and `set_history` must see the whole list (which stays fast: it re-validates only
+        what is new or changed)."""
+        given = as_messages(messages, "history")
+        with collector_paused():
+            self._hold_history(self._history_intake.extend(given))
+        return self
+
+    def _hold_history(self, taken: list[Message]) -> None:
+        """Make `taken` (the host's history as private copies) the history: re-apply the
+        compactions that landed, then repair (incrementally: see `HistoryRepair`)."""
         for compaction in self._compactions:
             taken = compaction.apply(taken, self._digests)
         self._digests.sweep()
-        history, repairs = ensure_valid_history(taken)
+        history, repairs = self._history_repair.run(taken)
         self._state = replace(self._state, history=tuple(history), repairs=tuple(repairs))
-        return self
 
     def set_dynamic_state(
         self, model_or_schema: Any, data: Any = None, *, placement: str = "last_user"
@@ -308,6 +334,7 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAnd
     def clear_history(self) -> Self:
         """Empty the history and start a new context window (overflow state is reset too)."""
         self._state = replace(self._state, history=(), repairs=())
+        self._history_intake.rebase(())
         self._forget_compactions()
         self._runtime.memory_generation += 1
         if self._runtime.janitor is not None:
@@ -407,9 +434,18 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAnd
             slots=self._slots,
             forced=forced,
         )
+        if self._runs_only_our_code(resolved):
+            flow = paused_steps(flow)
         if self._observer is not None:
             flow = self._observer.compile(flow, resolved, state, self._runtime)
         return state, flow
+
+    def _runs_only_our_code(self, target: str) -> bool:
+        """Whether a compile for `target` runs no user code between its effects: a built-in
+        adapter and the built-in tokenizer (see `contextchef._collector`)."""
+        adapter = self._registry.get(target)
+        tokenizer = self._runtime.counter.tokenizer
+        return isinstance(adapter, BUILTIN_ADAPTERS) and type(tokenizer) is EstimateTokenizer
 
     def _tool_flow(self, name: str, arguments: object) -> Flow[str]:
         """The flow of one call of an owned tool (`UnknownToolError` before it starts)."""

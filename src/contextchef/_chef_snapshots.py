@@ -13,6 +13,7 @@ from typing import Any
 from contextchef._cache_snapshot import cache_section, read_cache_section, restore_cache_section
 from contextchef._chef_parts import Compaction
 from contextchef._effects import Flow
+from contextchef._memo import MessageIntake
 from contextchef.errors import ConfigError, SnapshotError
 from contextchef.memory.core import MemoryCore
 from contextchef.messages import validate_history
@@ -29,6 +30,7 @@ class SnapshotsMixin:
     _runtime: CompileRuntime
     _memory: MemoryCore | None
     _compactions: list[Compaction]
+    _history_intake: MessageIntake
     _force_next: bool
     _forget_compactions: Callable[[], None]
 
@@ -64,6 +66,7 @@ class SnapshotsMixin:
         if self._memory is not None and snapshot.memory is not None:
             yield from self._memory.restore(snapshot.memory)
         self._state = state
+        self._history_intake.rebase(state.history)
         self._forget_compactions()
         self._compactions = list(snapshot.compactions)
         self._force_next = snapshot.pending_new_context and self._runtime.janitor is not None

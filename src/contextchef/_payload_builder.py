@@ -8,11 +8,11 @@ marks the stable prefix for automatic breakpoints, and adapts the result to the 
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
+from contextchef._collector import collector_paused
 from contextchef.adapters import BUILTIN_ADAPTERS, AnthropicAdapter
 from contextchef.adapters.base import AdapterInput, ToolDefinition
 from contextchef.messages import Message
@@ -37,25 +37,10 @@ if TYPE_CHECKING:
 __all__ = ["PayloadBuilder", "gc_paused"]
 
 
-@contextmanager
-def gc_paused(adapter: object) -> Iterator[None]:
-    """Pause the cyclic garbage collector around a built-in adapter's conversion.
-
-    Converting a long history allocates tens of thousands of small dicts; with a large heap
-    that triggers full collections which cost more than the conversion itself (2x at 10k
-    messages, measured in benchmarks/compile.py). The built-in conversions create no reference
-    cycles and run no user code, so the pause lasts one synchronous step of our own code: never
-    across an `await` or a user callback. A collector that was already off is left off (and
-    never turned back on), and a user-registered adapter runs with the collector as it is.
-    """
-    if not isinstance(adapter, BUILTIN_ADAPTERS) or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+def gc_paused(adapter: object) -> AbstractContextManager[None]:
+    """`collector_paused()` around a built-in adapter's conversion (see `contextchef._collector`);
+    a user-registered adapter runs with the collector as it is."""
+    return collector_paused() if isinstance(adapter, BUILTIN_ADAPTERS) else nullcontext()
 
 
 class PayloadBuilder:

@@ -2,12 +2,16 @@
 
 Kept apart from the IR (`messages`), which re-exports both names: validation says what a message
 may hold, repair says how a valid sequence of messages is made acceptable to every provider.
+`HistoryRepair` runs the same pass incrementally: a history that extends the previous one
+resumes from where the pass stopped instead of starting over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import compress, count
+from operator import is_not
 from typing import TYPE_CHECKING, Literal
 
 from contextchef import prompts
@@ -15,7 +19,7 @@ from contextchef import prompts
 if TYPE_CHECKING:
     from contextchef.messages import Message, ToolCall
 
-__all__ = ["HistoryFix", "ensure_valid_history"]
+__all__ = ["HistoryFix", "HistoryRepair", "ensure_valid_history"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,60 +54,132 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
     `index` in each fix refers to the input history. The input is never mutated: a renamed call
     or result is a new dict (keys in the same order as the one it replaces).
     """
-    fixes: list[HistoryFix] = []
-    out: list[Message] = []
-    open_calls: dict[str, str] = {}  # call id -> tool name, for the assistant being answered
-    renamed: dict[str, list[str]] = {}  # original id -> new ids of its open renamed calls
-    issued: set[str] = set()
-    deferred: list[Message] = []  # system messages met while calls were still open
+    scan = _Scan()
+    scan.feed(history, 0)
+    return scan.finish(len(history))
 
-    def close_open_calls(at: int) -> None:
-        for call_id, name in open_calls.items():
-            out.append({"content": prompts.NO_TOOL_RESULT, "role": "tool", "tool_call_id": call_id})
-            fixes.append(
-                HistoryFix("added_missing_result", at, f"no result for call {call_id!r} ({name})")
-            )
-        open_calls.clear()
-        renamed.clear()
-        out.extend(deferred)
-        deferred.clear()
 
-    for index, message in enumerate(history):
-        role = message["role"]
-        if role == "tool":
-            call_id = message.get("tool_call_id", "")
-            if call_id not in open_calls and renamed.get(call_id):
-                new_id = renamed[call_id].pop(0)
-                message = {**message, "tool_call_id": new_id}
-                detail = f"result for the renamed call {call_id!r} -> {new_id!r}"
-                fixes.append(HistoryFix("renamed_duplicate_call_id", index, detail))
-                call_id = new_id
-            if call_id not in open_calls:
-                why = "its call was already answered or closed" if call_id in issued else "no call"
-                fixes.append(HistoryFix("dropped_orphan_result", index, f"{why}: {call_id!r}"))
+class HistoryRepair:
+    """`ensure_valid_history` for a history that grows turn after turn.
+
+    It keeps the state of its pass after the last history it repaired. When the next history
+    starts with that one (the very same message objects: the chef's copies, which are never
+    mutated), only the new messages are scanned; anything else starts over. The results equal
+    `ensure_valid_history(history)` in every case.
+    """
+
+    __slots__ = ("_input", "_scan")
+
+    def __init__(self) -> None:
+        self._input: list[Message] = []
+        self._scan: _Scan | None = None
+
+    def run(self, history: Sequence[Message]) -> tuple[list[Message], list[HistoryFix]]:
+        seen, scan = self._input, self._scan
+        self._scan = None  # a pass interrupted half-way must never be resumed
+        if scan is None or len(history) < len(seen) or _differs(history, seen):
+            leading_user = scan.leading_user if scan is not None else None
+            scan, start = _Scan(), 0
+            if leading_user is not None:  # keep its identity: caches downstream key on it
+                scan.leading_user = leading_user
+        else:
+            start = len(seen)
+        scan.feed(history, start)
+        self._input, self._scan = list(history), scan
+        return scan.finish(len(history))
+
+
+def _differs(history: Sequence[Message], prefix: list[Message]) -> bool:
+    """Whether `history` does not start with the very objects of `prefix` (C-speed)."""
+    return next(compress(count(), map(is_not, history, prefix)), None) is not None
+
+
+@dataclass(slots=True)
+class _Scan:
+    """The repair pass as a resumable state: what it produced so far and what is still open."""
+
+    out: list[Message] = field(default_factory=list)
+    fixes: list[HistoryFix] = field(default_factory=list)
+    open_calls: dict[str, str] = field(default_factory=dict)  # call id -> tool name
+    renamed: dict[str, list[str]] = field(default_factory=dict)  # old id -> open renamed ids
+    issued: set[str] = field(default_factory=set)
+    deferred: list[Message] = field(default_factory=list)  # system messages met mid-calls
+    leading_user: Message = field(default_factory=lambda: _leading_user())
+    """One object for every finish, so a repaired history keeps its identity turn to turn."""
+
+    def feed(self, history: Sequence[Message], start: int) -> None:
+        """Scan `history[start:]` (the messages before `start` were fed earlier)."""
+        out, fixes, open_calls, renamed = self.out, self.fixes, self.open_calls, self.renamed
+        deferred = self.deferred
+        for index in range(start, len(history)):
+            message = history[index]
+            role = message["role"]
+            if role == "tool":
+                call_id = message.get("tool_call_id", "")
+                if call_id not in open_calls and renamed.get(call_id):
+                    new_id = renamed[call_id].pop(0)
+                    message = {**message, "tool_call_id": new_id}
+                    detail = f"result for the renamed call {call_id!r} -> {new_id!r}"
+                    fixes.append(HistoryFix("renamed_duplicate_call_id", index, detail))
+                    call_id = new_id
+                if call_id not in open_calls:
+                    why = "its call was already answered or closed"
+                    why = why if call_id in self.issued else "no call"
+                    fixes.append(HistoryFix("dropped_orphan_result", index, f"{why}: {call_id!r}"))
+                    continue
+                del open_calls[call_id]
+                out.append(message)
+                if not open_calls:
+                    self._close(index, out, fixes)
                 continue
-            del open_calls[call_id]
+            if role == "system" and open_calls:
+                deferred.append(message)
+                fixes.append(
+                    HistoryFix("moved_system_message", index, "moved after the tool results")
+                )
+                continue
+            if open_calls or deferred or renamed:
+                self._close(index, out, fixes)
+            if role == "assistant" and message.get("tool_calls"):
+                message = _rename_duplicates(message, index, self.issued, renamed, fixes)
+                for call in message.get("tool_calls") or ():
+                    open_calls[call["id"]] = call["function"]["name"]
             out.append(message)
-            if not open_calls:
-                close_open_calls(index)
-            continue
-        if role == "system" and open_calls:
-            deferred.append(message)
-            fixes.append(HistoryFix("moved_system_message", index, "moved after the tool results"))
-            continue
-        close_open_calls(index)
-        if role == "assistant" and message.get("tool_calls"):
-            message = _rename_duplicates(message, index, issued, renamed, fixes)
-            for call in message.get("tool_calls") or ():
-                open_calls[call["id"]] = call["function"]["name"]
-        out.append(message)
-    close_open_calls(len(history))
 
-    first = next((i for i, m in enumerate(out) if m["role"] != "system"), None)
-    if first is not None and out[first]["role"] != "user":
-        out.insert(first, {"content": prompts.CONVERSATION_CONTINUES, "role": "user"})
-        fixes.append(HistoryFix("added_leading_user", first, "first message was not a user's"))
-    return out, fixes
+    def _close(self, at: int, out: list[Message], fixes: list[HistoryFix]) -> None:
+        """Answer the calls still open with placeholders and place the deferred messages."""
+        _answer_open_calls(self.open_calls, at, out, fixes)
+        self.open_calls.clear()
+        self.renamed.clear()
+        out.extend(self.deferred)
+        self.deferred.clear()
+
+    def finish(self, length: int) -> tuple[list[Message], list[HistoryFix]]:
+        """The repaired history and its fixes as if the history ended here; the state is left
+        as it was, so a longer history can resume from it."""
+        out, fixes = list(self.out), list(self.fixes)
+        if self.open_calls or self.deferred:
+            _answer_open_calls(self.open_calls, length, out, fixes)
+            out.extend(self.deferred)
+        first = next((i for i, m in enumerate(out) if m["role"] != "system"), None)
+        if first is not None and out[first]["role"] != "user":
+            out.insert(first, self.leading_user)
+            fixes.append(HistoryFix("added_leading_user", first, "first message was not a user's"))
+        return out, fixes
+
+
+def _leading_user() -> Message:
+    return {"content": prompts.CONVERSATION_CONTINUES, "role": "user"}
+
+
+def _answer_open_calls(
+    open_calls: dict[str, str], at: int, out: list[Message], fixes: list[HistoryFix]
+) -> None:
+    """Append a placeholder result for each call in `open_calls`, with its fix."""
+    for call_id, name in open_calls.items():
+        out.append({"content": prompts.NO_TOOL_RESULT, "role": "tool", "tool_call_id": call_id})
+        detail = f"no result for call {call_id!r} ({name})"
+        fixes.append(HistoryFix("added_missing_result", at, detail))
 
 
 def _rename_duplicates(

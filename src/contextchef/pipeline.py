@@ -189,7 +189,9 @@ def compile_flow(
     memory = runtime.memory
     artifacts: MemoryArtifacts | None = None
     if memory is not None:
-        artifacts = yield from memory.compile_artifacts(runtime.vocabulary, state.history)
+        artifacts = yield from memory.compile_artifacts(
+            runtime.vocabulary, state.history, frozen=True
+        )
         _check(signal)
     remembered = runtime.target_cache(target)
     window = runtime.window()

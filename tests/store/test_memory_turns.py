@@ -10,12 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given
 
 from contextchef import AsyncContextChef, ContextChef
 from contextchef.errors import ConfigError
 from contextchef.memory import Memory
 from contextchef.memory.entry import read_entry
+from contextchef.memory.turns import UserMessages, last_user_marker
 from contextchef.store import FileSystemBackend, InMemoryBackend, Store, StoredEntry
 from contextchef.store.backends.inmemory import AsyncInMemoryBackend
 from contextchef.store.backends.sqlite import SQLiteBackend
@@ -269,3 +272,18 @@ def test_async_chef_over_an_async_native_backend_counts_host_turns() -> None:
         assert (await again.compile()).meta.expired_memory_keys == ("soon",)
 
     asyncio.run(main())
+
+
+_ROLES = st.sampled_from(["user", "assistant", "system", "tool"])
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.lists(_ROLES, max_size=6)), max_size=8))
+def test_the_incremental_marker_equals_a_full_scan(steps: list[tuple[int, list[str]]]) -> None:
+    """A chef's successive histories (sharing prefixes object for object, then truncated or
+    extended) get the marker a full scan of each gives."""
+    users = UserMessages()
+    history: list[dict[str, str]] = []
+    for keep, roles in steps:
+        history = history[:keep] + [{"role": r, "content": f"{r}{len(history)}"} for r in roles]
+        frozen = tuple(history)
+        assert users.marker(frozen) == last_user_marker(frozen)

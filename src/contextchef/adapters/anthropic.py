@@ -47,7 +47,7 @@ from typing import Any
 
 from contextchef import prompts
 from contextchef._jsonvalue import loads_sorted
-from contextchef._memo import shared_prefix
+from contextchef._memo import identical_prefix
 from contextchef.adapters.anthropic_compaction import compaction_keys
 from contextchef.adapters.anthropic_turns import Piece, Turns, last_marks, lead_piece, text_block
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
@@ -327,7 +327,7 @@ class AnthropicAdapter:
         if turns.generation == generation:  # the previous call's pieces are the turns' pieces
             shared = cache.shared
         else:
-            shared = shared_prefix(turns.pieces, pieces)
+            shared = identical_prefix(turns.pieces, pieces)
         turns.generation = -1  # until the update is complete
         turns.update(pieces, shared, cache)
         turns.generation = cache.generation

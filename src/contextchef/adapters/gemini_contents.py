@@ -15,7 +15,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from contextchef._memo import shared_prefix
+from contextchef._memo import identical_prefix
 from contextchef.adapters.base import ConversionCache
 from contextchef.errors import CompileError
 from contextchef.messages import Message
@@ -140,7 +140,7 @@ class Contents:
     ) -> None:
         """Convert and merge `messages`, resuming from the previous call's merge."""
         sequence = tuple(messages)
-        shared = shared_prefix(self.messages, sequence)
+        shared = identical_prefix(self.messages, sequence)
         start, reuse = self._rewind(shared)
         self.messages = ()  # until the update is complete
         # A first update converts without the memo (nothing to reuse yet) and then memoises

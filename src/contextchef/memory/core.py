@@ -251,15 +251,21 @@ class MemoryCore:
     # -- compile path and snapshots ---------------------------------------------------------
 
     def compile_artifacts(
-        self, vocabulary: Vocabulary | str, history: Sequence[Message] | None = None
+        self,
+        vocabulary: Vocabulary | str,
+        history: Sequence[Message] | None = None,
+        *,
+        frozen: bool = False,
     ) -> Flow[MemoryArtifacts]:
         """Count a host turn if `history` opens one (see `memory.turns`), then one pass over
-        the store: expire what is due, select what to show, render the block."""
+        the store: expire what is due, select what to show, render the block. `frozen`: the
+        history's messages are never mutated (the chef's copies), so it may be read
+        incrementally."""
         vocabulary = as_vocabulary(vocabulary)
         if history is None:
             yield from self.counter.load()
         else:
-            yield from self.counter.observe(history)
+            yield from self.counter.observe(history, frozen=frozen)
         live, expired = yield from self._sweep()
         selected = yield from self._select(live)
         shown, block = self.fit(selected, vocabulary)

@@ -23,11 +23,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
 from contextchef._effects import Flow
+from contextchef._memo import identical_prefix
 from contextchef.errors import ConfigError
 from contextchef.messages import Message
 from contextchef.store.backend import StoredEntry
@@ -39,6 +41,7 @@ __all__ = [
     "Marker",
     "TurnCounter",
     "TurnMode",
+    "UserMessages",
     "check_mode",
     "last_user_marker",
     "marker_data",
@@ -75,13 +78,35 @@ def _digest(message: Message) -> str:
 
 def last_user_marker(history: Sequence[Message]) -> Marker | None:
     """The marker of `history`, or None when it holds no user message."""
-    count = 0
-    last: Message | None = None
-    for message in history:
-        if message.get("role") == "user":
-            count += 1
-            last = message
-    return None if last is None else Marker(count, _digest(last))
+    return UserMessages().marker(history)
+
+
+class UserMessages:
+    """`last_user_marker` for successive histories of one chef: the positions of the user
+    messages are kept, so a history sharing a prefix with the last one (the very same objects:
+    the chef's copies) is scanned from where they part only."""
+
+    __slots__ = ("_digest", "_history", "_positions")
+
+    def __init__(self) -> None:
+        self._history: Sequence[Message] = ()
+        self._positions: list[int] = []
+        self._digest: tuple[Message | None, str] = (None, "")
+
+    def marker(self, history: Sequence[Message]) -> Marker | None:
+        shared = identical_prefix(self._history, history)
+        positions = self._positions
+        del positions[bisect_left(positions, shared) :]
+        positions.extend(
+            at for at in range(shared, len(history)) if history[at].get("role") == "user"
+        )
+        self._history = history
+        if not positions:
+            return None
+        last = history[positions[-1]]
+        if self._digest[0] is not last:
+            self._digest = (last, _digest(last))
+        return Marker(len(positions), self._digest[1])
 
 
 def _marker_of(meta: Mapping[str, Any]) -> Marker | None:
@@ -121,6 +146,7 @@ class TurnCounter:
         self.mode = check_mode(mode)
         self.turn = 0
         self.marker: Marker | None = None
+        self._users = UserMessages()
 
     def load(self) -> Flow[int]:
         stored = yield from self.store.get(TURN_NAMESPACE, TURN_PATH)
@@ -138,13 +164,14 @@ class TurnCounter:
         yield from self.load()
         return (yield from self.save(self.turn + 1, self.marker))
 
-    def observe(self, history: Sequence[Message]) -> Flow[int]:
+    def observe(self, history: Sequence[Message], *, frozen: bool = False) -> Flow[int]:
         """Load the count and, with `turns="user_messages"`, count a turn when `history` holds
-        a new user message (recording its marker); the current count."""
+        a new user message (recording its marker); the current count. A `frozen` history (its
+        messages are never mutated) is read from where it parts from the last frozen one."""
         yield from self.load()
         if self.mode != "user_messages":
             return self.turn
-        marker = last_user_marker(history)
+        marker = self._users.marker(history) if frozen else last_user_marker(history)
         if marker is None or marker == self.marker:
             return self.turn
         turn = self.turn + 1 if marker.is_new_turn(self.marker) else self.turn

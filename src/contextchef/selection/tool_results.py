@@ -8,13 +8,15 @@ chef's history keeps the full results; only the payload carries the previews.
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from contextchef import prompts
 from contextchef._effects import Call, Flow
+from contextchef._memo import identical_prefix
 from contextchef.messages import Message
-from contextchef.selection.offload import OffloadConfig, offload_uri, preview
+from contextchef.selection.offload import OffloadConfig, preview
 from contextchef.store.core import StoreCore
 
 __all__ = ["ToolResultMemo", "TransformHook", "prepare_tool_results"]
@@ -28,7 +30,7 @@ class ToolResultMemo:
     """Original tool message → the message sent in its place, for one chef; plus the last
     history seen and its result, so a new turn only looks at what follows the shared prefix."""
 
-    __slots__ = ("_current", "_previews", "_previous", "last")
+    __slots__ = ("_kept", "_positions", "_previews", "_spare", "last")
 
     MAX_PREVIEWS = 1024
     """Previews kept by URI, for results that come back as new objects (a host reloading its
@@ -36,8 +38,9 @@ class ToolResultMemo:
     part, and the URI already names the content."""
 
     def __init__(self) -> None:
-        self._previous: dict[int, tuple[Message, Message]] = {}
-        self._current: dict[int, tuple[Message, Message]] = {}
+        self._kept: dict[int, tuple[Message, Message]] = {}  # replaced messages of `last`
+        self._positions: list[int] = []  # where they are in `last`, ascending
+        self._spare: dict[int, tuple[Message, Message]] = {}  # let go by the last `keep`
         self._previews: dict[str, str] = {}
         self.last: tuple[tuple[Message, ...], tuple[Message, ...]] = ((), ())
 
@@ -55,20 +58,46 @@ class ToolResultMemo:
         return found
 
     def get(self, message: Message) -> Message | None:
-        entry = self._current.get(id(message)) or self._previous.get(id(message))
+        """What `message` was replaced by in the last history (or the one before), if it was."""
+        entry = self._kept.get(id(message)) or self._spare.get(id(message))
         if entry is None or entry[0] is not message:
             return None
-        self._current[id(message)] = entry
         return entry[1]
 
-    def put(self, message: Message, replacement: Message) -> None:
-        self._current[id(message)] = (message, replacement)
-
-    def keep(self, history: tuple[Message, ...], result: tuple[Message, ...]) -> None:
-        """Remember this history and exactly the replacements it still uses."""
+    def keep(self, history: tuple[Message, ...], result: tuple[Message, ...], shared: int) -> None:
+        """Remember this history and its result, which share their first `shared` messages with
+        the last ones. Only what follows the shared prefix is looked at; the replacements the
+        last history had past it stay available for one more turn (a message that moved)."""
+        previous, kept, positions = self.last[0], self._kept, self._positions
+        cut = bisect_left(positions, shared)
+        spare: dict[int, tuple[Message, Message]] = {}
+        for at in positions[cut:]:
+            key = id(previous[at])
+            entry = kept.pop(key, None)
+            if entry is not None:
+                spare[key] = entry
+        del positions[cut:]
+        for at in range(shared, len(history)):
+            message, sent = history[at], result[at]
+            if message is not sent:
+                kept[id(message)] = (message, sent)
+                positions.append(at)
+        self._spare = spare
         self.last = (history, result)
-        self._previous = {}
-        self._current = {id(a): (a, b) for a, b in zip(history, result, strict=True) if a is not b}
+
+
+def _tool_name(history: Sequence[Message], at: int) -> str:
+    """The name of the call that the tool result at `at` answers: looked up in the assistant
+    message before it (where a repaired history has it), else anywhere in the history."""
+    call_id = history[at].get("tool_call_id", "")
+    for index in range(at - 1, -1, -1):
+        message = history[index]
+        if message["role"] == "assistant":
+            for call in message.get("tool_calls") or ():
+                if call["id"] == call_id:
+                    return str(call["function"]["name"])
+            break
+    return _tool_names(history).get(call_id, "")
 
 
 def _tool_names(history: Sequence[Message]) -> dict[str, str]:
@@ -107,8 +136,8 @@ def _prepare_one(
     if config.wants(text):
         try:
             ns = config.namespace
-            yield from store.put(ns, None, text, None)
-            text = memo.preview(text, offload_uri(ns, text), config, vocabulary)
+            stored = yield from store.put(ns, None, text, None)
+            text = memo.preview(text, stored.uri, config, vocabulary)
         except Exception as exc:
             logger.warning("offloading a %d-character tool result failed: %r", len(text), exc)
     if text == content:
@@ -130,12 +159,10 @@ def prepare_tool_results(
     if transform is None and config.threshold is None:
         return history
     previous, previous_out = memo.last
-    shared, limit = 0, min(len(previous), len(history))
-    while shared < limit and previous[shared] is history[shared]:
-        shared += 1
+    shared = identical_prefix(previous, history)
     out = list(previous_out[:shared])
-    names: dict[str, str] | None = None
-    for message in history[shared:]:
+    for at in range(shared, len(history)):
+        message = history[at]
         if message["role"] != "tool":
             out.append(message)
             continue
@@ -145,20 +172,16 @@ def prepare_tool_results(
             continue
         replacement = memo.get(message)
         if replacement is None:
-            if names is None:
-                names = _tool_names(history)
-            name = names.get(message.get("tool_call_id", ""), "")
             replacement = yield from _prepare_one(
                 message,
-                name,
+                _tool_name(history, at),
                 memo,
                 transform=transform,
                 config=config,
                 store=store,
                 vocabulary=vocabulary,
             )
-            memo.put(message, replacement)
         out.append(replacement)
     result = tuple(out)
-    memo.keep(history, result)
+    memo.keep(history, result, shared)
     return result

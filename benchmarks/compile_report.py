@@ -1,0 +1,132 @@
+"""The compile benchmark's report: ratios, the issue's targets as met / not met, the table."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+RATIOS = {  # name: (numerator, denominator)
+    "turn_over_ts": ("turn_append_ms", "ts_turn_append_ms"),
+    "turn_over_orjson": ("turn_append_ms", "orjson_ms"),
+    "fresh_over_ts": ("turn_fresh_ms", "ts_turn_fresh_ms"),
+    "cold_over_ts": ("cold_ms", "ts_cold_ms"),
+    "alone_over_orjson": ("compile_alone_ms", "orjson_ms"),
+    "cold_compile_over_orjson": ("cold_compile_ms", "orjson_ms"),
+    "rss_over_ts": ("rss_mib", "ts_rss_mib"),
+    "cold_over_orjson": ("cold_ms", "orjson_ms"),
+    "turn_over_json": ("turn_append_ms", "json_ms"),
+}
+
+
+def add_ratios(row: dict[str, Any]) -> None:
+    for name, (top, bottom) in RATIOS.items():
+        if row.get(top) is not None and row.get(bottom):
+            row[name] = row[top] / row[bottom]
+
+
+class Target(NamedTuple):
+    """One of the issue's targets: `ratio <= limit` on these targets, at sizes >= `min_size`."""
+
+    text: str
+    ratio: str
+    limit: float
+    targets: tuple[str, ...]
+    min_size: int
+
+
+RESTRUCTURING = ("openai-responses", "anthropic", "gemini")
+ISSUE_TARGETS = (
+    Target("turn, host appending <= 0.15x TS turn", "turn_over_ts", 0.15,
+           ("openai", "anthropic", "gemini"), 10_000),
+    Target("turn, host appending <= 1x orjson.dumps", "turn_over_orjson", 1.0, ("openai",), 10_000),
+    Target("turn, host reloading <= 0.3x TS turn (reloading)", "fresh_over_ts", 0.3,
+           ("openai", *RESTRUCTURING), 10_000),
+    Target("cold <= 1x TS cold", "cold_over_ts", 1.0, ("openai", *RESTRUCTURING), 10_000),
+    # "compile alone" sits under the issue's cold target: judged on a fresh chef's compile, and
+    # on the compile of a turn (after an untimed `set_history(h + 1)`)
+    Target("compile alone, fresh chef <= 3x orjson.dumps", "cold_compile_over_orjson", 3.0,
+           ("openai",), 10_000),
+    Target("compile alone, fresh chef <= 5x orjson.dumps", "cold_compile_over_orjson", 5.0,
+           RESTRUCTURING, 10_000),
+    Target("compile alone, a turn's <= 3x orjson.dumps", "alone_over_orjson", 3.0, ("openai",),
+           10_000),
+    Target("compile alone, a turn's <= 5x orjson.dumps", "alone_over_orjson", 5.0, RESTRUCTURING,
+           10_000),
+    Target("peak RSS <= TS peak RSS", "rss_over_ts", 1.0, ("openai", *RESTRUCTURING), 50_000),
+)  # fmt: skip
+
+
+def check_targets(report: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each target with the rows it applies to, their ratios and whether it is met."""
+    verdicts: list[dict[str, Any]] = []
+    for goal in ISSUE_TARGETS:
+        seen = [
+            (row["messages"], row["target"], row[goal.ratio])
+            for row in report.values()
+            if row["target"] in goal.targets
+            and row["messages"] >= goal.min_size * 0.99
+            and goal.ratio in row
+        ]
+        verdict = "not measured" if not seen else "met"
+        if any(value > goal.limit for _, _, value in seen):
+            verdict = "NOT met"
+        verdicts.append({"target": goal.text, "verdict": verdict, "rows": seen})
+    return verdicts
+
+
+# -- printing --------------------------------------------------------------------------------
+
+COLUMNS = (  # header, key, format: the figures
+    ("cold", "cold_ms", ".1f"),
+    ("·hist", "cold_set_history_ms", ".1f"),
+    ("·cmp", "cold_compile_ms", ".1f"),
+    ("turn+", "turn_append_ms", ".1f"),
+    ("turn~", "turn_fresh_ms", ".1f"),
+    ("alone", "compile_alone_ms", ".1f"),
+    ("orjson", "orjson_ms", ".2f"),
+    ("json", "json_ms", ".1f"),
+    ("RSS", "rss_mib", ".0f"),
+    ("TScold", "ts_cold_ms", ".1f"),
+    ("TSturn+", "ts_turn_append_ms", ".1f"),
+    ("TSturn~", "ts_turn_fresh_ms", ".1f"),
+    ("TS_RSS", "ts_rss_mib", ".0f"),
+)
+RATIO_COLUMNS = (
+    ("turn+/TS", "turn_over_ts", ".2f"),
+    ("turn+/orj", "turn_over_orjson", ".2f"),
+    ("turn~/TS", "fresh_over_ts", ".2f"),
+    ("cold/TS", "cold_over_ts", ".2f"),
+    ("cmp/orj", "cold_compile_over_orjson", ".2f"),
+    ("alone/orj", "alone_over_orjson", ".2f"),
+    ("RSS/TS", "rss_over_ts", ".2f"),
+)
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    """The figures, then the ratios the issue's targets are stated in."""
+    for columns, width in ((COLUMNS, 8), (RATIO_COLUMNS, 10)):
+        head = f"{'msgs':>6} {'target':<16}" + "".join(f"{h:>{width}}" for h, _, _ in columns)
+        print(head)
+        print("-" * len(head))
+        for row in rows:
+            cells = "".join(
+                f"{format(row[k], f):>{width}}" if row.get(k) is not None else f"{'-':>{width}}"
+                for _, k, f in columns
+            )
+            print(f"{row['messages']:>6} {row['target']:<16}{cells}")
+        print()
+
+
+def print_legend() -> None:
+    print(
+        "ms, medians. cold = new chef + set_system_prompt + set_history (·hist) + compile (·cmp); "
+        "turn+ = set_history(h + 1) + compile, host appending; turn~ = the same, host reloading "
+        "fresh dicts; alone = compile of turn+; orjson/json = dumps of the payload; RSS in MiB "
+        "(fresh process); TS = the reference @context-chef/core."
+    )
+
+
+def print_verdicts(verdicts: list[dict[str, Any]]) -> None:
+    print("\nIssue 16 targets (at 10k and 50k messages; RSS at 50k):")
+    for item in verdicts:
+        values = ", ".join(f"{n // 1000}k {t} {v:.2f}" for n, t, v in item["rows"])
+        print(f"  [{item['verdict']:^12}] {item['target']}: {values or '-'}")
