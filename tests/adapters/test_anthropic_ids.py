@@ -15,6 +15,9 @@ from contextchef.adapters.anthropic import _wire_id
 @example("-")
 @example("_")
 @example("call_1-x")
+@example("1abc")
+@example("class")
+@example("a b")
 @example("ａ1")  # a fullwidth letter: alphanumeric, but not ASCII
 @example("٣")  # an Arabic-Indic digit
 def test_an_id_is_kept_exactly_when_anthropic_accepts_it(call_id: str) -> None:

@@ -75,8 +75,8 @@ def _has_text(text: str) -> bool:
 
 
 def _wire_id(call_id: str) -> str:
-    # `^[A-Za-z0-9_-]+$` without a regex: ASCII letters and digits once `_` and `-` are letters
-    if call_id.isascii() and call_id.replace("_", "a").replace("-", "a").isalnum():
+    # `^[A-Za-z0-9_-]+$` without a regex: an ASCII identifier once `-` is `_` and a letter leads
+    if call_id and call_id.isascii() and ("a" + call_id.replace("-", "_")).isidentifier():
         return call_id
     digest = hashlib.blake2s(call_id.encode(), digest_size=4).hexdigest()
     return f"{re.sub(r'[^A-Za-z0-9_-]', '_', call_id)}_{digest}"
