@@ -101,13 +101,24 @@ class CountingCache(ConversionCache):
     def __init__(self) -> None:
         super().__init__()
         self.misses = 0
+        self._wrappers: set[Callable[[Any], Any]] = set()
 
-    def convert(self, message: object, convert: Callable[[Any], Any]) -> Any:
+    def _counted(self, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        if convert in self._wrappers:  # `convert_all` converting through `convert`
+            return convert
+
         def counted(value: Any) -> Any:
             self.misses += 1
             return convert(value)
 
-        return super().convert(message, counted)
+        self._wrappers.add(counted)
+        return counted
+
+    def convert(self, message: object, convert: Callable[[Any], Any]) -> Any:
+        return super().convert(message, self._counted(convert))
+
+    def convert_all(self, messages: Sequence[object], convert: Callable[[Any], Any]) -> list[Any]:
+        return super().convert_all(messages, self._counted(convert))
 
 
 def is_key_sorted(payload: Any) -> bool:

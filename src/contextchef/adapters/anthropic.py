@@ -43,12 +43,15 @@ import hashlib
 import json
 import logging
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from contextchef import prompts
 from contextchef._jsonvalue import loads_sorted
+from contextchef._memo import identical_prefix
 from contextchef.adapters.anthropic_compaction import compaction_keys
+from contextchef.adapters.anthropic_turns import Piece, Turns, last_marks, lead_piece, text_block
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
+from contextchef.adapters.json_args import loads_sorted_fast
 from contextchef.errors import CompileError, ConfigError
 from contextchef.messages import Message
 from contextchef.placement.breakpoints import AUTO_MARK
@@ -60,7 +63,6 @@ logger = logging.getLogger("contextchef.adapters.anthropic")
 ANTHROPIC_MAX_BREAKPOINTS = 4
 _IMAGE_TYPES = frozenset(("image/jpeg", "image/png", "image/gif", "image/webp"))
 _UNCACHEABLE = frozenset(("thinking", "redacted_thinking"))
-_WIRE_ID = re.compile(r"[A-Za-z0-9_-]+")
 _Block = dict[str, Any]
 
 
@@ -68,26 +70,13 @@ class _Unsupported(Exception):
     """Raised by a conversion; `compile` re-raises it as `CompileError` with the index."""
 
 
-class _Piece(NamedTuple):
-    """One IR message converted: its wire role, blocks, and the block a breakpoint marks."""
-
-    role: str
-    blocks: list[_Block]
-    mark: int  # index in `blocks` of the block that carries the breakpoint, -1 for none
-    wire: dict[str, Any]  # the message as sent when it forms a turn on its own
-    auto: bool = False  # the breakpoint is an automatic one (the host's own take precedence)
-
-
 def _has_text(text: str) -> bool:
     return bool(text) and not text.isspace()
 
 
-def _text(text: str) -> _Block:
-    return {"text": text, "type": "text"}
-
-
 def _wire_id(call_id: str) -> str:
-    if _WIRE_ID.fullmatch(call_id):
+    # `^[A-Za-z0-9_-]+$` without a regex: an ASCII identifier once `-` is `_` and a letter leads
+    if call_id and call_id.isascii() and ("a" + call_id.replace("-", "_")).isidentifier():
         return call_id
     digest = hashlib.blake2s(call_id.encode(), digest_size=4).hexdigest()
     return f"{re.sub(r'[^A-Za-z0-9_-]', '_', call_id)}_{digest}"
@@ -138,13 +127,13 @@ def _parts(content: Any) -> list[_Block]:
     if content is None:
         return []
     if isinstance(content, str):
-        return [_text(content)] if _has_text(content) else []
+        return [text_block(content)] if _has_text(content) else []
     blocks: list[_Block] = []
     for part in content:
         kind = part["type"]
         if kind == "text":
             if _has_text(part["text"]):
-                blocks.append(_text(part["text"]))
+                blocks.append(text_block(part["text"]))
         elif kind == "image":
             blocks.append(_image(part))
         else:
@@ -156,7 +145,7 @@ def _tool_use(call: Any) -> _Block:
     function = call["function"]
     raw = function["arguments"]
     try:
-        arguments = {} if not raw or raw.isspace() else loads_sorted(raw)
+        arguments = {} if not raw or raw.isspace() else loads_sorted_fast(raw, loads_sorted)
     except json.JSONDecodeError as exc:
         problem = f"arguments are not valid JSON ({exc.msg} at character {exc.pos})"
         raise _Unsupported(f"tool call {call['id']!r} ({function['name']}): {problem}") from None
@@ -182,24 +171,27 @@ def _assistant_blocks(message: Message) -> list[_Block]:
         blocks.append({"signature": signature, "thinking": text, "type": "thinking"})
     for redacted in message.get("redacted_thinking") or ():
         blocks.append({"data": redacted["data"], "type": "redacted_thinking"})
-    blocks.extend(_parts(message.get("content")))
-    blocks.extend(_tool_use(call) for call in message.get("tool_calls") or ())
+    content = message.get("content")
+    if isinstance(content, str):
+        if content and not content.isspace():
+            blocks.append({"text": content, "type": "text"})
+    elif content:
+        blocks.extend(_parts(content))
+    for call in message.get("tool_calls") or ():
+        blocks.append(_tool_use(call))
     return blocks
 
 
 def _tool_result(message: Message) -> _Block:
-    block: _Block = {}
-    content = message.get("content")
+    content: Any = message.get("content")
     if isinstance(content, str):
-        if _has_text(content):
-            block["content"] = content
+        content = content if _has_text(content) else None
     elif content:
-        parts = _parts(content)
-        if parts:
-            block["content"] = parts
-    block["tool_use_id"] = _wire_id(message["tool_call_id"])
-    block["type"] = "tool_result"
-    return block
+        content = _parts(content)
+    call_id = _wire_id(message["tool_call_id"])
+    if content:
+        return {"content": content, "tool_use_id": call_id, "type": "tool_result"}
+    return {"tool_use_id": call_id, "type": "tool_result"}
 
 
 def _system_blocks(message: Message) -> list[_Block]:
@@ -214,7 +206,7 @@ def _system_blocks(message: Message) -> list[_Block]:
     return _parts(content)
 
 
-def _convert(message: Message) -> _Piece:
+def _convert(message: Message) -> Piece:
     role = message["role"]
     if role == "assistant":
         blocks = _assistant_blocks(message)
@@ -222,7 +214,11 @@ def _convert(message: Message) -> _Piece:
         role = "user"
         blocks = [_tool_result(message)]
     elif role == "user":
-        blocks = _parts(message.get("content"))
+        content = message.get("content")
+        if isinstance(content, str):
+            blocks = [{"text": content, "type": "text"}] if _has_text(content) else []
+        else:
+            blocks = _parts(content)
     else:
         blocks = _system_blocks(message)
     mark = -1
@@ -232,7 +228,10 @@ def _convert(message: Message) -> _Piece:
             (i for i in range(len(blocks) - 1, -1, -1) if blocks[i]["type"] not in _UNCACHEABLE),
             -1,
         )
-    return _Piece(role, blocks, mark, {"content": blocks, "role": role}, not user)
+    return _new_piece(Piece, (role, blocks, mark, {"content": blocks, "role": role}, not user))
+
+
+_new_piece = tuple.__new__  # `Piece(...)` without its Python-level `__new__`
 
 
 def _with_cache_control(block: _Block) -> _Block:
@@ -271,51 +270,39 @@ class AnthropicAdapter:
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()  # empty is falsy
-        system: list[_Piece] = []
+        system: list[Piece] = []
         for index, message in enumerate(request.system):
             try:
                 system.append(cache.convert(message, _convert))
             except _Unsupported as exc:
                 raise CompileError(f"system prompt message {index}: {exc}") from None
-        hoisted = 0
-        turns: list[list[_Piece]] = []
-        sizes: list[int] = []  # blocks in each turn so far
-        marks: list[tuple[int, int, bool]] = []  # (turn, block, auto) of each breakpoint
-        try:
-            pieces = cache.convert_all(request.messages, _convert)
-        except _Unsupported:
-            raise _locate(request.messages) from None
-        for piece in pieces:
-            if piece.role == "system":
-                system.append(piece)
-                hoisted += 1
-            elif piece.blocks:
-                _add(piece, turns, sizes, marks)
-        if request.prefill is not None and _has_text(request.prefill):
-            if not turns:  # nothing came before the prefill: the conversation starts here
-                starts = [_text(prompts.CONVERSATION_STARTS)]
-                lead = _Piece("user", starts, -1, {"content": starts, "role": "user"})
-                _add(lead, turns, sizes, marks)
-            prefill = [_text(request.prefill)]
-            wire = {"content": prefill, "role": "assistant"}
-            _add(_Piece("assistant", prefill, -1, wire), turns, sizes, marks)
-        if hoisted:
-            logger.debug("hoisted %d system message(s) from the history into `system`", hoisted)
+        turns = self._turns(request, cache)
+        if turns.hoisted:
+            logger.debug(
+                "hoisted %d system message(s) from the history into `system`", len(turns.hoisted)
+            )
+            system.extend(turns.hoisted)
 
         system_blocks: list[_Block] = []
-        system_marks: list[tuple[int, int, bool]] = []
+        system_own: list[tuple[int, int]] = []
+        system_auto: list[tuple[int, int]] = []
         for piece in system:
             if piece.mark >= 0:
-                system_marks.append((-1, len(system_blocks) + piece.mark, piece.auto))
+                marks = system_auto if piece.auto else system_own
+                marks.append((-1, len(system_blocks) + piece.mark))
             system_blocks.extend(piece.blocks)
-        messages = [turn[0].wire if len(turn) == 1 else _merged(turn, cache) for turn in turns]
+        messages = turns.wires[:]  # this request's copy: the turns' wires are never mutated
+        if request.prefill is not None and _has_text(request.prefill):
+            _add_prefill(messages, request.prefill)
         if not messages:  # the Messages API needs at least one message
-            messages.append({"content": [_text(prompts.CONVERSATION_STARTS)], "role": "user"})
+            messages.append({"content": [text_block(prompts.CONVERSATION_STARTS)], "role": "user"})
         _strip_final_whitespace(messages)
         budget = self.max_cache_breakpoints
         if request.max_breakpoints is not None:
             budget = max(0, min(budget, request.max_breakpoints))
-        self._place_breakpoints(system_blocks, messages, system_marks + marks, budget)
+        own = (system_own, turns.own)
+        auto = (system_auto, turns.auto)
+        self._place_breakpoints(system_blocks, messages, own, auto, budget)
 
         payload: dict[str, Any] = {}
         if request.server_compaction is not None:  # `betas`, `context_management` sort first
@@ -327,31 +314,45 @@ class AnthropicAdapter:
             payload["tools"] = [cache.convert(tool, _tool) for tool in request.tools]
         return payload
 
+    def _turns(self, request: AdapterInput, cache: ConversionCache) -> Turns:
+        """The history's turns, resumed from those of this cache's previous compile."""
+        turns: Turns | None = cache.state.get(self)
+        if turns is None:
+            turns = cache.state[self] = Turns()
+        generation = cache.generation
+        try:
+            pieces = cache.convert_all(request.messages, _convert)
+        except _Unsupported:
+            raise _locate(request.messages) from None
+        if turns.generation == generation:  # the previous call's pieces are the turns' pieces
+            shared = cache.shared
+        else:
+            shared = identical_prefix(turns.pieces, pieces)
+        turns.generation = -1  # until the update is complete
+        turns.update(pieces, shared, cache)
+        turns.generation = cache.generation
+        return turns
+
     def _place_breakpoints(
         self,
         system_blocks: list[_Block],
         messages: list[dict[str, Any]],
-        marks: list[tuple[int, int, bool]],
+        own: tuple[list[tuple[int, int]], list[tuple[int, int]]],
+        auto: tuple[list[tuple[int, int]], list[tuple[int, int]]],
         keep: int,
     ) -> None:
         """Put `cache_control` on the newest marked blocks, within the budget `keep`: the host's
-        own marks first, automatic ones in what they leave."""
-        own = [mark for mark in marks if not mark[2]]
-        if len(own) > keep:
-            if keep:
-                logger.warning(
-                    "%d cache breakpoints marked, %d allowed per request: dropped the %d oldest",
-                    len(own),
-                    keep,
-                    len(own) - keep,
-                )
-            own = own[len(own) - keep :]
-        room = keep - len(own)
-        auto = [mark for mark in marks if mark[2]]
-        chosen = {(turn, at) for turn, at, _ in own}
-        chosen.update(
-            (turn, at) for turn, at, _ in (auto[max(0, len(auto) - room) :] if room else ())
-        )
+        own marks first (system ones, then the history's), automatic ones in what they leave."""
+        marked = len(own[0]) + len(own[1])
+        if marked > keep and keep:
+            logger.warning(
+                "%d cache breakpoints marked, %d allowed per request: dropped the %d oldest",
+                marked,
+                keep,
+                marked - keep,
+            )
+        chosen = set(last_marks(*own, keep))
+        chosen.update(last_marks(*auto, keep - len(chosen)))
         for turn, at in sorted(chosen):
             if turn < 0:
                 system_blocks[at] = _with_cache_control(system_blocks[at])
@@ -372,54 +373,17 @@ def _locate(messages: Any) -> CompileError:
     return CompileError("a message could not be converted")  # pragma: no cover
 
 
-def _add(
-    piece: _Piece,
-    turns: list[list[_Piece]],
-    sizes: list[int],
-    marks: list[tuple[int, int, bool]],
-) -> None:
-    """Append `piece` to the last turn if it has the same role, else start a new turn.
-
-    Anthropic wants the user to speak first: an assistant piece arriving first is preceded by
-    the placeholder user turn `ensure_valid_history` uses.
-    """
-    if not turns and piece.role == "assistant":
-        lead = [_text(prompts.CONVERSATION_CONTINUES)]
-        turns.append([_Piece("user", lead, -1, {"content": lead, "role": "user"})])
-        sizes.append(1)
-    if turns and turns[-1][0].role == piece.role:
-        offset = sizes[-1]
-        turns[-1].append(piece)
-        sizes[-1] += len(piece.blocks)
+def _add_prefill(messages: list[dict[str, Any]], prefill: str) -> None:
+    """The prefill as a trailing assistant turn, merged into one that ends the history (on a
+    copy); a history with no turn at all starts with the placeholder user turn."""
+    block = text_block(prefill)
+    if not messages:
+        messages.append(lead_piece(prompts.CONVERSATION_STARTS).wire)
+    last = messages[-1]
+    if last["role"] == "assistant":
+        messages[-1] = {"content": [*last["content"], block], "role": "assistant"}
     else:
-        offset = 0
-        turns.append([piece])
-        sizes.append(len(piece.blocks))
-    if piece.mark >= 0:
-        marks.append((len(turns) - 1, offset + piece.mark, piece.auto))
-
-
-class _Merge:
-    """The wire form of a turn merged from several pieces, and the pieces it was built from."""
-
-    __slots__ = ("pieces", "wire")
-
-    def __init__(self) -> None:
-        self.pieces: tuple[_Piece, ...] = ()
-        self.wire: dict[str, Any] = {}
-
-
-def _merged(turn: list[_Piece], cache: ConversionCache) -> dict[str, Any]:
-    """One turn of several pieces, as the same object as long as its pieces are the same: the
-    conversion cache keeps each piece per message, and keeping the merged turn too lets
-    everything that memoises by identity (token counts, the cache ledger) skip it next compile.
-    The memo is keyed by the first piece's block list, an object only that piece holds."""
-    merge: _Merge = cache.convert(turn[0].blocks, lambda _: _Merge())
-    pieces = merge.pieces
-    if len(pieces) != len(turn) or any(a is not b for a, b in zip(pieces, turn, strict=True)):
-        merge.pieces = tuple(turn)
-        merge.wire = {"content": [b for p in turn for b in p.blocks], "role": turn[0].role}
-    return merge.wire
+        messages.append({"content": [block], "role": "assistant"})
 
 
 def _strip_final_whitespace(messages: list[dict[str, Any]]) -> None:

@@ -21,14 +21,14 @@ Call ids are sent with calls and responses (Gemini pairs them by id), except the
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
 from contextchef import prompts
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition
 from contextchef.adapters.content import text_only
-from contextchef.errors import CompileError
+from contextchef.adapters.gemini_contents import Contents, Unconvertible
+from contextchef.adapters.json_args import loads_sorted_fast
 from contextchef.messages import Message
 
 __all__ = ["SYNTHETIC_CALL_ID_PREFIX", "GeminiAdapter"]
@@ -52,10 +52,6 @@ def _no_constants(name: str) -> Any:
 _decoder = json.JSONDecoder(
     object_pairs_hook=lambda pairs: dict(sorted(pairs, key=_by_key)), parse_constant=_no_constants
 )
-
-
-class _Unconvertible(Exception):
-    """A message the target cannot take; `compile` re-raises it as `CompileError` with its index."""
 
 
 def _media_part(part: Any) -> dict[str, Any]:
@@ -93,20 +89,20 @@ def _with_signature(parts: list[dict[str, Any]], signature: str) -> None:
 
 
 def _parse_arguments(call: Any) -> dict[str, Any]:
-    """A tool call's arguments as the JSON object Gemini wants; `_Unconvertible` otherwise."""
+    """A tool call's arguments as the JSON object Gemini wants; `Unconvertible` otherwise."""
     function = call["function"]
     raw = function["arguments"]
     if not raw.strip():
         return {}
     try:
-        value = _decoder.decode(raw)
+        value = loads_sorted_fast(raw, _decoder.decode)
     except ValueError as exc:
-        raise _Unconvertible(
+        raise Unconvertible(
             f"tool call {call['id']!r} ({function['name']}) has arguments that are not valid "
             f"JSON ({exc}); Gemini needs them as a JSON object"
         ) from None
     if not isinstance(value, dict):
-        raise _Unconvertible(
+        raise Unconvertible(
             f"tool call {call['id']!r} ({function['name']}) has arguments that are a JSON "
             f"{_JSON_KINDS.get(type(value), 'null')}, not an object; Gemini needs a JSON object"
         )
@@ -115,10 +111,10 @@ def _parse_arguments(call: Any) -> dict[str, Any]:
 
 def _response_value(content: Any) -> dict[str, Any]:
     """A tool result as Gemini's `response` object: a JSON object as is, else `{"result": text}`."""
-    text = text_only(content)
+    text = content if isinstance(content, str) else text_only(content)
     if text.lstrip().startswith("{"):
         try:
-            value = _decoder.decode(text)
+            value = loads_sorted_fast(text, _decoder.decode)
         except ValueError:
             value = None
         if isinstance(value, dict):
@@ -156,96 +152,57 @@ class GeminiAdapter:
             return None
         return call_id
 
-    def _model_content(self, message: Message) -> Content | None:
-        parts = _parts(message.get("content"))
+    def model_content(self, message: Message) -> Content | None:
+        content = message.get("content")
+        parts: list[dict[str, Any]]
+        if isinstance(content, str):
+            parts = [{"text": content}] if content else []
+        else:
+            parts = _parts(content)
         signature = message.get("gemini_thought_signature")
         if signature:
             _with_signature(parts, signature)
         for call in message.get("tool_calls") or ():
-            function_call: dict[str, Any] = {"args": _parse_arguments(call)}
+            args, name = _parse_arguments(call), call["function"]["name"]
             call_id = self._call_id(call["id"])
-            if call_id is not None:
-                function_call["id"] = call_id
-            function_call["name"] = call["function"]["name"]
-            part: dict[str, Any] = {"function_call": function_call}
+            function_call: dict[str, Any] = (
+                {"args": args, "name": name}
+                if call_id is None
+                else {"args": args, "id": call_id, "name": name}
+            )
             if "gemini_thought_signature" in call:
-                part["thought_signature"] = call["gemini_thought_signature"]
-            parts.append(part)
+                signed = call["gemini_thought_signature"]
+                parts.append({"function_call": function_call, "thought_signature": signed})
+            else:
+                parts.append({"function_call": function_call})
         return {"parts": parts, "role": "model"} if parts else None
 
-    def _user_content(self, message: Message) -> Content | None:
-        parts = _parts(message.get("content"))
+    def user_content(self, message: Message) -> Content | None:
+        content = message.get("content")
+        if isinstance(content, str):
+            return {"parts": [{"text": content}], "role": "user"} if content else None
+        parts = _parts(content)
         return {"parts": parts, "role": "user"} if parts else None
 
-    def _tool_content(self, message: Message, name: str) -> Content:
-        response: dict[str, Any] = {}
+    def tool_content(self, message: Message, name: str) -> Content:
+        value = _response_value(message.get("content"))
         call_id = self._call_id(message["tool_call_id"])
-        if call_id is not None:
-            response["id"] = call_id
-        response["name"] = name
-        response["response"] = _response_value(message.get("content"))
+        response = (
+            {"name": name, "response": value}
+            if call_id is None
+            else {"id": call_id, "name": name, "response": value}
+        )
         return {"parts": [{"function_response": response}], "role": "user"}
-
-    def _tool_result(
-        self, message: Message, names: dict[str, str], cache: ConversionCache
-    ) -> Content:
-        call_id = message["tool_call_id"]
-        name = names.get(call_id) or message.get("name")
-        if not name:
-            raise _Unconvertible(
-                f"tool result for call {call_id!r} has no matching tool call earlier in the "
-                "history, and Gemini needs the called function's name; repair the history "
-                "with ensure_valid_history() or give the result a 'name'"
-            )
-        result = cache.convert(message, lambda m: self._tool_content(m, name))
-        if result["parts"][0]["function_response"]["name"] != name:
-            result = self._tool_content(message, name)  # the same object answers another call
-        return result
-
-    def _contents(
-        self, messages: Sequence[Message], system: list[Any], cache: ConversionCache
-    ) -> list[Content]:
-        """Convert the history, hoisting system messages and merging same-role neighbours."""
-        convert = cache.convert
-        model_content, user_content = self._model_content, self._user_content
-        names: dict[str, str] = {}  # call id -> function name, for naming the results
-        contents: list[Content] = []
-        groups: list[list[Content]] = []  # the converted contents each output content holds
-        last_role = ""
-        for index, message in enumerate(messages):
-            role = message["role"]
-            content: Content | None
-            try:
-                if role == "tool":
-                    content = self._tool_result(message, names, cache)
-                elif role == "assistant":
-                    content = convert(message, model_content)
-                    for call in message.get("tool_calls") or ():
-                        names[call["id"]] = call["function"]["name"]
-                elif role == "system":
-                    system.extend(convert(message, _system_parts))
-                    continue
-                else:
-                    content = convert(message, user_content)
-            except _Unconvertible as exc:
-                raise CompileError(str(exc), index=index) from None
-            if content is None:
-                continue
-            if content["role"] != last_role:
-                contents.append(content)
-                groups.append([content])
-                last_role = content["role"]
-                continue
-            groups[-1].append(content)
-        for index, group in enumerate(groups):
-            if len(group) > 1:
-                contents[index] = _merged(group, cache)
-        return contents
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()
         system = [part for m in request.system for part in cache.convert(m, _system_parts)]
-        contents = self._contents(request.messages, system, cache)
+        history: Contents | None = cache.state.get(self)
+        if history is None:
+            history = cache.state[self] = Contents()
+        history.update(self, _system_parts, request.messages, cache)
+        system.extend(history.hoisted)
+        contents = history.wires[:]  # this request's copy: the merged contents are never mutated
         prefill = _trailing_model_text(contents) + (request.prefill or "")
         if not contents:
             contents.append({"parts": [{"text": prompts.CONVERSATION_STARTS}], "role": "user"})
@@ -255,32 +212,9 @@ class GeminiAdapter:
         if system:
             config["system_instruction"] = {"parts": system}
         if request.tools:
-            declarations = [_declaration(tool) for tool in request.tools]
+            declarations = [cache.convert(tool, _declaration) for tool in request.tools]
             config["tools"] = [{"function_declarations": declarations}]
         return {"config": config, "contents": contents}
-
-
-class _Merge:
-    """A content merged from several converted contents, and the contents it was built from."""
-
-    __slots__ = ("group", "wire")
-
-    def __init__(self) -> None:
-        self.group: tuple[Content, ...] = ()
-        self.wire: Content = {"parts": [], "role": ""}
-
-
-def _merged(group: list[Content], cache: ConversionCache) -> Content:
-    """Same-role neighbours as one content, the same object while they are the same objects
-    (what memoises by identity, token counts and the cache ledger, then skips it). Keyed by the
-    first content's parts list, an object only that converted content holds."""
-    merge: _Merge = cache.convert(group[0]["parts"], lambda _: _Merge())
-    if len(merge.group) != len(group) or any(
-        a is not b for a, b in zip(merge.group, group, strict=True)
-    ):
-        merge.group = tuple(group)
-        merge.wire = {"parts": [p for c in group for p in c["parts"]], "role": group[0]["role"]}
-    return merge.wire
 
 
 def _trailing_model_text(contents: list[Content]) -> str:

@@ -23,6 +23,7 @@ pruner restricts calls by name (`use_allowed_tools`), `tool_choice` is
 
 from __future__ import annotations
 
+from itertools import accumulate, chain
 from typing import Any
 
 from contextchef import prompts
@@ -61,38 +62,41 @@ def _input_parts(content: Any) -> list[dict[str, Any]]:
 
 
 def _assistant_items(message: Message) -> list[Item]:
-    items: list[Item] = [sorted_keys(item) for item in message.get("openai_reasoning") or ()]
-    calls = message.get("tool_calls") or ()
+    reasoning = message.get("openai_reasoning")
+    items: list[Item] = [sorted_keys(item) for item in reasoning] if reasoning else []
+    calls = message.get("tool_calls")
     content = message.get("content")
-    text = text_only(content)
+    text = content if isinstance(content, str) else text_only(content)
     if text or not (calls or items):
-        item: Item = {"content": text}
         if "openai_phase" in message:
-            item["phase"] = message["openai_phase"]
-        item["role"] = "assistant"
-        item["type"] = "message"
-        items.append(item)
-    items.extend(
-        {
-            "arguments": call["function"]["arguments"],
-            "call_id": call["id"],
-            "name": call["function"]["name"],
-            "type": "function_call",
-        }
-        for call in calls
-    )
+            phase = message["openai_phase"]
+            items.append({"content": text, "phase": phase, "role": "assistant", "type": "message"})
+        else:
+            items.append({"content": text, "role": "assistant", "type": "message"})
+    for call in calls or ():
+        function = call["function"]
+        items.append(
+            {
+                "arguments": function["arguments"],
+                "call_id": call["id"],
+                "name": function["name"],
+                "type": "function_call",
+            }
+        )
     return items
 
 
 def _items(message: Message) -> list[Item]:
     """The input items one message becomes."""
     role = message["role"]
-    content = message.get("content")
     if role == "assistant":
         return _assistant_items(message)
+    content = message.get("content")
     if role == "tool":
-        has_attachments = isinstance(content, list) and any(p["type"] != "text" for p in content)
-        output: Any = _input_parts(content) if has_attachments else text_only(content)
+        output: Any = content
+        if not isinstance(content, str):
+            attached = content is not None and any(p["type"] != "text" for p in content)
+            output = _input_parts(content) if attached else text_only(content)
         return [
             {"call_id": message["tool_call_id"], "output": output, "type": "function_call_output"}
         ]
@@ -120,9 +124,7 @@ class OpenAIResponsesAdapter:
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()
-        items: list[Item] = []
-        for message in request.messages:
-            items.extend(cache.convert(message, _items))
+        items = _history_items(self, request, cache)
         if all(item.get("role") == "system" for item in items):
             part = {"text": prompts.CONVERSATION_STARTS, "type": "input_text"}
             items.append({"content": [part], "role": "user", "type": "message"})
@@ -141,6 +143,37 @@ class OpenAIResponsesAdapter:
         if request.tools:
             payload["tools"] = [_tool(tool) for tool in request.tools]
         return payload
+
+
+class _Flat:
+    """The input items of the previous compile's history, flat, and where each message's
+    items start (`starts[i]`; one more entry than messages), so the next compile keeps the
+    items of the prefix it shares and converts the rest."""
+
+    __slots__ = ("generation", "items", "starts")
+
+    def __init__(self) -> None:
+        self.generation = -1  # the `ConversionCache.generation` the items came from
+        self.items: list[Item] = []
+        self.starts: list[int] = [0]
+
+
+def _history_items(owner: object, request: AdapterInput, cache: ConversionCache) -> list[Item]:
+    """The history's input items (a list of the caller's own), reusing the previous ones."""
+    flat: _Flat | None = cache.state.get(owner)
+    if flat is None:
+        flat = cache.state[owner] = _Flat()
+    generation = cache.generation
+    converted = cache.convert_all(request.messages, _items)
+    shared = cache.shared if flat.generation == generation else 0
+    items, starts = flat.items, flat.starts
+    del items[starts[shared] :], starts[shared + 1 :]
+    new = converted[shared:] if shared else converted
+    items.extend(chain.from_iterable(new))
+    starts.extend(accumulate(map(len, new), initial=starts[-1]))
+    del starts[shared + 1]  # `accumulate` repeats its initial value first
+    flat.generation = cache.generation
+    return items[:]
 
 
 def _append_to_last_user(items: list[Item], instruction: str) -> bool:

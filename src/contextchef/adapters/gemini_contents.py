@@ -1,0 +1,238 @@
+"""Gemini's `contents`, merged from converted messages and kept between compiles.
+
+Consecutive contents of one role merge into one, and a tool result is named after the call that
+an earlier assistant message made. An agent loop compiles the same history plus a turn or two:
+`Contents` keeps the previous compile's merge and the call names as they stood at every
+message, and restarts at the content holding the last unchanged message (which may absorb the
+new ones). Every earlier content keeps its object. Contents handed out are never mutated: one
+that grows is a new dict, and what a compile changes for one request only (the prefill
+instruction, a trailing model text taken off) the adapter does on copies.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from contextchef._memo import identical_prefix
+from contextchef.adapters.base import ConversionCache
+from contextchef.errors import CompileError
+from contextchef.messages import Message
+
+__all__ = ["Contents", "Converter", "Unconvertible"]
+
+Content = dict[str, Any]
+_MISSING = ""  # a call id had no name yet (names are never empty: Gemini needs them)
+
+
+class Unconvertible(Exception):
+    """A message the target cannot take; re-raised as `CompileError` with its index."""
+
+
+class Converter(Protocol):
+    """The adapter's per-message conversions, as `Contents` calls them."""
+
+    def model_content(self, message: Message) -> Content | None: ...
+
+    def user_content(self, message: Message) -> Content | None: ...
+
+    def tool_content(self, message: Message, name: str) -> Content: ...
+
+
+class _Named:
+    """A tool result's content and the function name it was built with (what is memoised)."""
+
+    __slots__ = ("content", "name")
+
+    def __init__(self, _: object = None) -> None:
+        self.name = ""
+        self.content: Content = {}
+
+
+def _call_name(message: Message, names: dict[str, str]) -> str:
+    """The function a tool result answers (by `names`, call id -> name, else its own `name`)."""
+    call_id = message["tool_call_id"]
+    name = names.get(call_id) or message.get("name")
+    if not name:
+        raise Unconvertible(
+            f"tool result for call {call_id!r} has no matching tool call earlier in the "
+            "history, and Gemini needs the called function's name; repair the history "
+            "with ensure_valid_history() or give the result a 'name'"
+        )
+    return name
+
+
+class _Merge:
+    """A content merged from several converted contents, and the contents it was built from."""
+
+    __slots__ = ("group", "wire")
+
+    def __init__(self, _: object = None) -> None:
+        self.group: tuple[Content, ...] = ()
+        self.wire: Content = {"parts": [], "role": ""}
+
+
+class Contents:
+    """The contents a history merges into, resumable after a shared prefix.
+
+    Content `c` holds the converted contents `groups[c]` (the first from message `firsts[c]`)
+    and is sent as `wires[c]`. `hoisted` are the system parts of the history's system messages
+    (part `p` from message `hoisted_at[p]`); `names` maps call ids to function names, and
+    `log` records (message index, call id, name before) to undo them back to any message.
+    """
+
+    __slots__ = (
+        "firsts",
+        "groups",
+        "hoisted",
+        "hoisted_at",
+        "log",
+        "messages",
+        "names",
+        "runs",
+        "wires",
+    )
+
+    def __init__(self) -> None:
+        self.messages: tuple[Message, ...] = ()
+        self.firsts: list[int] = []
+        self.groups: list[list[Content]] = []
+        self.wires: list[Content] = []
+        self.hoisted: list[Any] = []
+        self.hoisted_at: list[int] = []
+        self.names: dict[str, str] = {}
+        self.log: list[tuple[int, str, str]] = []
+        self.runs = 0  # updates completed
+
+    def _clear(self) -> None:
+        self.messages = ()
+        del self.firsts[:], self.groups[:], self.wires[:], self.hoisted[:], self.hoisted_at[:]
+        del self.log[:]
+        self.names.clear()
+
+    def _rewind(self, shared: int) -> tuple[int, dict[int, tuple[list[Content], Content]]]:
+        """Forget what the messages from the restart point on made: (restart message, the
+        merged contents dropped, by the identity of their first)."""
+        cut = bisect_left(self.firsts, shared) - 1 if shared else -1
+        start = self.firsts[cut] if cut >= 0 else 0
+        cut = max(cut, 0)
+        old = zip(self.groups[cut:], self.wires[cut:], strict=True)
+        reuse = {id(group[0]): (group, wire) for group, wire in old if len(group) > 1}
+        del self.firsts[cut:], self.groups[cut:], self.wires[cut:]
+        kept = bisect_left(self.hoisted_at, start)
+        del self.hoisted[kept:], self.hoisted_at[kept:]
+        log, names = self.log, self.names
+        while log and log[-1][0] >= start:
+            _, call_id, before = log.pop()
+            if before is _MISSING:
+                del names[call_id]
+            else:
+                names[call_id] = before
+        return start, reuse
+
+    def update(
+        self,
+        converter: Converter,
+        system_parts: Callable[[Message], list[Any]],
+        messages: Sequence[Message],
+        cache: ConversionCache,
+    ) -> None:
+        """Convert and merge `messages`, resuming from the previous call's merge."""
+        sequence = tuple(messages)
+        shared = identical_prefix(self.messages, sequence)
+        start, reuse = self._rewind(shared)
+        self.messages = ()  # until the update is complete
+        # A first update converts without the memo (nothing to reuse yet) and then memoises
+        # only the messages of its last content, which the next update starts from.
+        memo = bool(self.runs)
+        convert = cache.convert
+        model_content, user_content = converter.model_content, converter.user_content
+        names, log, groups, firsts, wires = (
+            self.names,
+            self.log,
+            self.groups,
+            self.firsts,
+            self.wires,
+        )
+        group = groups[-1] if groups else []
+        last_role = group[0]["role"] if group else ""
+        opened = False  # whether `group` was opened by this call (its wire is still to come)
+        values: list[object] = []  # a first update's conversions, one per message
+        for index in range(start, len(sequence)):
+            message = sequence[index]
+            role = message["role"]
+            content: Content | None
+            value: object
+            try:
+                if role == "tool":
+                    name = _call_name(message, names)
+                    named: _Named = convert(message, _Named) if memo else _Named()
+                    if named.name != name:  # new, or the same object now answers another call
+                        named.name, named.content = name, converter.tool_content(message, name)
+                    content, value = named.content, named
+                elif role == "assistant":
+                    content = value = (
+                        convert(message, model_content) if memo else model_content(message)
+                    )
+                    for call in message.get("tool_calls") or ():
+                        call_id = call["id"]
+                        log.append((index, call_id, names.get(call_id, _MISSING)))
+                        names[call_id] = call["function"]["name"]
+                elif role == "system":
+                    parts = convert(message, system_parts) if memo else system_parts(message)
+                    self.hoisted.extend(parts)
+                    self.hoisted_at.extend([index] * len(parts))
+                    content, value = None, parts
+                else:
+                    content = value = (
+                        convert(message, user_content) if memo else user_content(message)
+                    )
+            except Unconvertible as exc:
+                self._clear()  # start over next time
+                raise CompileError(str(exc), index=index) from None
+            if not memo:
+                values.append(value)
+            if content is None:
+                continue
+            if content["role"] == last_role:
+                group.append(content)
+                continue
+            if opened:
+                wires.append(group[0] if len(group) == 1 else _merged(group, reuse, cache))
+            group = [content]
+            groups.append(group)
+            firsts.append(index)
+            last_role = content["role"]
+            opened = True
+        if opened:
+            wires.append(group[0] if len(group) == 1 else _merged(group, reuse, cache))
+        if values and firsts:  # memoise the messages the next update starts from
+            for message, value in zip(
+                sequence[firsts[-1] :], values[firsts[-1] - start :], strict=True
+            ):
+                cache.remember(message, value)
+        self.messages = sequence
+        self.runs += 1
+
+
+def _merged(
+    group: list[Content], reuse: dict[int, tuple[list[Content], Content]], cache: ConversionCache
+) -> Content:
+    """Same-role neighbours as one content, the same object while they are the same objects
+    (what memoises by identity, token counts and the cache ledger, then skips it): the content
+    this update dropped (`reuse`, by its first), else the cache's memo."""
+    first = group[0]
+    prior = reuse.get(id(first))
+    if prior is not None and _same(prior[0], group):
+        return prior[1]
+    merge: _Merge = cache.convert(first["parts"], _Merge)
+    if not _same(merge.group, group):
+        merge.group = tuple(group)
+        parts = [part for content in group for part in content["parts"]]
+        merge.wire = {"parts": parts, "role": first["role"]}
+    return merge.wire
+
+
+def _same(a: Sequence[Content], b: list[Content]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
