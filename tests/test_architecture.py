@@ -23,6 +23,7 @@ FOUNDATION = (
     "events",
     "_effects",
     "_memo",
+    "_intake",
     "_jsonvalue",
     "_repair",
     "_config",
