@@ -42,6 +42,7 @@ LAYERS = {
     "payload": 4,
     "payload_cache": 4,
     "cache_ledger": 4,
+    "_part_sizes": 4,
     "prompt_cache": 4,
     "cache_audit": 4,
     "pipeline_checks": 4,
