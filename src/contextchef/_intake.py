@@ -40,19 +40,20 @@ _ONLY_SCALARS = frozenset((str, type(None), bool)).issuperset
 _Copier = Callable[[dict[str, Any]], dict[str, Any]]
 _COPIERS: dict[tuple[str, ...], _Copier] = {}
 _MAX_SHAPES = 2048
-_MAX_SHAPE_KEYS = 32
+_MAX_SHAPE_CHARS = 400
 
 
 def _sorted_copy(value: dict[str, Any]) -> dict[str, Any]:
     """`{key: value[key] for key in sorted(value)}` for a dict whose keys are all exact `str`,
     by a copier compiled once per key order (a dict display: about 3x faster than sorting).
 
-    Host histories hold a handful of key orders; past `_MAX_SHAPES` of them, or for a dict of
-    many keys, this sorts as usual."""
+    Used for messages, tool calls, their functions and content parts, whose keys the IR names:
+    a history holds a handful of key orders. Past `_MAX_SHAPES` of them, or for keys longer
+    than `_MAX_SHAPE_CHARS` in all, this sorts as usual."""
     shape = tuple(value)
     copier = _COPIERS.get(shape)
     if copier is None:
-        if len(_COPIERS) >= _MAX_SHAPES or len(shape) > _MAX_SHAPE_KEYS:
+        if len(_COPIERS) >= _MAX_SHAPES or sum(map(len, shape)) > _MAX_SHAPE_CHARS:
             return {key: value[key] for key in sorted(value)}
         copier = _COPIERS[shape] = _compile_copier(shape)
     return copier(value)
@@ -100,7 +101,7 @@ def _exact(value: Any, budget: int) -> Any:
     if kind is dict:
         if not budget or not _ONLY_STR(map(type, value)):
             raise Unusual
-        out = _sorted_copy(value)
+        out = {key: value[key] for key in sorted(value)}  # host keys: not worth a copier
         if not _ONLY_SCALARS(map(type, out.values())):
             budget -= 1
             for key in list(out):
@@ -142,6 +143,10 @@ def _part(part: Any) -> Any:
             raise Unusual
     else:
         raise Unusual
+    if _ONLY_STR(map(type, part)):
+        copy = _sorted_copy(part)
+        if _ONLY_SCALARS(map(type, copy.values())):
+            return copy
     return _exact(part, _IN_LIST)
 
 
