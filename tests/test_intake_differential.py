@@ -297,3 +297,118 @@ def test_the_benchmark_transcript_copies_identically_on_the_fast_path() -> None:
     for index, message in enumerate(benchmark_transcript(600)):
         same(message, index)
         assert typed(fast_intake(message)) == typed(oracle_intake(message, index))
+
+
+TEMPLATES: list[dict[str, Any]] = [
+    {
+        "role": "assistant",
+        "content": "calling",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "ls", "arguments": '{"path": "."}'},
+                "gemini_thought_signature": "c2ln",
+            },
+            {"id": "c2", "type": "function", "function": {"name": "cat", "arguments": "{}"}},
+        ],
+        "thinking": {"thinking": "hm", "signature": "s"},
+        "redacted_thinking": [{"data": "x"}],
+        "openai_reasoning": [{"type": "reasoning", "id": "r1", "summary": []}],
+        "openai_phase": "commentary",
+        "gemini_thought_signature": "c2ln",
+        "anthropic_compaction": {"type": "compaction", "content": "old"},
+        "pinned": True,
+        "_cache_breakpoint": False,
+        "name": "bot",
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image", "media_type": "image/png", "data": "iVBO"},
+            {"type": "image", "url": "https://x/y.png"},
+            {"type": "document", "media_type": "text/plain", "text": "doc"},
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "done", "extra": {"n": [1, 2.5, None]}},
+]
+ODD_VALUES: list[Any] = [
+    None,
+    True,
+    0,
+    1.5,
+    float("nan"),
+    float("inf"),
+    2**2001,
+    "",
+    "x",
+    Text("x"),
+    Number(1),
+    b"x",
+    [],
+    ["x"],
+    ("x",),
+    {},
+    {"x": 1},
+    {1: "x"},
+    Frozen({"x": 1}),
+    Sub(x=1),
+    {"x"},
+    Colour.RED,
+    Level.HIGH,
+    "commentary",
+    "compaction",
+]
+
+
+def paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield at
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from paths(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from paths(item, (*at, index))
+
+
+def replaced(value: Any, at: tuple[Any, ...], new: Any) -> Any:
+    """`value` with the item at path `at` replaced by `new` (deleted by `_DELETE`)."""
+    if not at:
+        return new
+    head, rest = at[0], at[1:]
+    if isinstance(value, dict):
+        out = dict(value)
+        if rest or new is not _DELETE:
+            out[head] = replaced(value[head], rest, new)
+        else:
+            del out[head]
+        return out
+    out_list = list(value)
+    out_list[head] = replaced(value[head], rest, new)
+    return out_list
+
+
+_DELETE = object()
+
+
+def item_at(value: Any, at: tuple[Any, ...]) -> Any:
+    for step in at:
+        value = value[step]
+    return value
+
+
+def test_every_single_fault_in_realistic_messages() -> None:
+    for template in TEMPLATES:
+        same(template)
+        for at in paths(template):
+            if not at:
+                continue
+            for new in [*ODD_VALUES, _DELETE]:
+                if new is _DELETE and isinstance(at[-1], int):
+                    continue
+                same(replaced(template, at, new))
+        for at in paths(template):  # a key of its own added to every dict
+            if isinstance(target := item_at(template, at), dict):
+                for new in ODD_VALUES:
+                    same(replaced(template, at, {**target, "more": new}))

@@ -160,30 +160,45 @@ def _tool_calls(calls: Any, role: str) -> Any:
 
 def _tool_call(call: Any) -> Any:
     """A tool call: `_validate_tool_calls`' rules on exact types, then its copy (the usual
-    `{id, type, function: {name, arguments}}` without a walk)."""
+    `{id, type, function: {name, arguments}}` built directly, without a walk)."""
     if type(call) is not dict or not _ONLY_STR(map(type, call)):
         raise Unusual
-    out = _sorted_copy(call)
-    call_id = out.get("id")
-    function = out.get("function")
-    signature = out.get("gemini_thought_signature")
+    call_id = call.get("id")
+    function = call.get("function")
     if type(call_id) is not str or not call_id or type(function) is not dict:
-        raise Unusual
-    if signature is not None and type(signature) is not str:
         raise Unusual
     name = function.get("name")
     arguments = function.get("arguments")
     if type(name) is not str or not name or type(arguments) is not str:
         raise Unusual
-    if arguments_problem(arguments) is not None:
+    if not _ONLY_STR(map(type, function)) or arguments_problem(arguments) is not None:
         raise Unusual
-    if not _ONLY_STR(map(type, function)):
-        raise Unusual
-    inner = _sorted_copy(function)
+    inner: dict[str, Any]
+    if len(function) == 2:  # exactly the two strings just checked
+        inner = {"arguments": arguments, "name": name}
+    else:
+        inner = _sorted_copy(function)
+        if not _ONLY_SCALARS(map(type, inner.values())):
+            return _checked_call(call)
+    kind = call.get("type")
+    if len(call) == 3 and type(kind) is str:  # exactly id, function and a string type
+        return {"function": inner, "id": call_id, "type": kind}
+    out = _sorted_copy(call)
     out["function"] = None
-    if _ONLY_SCALARS(map(type, out.values())) and _ONLY_SCALARS(map(type, inner.values())):
-        out["function"] = inner
-        return out
+    if not _ONLY_SCALARS(map(type, out.values())):
+        return _checked_call(call)
+    signature = out.get("gemini_thought_signature")
+    if signature is not None and type(signature) is not str:
+        raise Unusual
+    out["function"] = inner
+    return out
+
+
+def _checked_call(call: dict[str, Any]) -> Any:
+    """A validated tool call holding nested values: its signature's rule, then the full walk."""
+    signature = call.get("gemini_thought_signature")
+    if signature is not None and type(signature) is not str:
+        raise Unusual
     return _exact(call, _IN_LIST)
 
 
