@@ -19,6 +19,7 @@ from itertools import accumulate
 from typing import Any, NamedTuple
 
 from contextchef._memo import ConversionCache
+from contextchef._part_sizes import message_facts
 from contextchef.events import CacheFinding
 from contextchef.payload_cache import (
     SECTIONS,
@@ -48,9 +49,11 @@ class SectionEntry:
     marked: list[int]
 
     @classmethod
-    def first(cls, parts: Sequence[Any], facts_of: Convert) -> SectionEntry:
+    def first(
+        cls, parts: Sequence[Any], facts_of: Convert, describe: Describe = part_facts
+    ) -> SectionEntry:
         """The entry of a section with nothing to compare against: every part's facts."""
-        facts = [facts_of(part, part_facts) for part in parts]
+        facts = [facts_of(part, describe) for part in parts]
         offsets = [0, *accumulate(known.nbytes for known in facts)]
         marked = [index for index, known in enumerate(facts) if known.marks]
         return cls(list(parts), facts, offsets, marked)
@@ -126,7 +129,8 @@ class LedgerEntry:
         return before + self.blocks[number].offsets[position]
 
 
-Convert = Callable[[Any, Callable[[Any], PartFacts]], PartFacts]
+Describe = Callable[[Any], PartFacts]
+Convert = Callable[[Any, Describe], PartFacts]
 """`ConversionCache.convert`: the facts of a part, memoised by identity."""
 
 _MISSING: Any = object()
@@ -265,8 +269,13 @@ class CacheLedger:
         the previous compile rather than measure against a half-updated one."""
         lists = section_lists(data)
         previous, facts_of = self.previous, self.memo.convert
-        if previous is None:
-            return LedgerEntry.of([SectionEntry.first(parts, facts_of) for parts in lists]), 0, None
+        if previous is None:  # every part is new: message parts are sized by `message_facts`
+            describe = (part_facts, part_facts, part_facts, message_facts)
+            blocks = [
+                SectionEntry.first(parts, facts_of, how)
+                for parts, how in zip(lists, describe, strict=True)
+            ]
+            return LedgerEntry.of(blocks), 0, None
         try:
             return self._measure(previous, lists, facts_of)
         except BaseException:

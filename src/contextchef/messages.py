@@ -55,6 +55,7 @@ __all__ = [
     "Thinking",
     "ToolCall",
     "Turn",
+    "arguments_problem",
     "content_text",
     "ensure_valid_history",
     "group_turns",
@@ -232,33 +233,38 @@ _STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=
 
 
 def _check_arguments(raw: str, index: int | None, field: str) -> None:
-    """Refuse arguments that parse as JSON but not as strict JSON (NaN, Infinity, 1e999, an
-    integer beyond Python's int-to-str limit, nesting beyond `MAX_DEPTH`): the Anthropic and
-    Gemini targets parse them and would emit what `json.dumps(allow_nan=False)` rejects.
+    problem = arguments_problem(raw)
+    if problem is not None:
+        raise _fail(problem, index, field)
+
+
+def arguments_problem(raw: str) -> str | None:
+    """Why tool-call arguments that parse as JSON are not strict JSON (NaN, Infinity, 1e999, an
+    integer beyond Python's int-to-str limit, nesting beyond `MAX_DEPTH`), else None: the
+    Anthropic and Gemini targets parse them and would emit what `json.dumps(allow_nan=False)`
+    rejects.
 
     A short string is parsed only when it could hold such a value (two substring tests and a
     regex); a long one is parsed outright, which costs less than scanning it with a regex.
     Arguments that are not JSON at all are left to the targets, which report them at compile."""
     short = len(raw) <= 2 * MAX_DEPTH  # too short to nest deeper, or to hold a 640-digit int
     if short and "NaN" not in raw and "Infinity" not in raw and not _EXPONENT.search(raw):
-        return
+        return None
     try:
         value = _STRICT_DECODER.decode(raw)
         if raw.count("[") + raw.count("{") > MAX_DEPTH:
             strict_json(value)
     except json.JSONDecodeError:
-        return
+        return None
     except _NotFinite as exc:
-        problem = f"the arguments JSON holds {exc}, a number strict JSON does not have"
+        return f"the arguments JSON holds {exc}, a number strict JSON does not have"
     except NotJson as exc:
-        problem = exc.describe("the arguments JSON", "the arguments JSON")
+        return exc.describe("the arguments JSON", "the arguments JSON")
     except RecursionError:
-        problem = f"the arguments JSON is nested more than {MAX_DEPTH} levels deep"
+        return f"the arguments JSON is nested more than {MAX_DEPTH} levels deep"
     except ValueError as exc:  # int(): an integer longer than the int-to-str limit
-        problem = f"the arguments JSON holds a number Python cannot read: {exc}"
-    else:
-        return
-    raise _fail(problem, index, field)
+        return f"the arguments JSON holds a number Python cannot read: {exc}"
+    return None
 
 
 def validate_message(message: object, index: int | None = None) -> Message:

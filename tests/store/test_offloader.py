@@ -108,3 +108,19 @@ def test_preview_shapes() -> None:
 def test_bad_vfs_options_are_refused(options: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         ContextChef(vfs=options)
+
+
+@pytest.mark.parametrize(
+    ("threshold", "head", "tail"), [(100, 10, 20), (20, 40, 60), (50, 25, 25), (0, 0, 0)]
+)
+def test_a_result_is_offloaded_exactly_when_the_config_wants_it(
+    threshold: int, head: int, tail: int
+) -> None:
+    config = {"threshold": threshold, "head_chars": head, "tail_chars": tail}
+    edge = max(threshold, head + tail)
+    for size in sorted({0, 1, edge - 1, edge, edge + 1, edge + 2} - {-1}):
+        result = "x" * size
+        chef = ContextChef(vfs=config).set_history(history(result))
+        sent = chef.compile()["messages"][-1]["content"]
+        wanted = OffloadConfig(threshold=threshold, head_chars=head, tail_chars=tail).wants(result)
+        assert (sent != result) == wanted, (size, sent)

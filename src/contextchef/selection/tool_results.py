@@ -161,15 +161,22 @@ def prepare_tool_results(
     previous, previous_out = memo.last
     shared = identical_prefix(previous, history)
     out = list(previous_out[:shared])
+    # `config.wants(content)` inlined: longer than both the threshold and the preview.
+    floor = (
+        -1
+        if config.threshold is None
+        else max(config.threshold, config.head_chars + config.tail_chars)
+    )
     for at in range(shared, len(history)):
         message = history[at]
         if message["role"] != "tool":
             out.append(message)
             continue
-        content = message.get("content")
-        if transform is None and not (isinstance(content, str) and config.wants(content)):
-            out.append(message)
-            continue
+        if transform is None:
+            content = message.get("content")
+            if not isinstance(content, str) or len(content) <= floor:
+                out.append(message)
+                continue
         replacement = memo.get(message)
         if replacement is None:
             replacement = yield from _prepare_one(

@@ -1,0 +1,414 @@
+"""`intake_message` (the one-pass fast path with its fallback) against the intake as it was
+(tests/intake_oracle.py, a frozen copy of `validate_message` then `strict_json`): for every
+message, valid or not, the same copy (equal, same key order at every level, same types, the same
+`json.dumps` bytes) or the same error (type, text, index and field)."""
+
+from __future__ import annotations
+
+import collections
+import enum
+import importlib.util
+import json
+import math
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from contextchef._intake import fast_intake
+from contextchef._jsonvalue import MAX_DEPTH
+from contextchef._memo import intake_message
+from tests.intake_oracle import oracle_intake
+
+
+def benchmark_transcript(count: int) -> list[dict[str, Any]]:
+    """`transcript()` of benchmarks/compile.py: user text, assistants with tool calls, results."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compile.py"
+    spec = importlib.util.spec_from_file_location("benchmark_compile", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    history: list[dict[str, Any]] = module.transcript(count)
+    return history
+
+
+HUGE = 10 ** (sys.get_int_max_str_digits() + 10) if sys.get_int_max_str_digits() else 10**5000
+
+
+class Text(str):
+    """A str subclass (validate_message accepts it where it asks for a string)."""
+
+
+class Number(int):
+    pass
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Frozen(Mapping[Any, Any]):
+    """A Mapping that is not a dict."""
+
+    def __init__(self, data: dict[Any, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class Sub(dict):  # type: ignore[type-arg]
+    pass
+
+
+def big(name: str) -> int:
+    return {"2**2001": 2**2001, "huge": HUGE, "-huge": -HUGE}[name]
+
+
+def outcome(run: Any, message: Any, index: int | None) -> tuple[str, Any]:
+    try:
+        copy = run(message, index)
+    except Exception as exc:  # every error must match, whatever its type
+        return "error", (
+            type(exc),
+            str(exc),
+            getattr(exc, "index", None),
+            getattr(exc, "field", None),
+        )
+    return "copy", (typed(copy), json.dumps(copy))
+
+
+def typed(value: Any) -> Any:
+    """The value with every type and key order made explicit, for a strict comparison."""
+    if isinstance(value, dict):
+        return ("dict", type(value), [(type(k), k, typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", type(value), [typed(item) for item in value])
+    if isinstance(value, float) and math.isnan(value):
+        return ("nan",)
+    return (type(value), value)
+
+
+def same(message: Any, index: int | None = 3) -> None:
+    expected = outcome(oracle_intake, message, index)
+    got = outcome(intake_message, message, index)
+    assert got == expected
+
+
+def nested(depth: int, leaf: Any = 1, kind: str = "list") -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"k": value}
+    return value
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.sampled_from(["2**2001", "huge", "-huge"]).map(big),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.sampled_from(["", "user", "assistant", "tool", "system", "text", "image", "document"]),
+    st.builds(Text, st.sampled_from(["x", "user", "text", "compaction"])),
+    st.builds(Number, st.integers(-3, 3)),
+    st.sampled_from([Colour.RED, Level.HIGH, b"bytes", object(), 1j]),
+    st.sampled_from(["commentary", "final_answer", "compaction", "data", "c1"]),
+)
+keys = st.one_of(
+    st.sampled_from(["type", "text", "data", "url", "media_type", "id", "name", "arguments"]),
+    st.text(max_size=4),
+    st.sampled_from([1, None, ("t",), Text("text"), Text("type")]),
+)
+
+
+def containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(keys, children, max_size=3),
+        st.lists(children, max_size=3).map(tuple),
+        st.dictionaries(st.text(max_size=3), children, max_size=3).map(Frozen),
+        st.dictionaries(st.text(max_size=3), children, max_size=3).map(Sub),
+        st.dictionaries(st.text(max_size=3), children, max_size=3).map(collections.OrderedDict),
+        st.frozensets(st.integers(0, 3), max_size=3),
+        st.sets(st.text(max_size=2), max_size=3),
+    )
+
+
+values = st.recursive(scalars, containers, max_leaves=8)
+strings = st.one_of(st.text(max_size=6), st.sampled_from(["c1", "ls", "x"]), values)
+
+arguments = st.one_of(
+    st.sampled_from(
+        [
+            "{}",
+            '{"path": "a.py", "limit": 3}',
+            '{"x": NaN}',
+            '{"x": Infinity}',
+            '{"x": -Infinity}',
+            '{"x": 1e999}',
+            '{"x": 1E+308}',
+            '{"x": 2.5e-300}',
+            "not json",
+            '{"x": ' + "1" * 5000 + "}",
+            "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
+            "[" * MAX_DEPTH + "]" * MAX_DEPTH,
+            '{"a": [' + "0," * 300 + "0]}",
+        ]
+    ),
+    st.text(max_size=10),
+    values,
+)
+functions = st.one_of(
+    st.fixed_dictionaries(
+        {"name": strings, "arguments": arguments},
+        optional={"extra": values},
+    ),
+    values,
+)
+calls = st.one_of(
+    st.fixed_dictionaries(
+        {"id": strings, "type": st.just("function"), "function": functions},
+        optional={"gemini_thought_signature": strings, "more": values},
+    ),
+    values,
+)
+parts = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": strings}, optional={"x": values}),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["image", "document", "image_url", "tool_use", Text("image")])},
+        optional={
+            "data": strings,
+            "url": strings,
+            "text": strings,
+            "media_type": strings,
+            "filename": strings,
+        },
+    ),
+    values,
+)
+flags = st.one_of(st.booleans(), values)
+fields = {
+    "content": st.one_of(st.text(max_size=8), st.none(), st.lists(parts, max_size=3), values),
+    "name": strings,
+    "tool_calls": st.one_of(st.lists(calls, max_size=3), st.none(), values),
+    "tool_call_id": strings,
+    "pinned": flags,
+    "_cache_breakpoint": flags,
+    "thinking": st.one_of(
+        st.fixed_dictionaries({"thinking": strings}, optional={"signature": strings}), values
+    ),
+    "redacted_thinking": st.one_of(
+        st.lists(st.fixed_dictionaries({"data": strings}), max_size=2), values
+    ),
+    "openai_reasoning": st.one_of(
+        st.lists(st.fixed_dictionaries({"type": st.just("reasoning"), "id": strings})), values
+    ),
+    "openai_phase": st.one_of(st.sampled_from(["commentary", "final_answer", "other"]), values),
+    "gemini_thought_signature": strings,
+    "anthropic_compaction": st.one_of(
+        st.fixed_dictionaries({"type": st.sampled_from(["compaction", "x"]), "content": strings}),
+        values,
+    ),
+    "refusal": strings,
+    "extra": values,
+}
+roles = st.one_of(st.sampled_from(["system", "user", "assistant", "tool"]), values)
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> Any:
+    chosen = draw(st.lists(st.sampled_from(sorted(fields)), unique=True, max_size=5))
+    message: dict[Any, Any] = {"role": draw(roles)}
+    for name in chosen:
+        message[name] = draw(fields[name])
+    if draw(st.booleans()):  # the keys in a host's order, not ours
+        message = dict(reversed(list(message.items())))
+    wrap = draw(st.sampled_from(["dict", "dict", "dict", "dict", "Frozen", "Sub", "list"]))
+    return {"Frozen": Frozen, "Sub": Sub, "list": lambda m: list(m.items())}.get(wrap, lambda m: m)(
+        message
+    )
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages(), st.sampled_from([None, 0, 7]))
+def test_intake_equals_the_reference_on_any_message(message: Any, index: int | None) -> None:
+    same(message, index)
+
+
+SITES = [
+    lambda v: {"role": "user", "content": "x", "extra": v},
+    lambda v: {"role": "user", "content": [{"type": "text", "text": "x", "x": v}]},
+    lambda v: {"role": "assistant", "thinking": {"thinking": "t", "x": v}},
+    lambda v: {"role": "assistant", "openai_reasoning": [{"type": "reasoning", "x": v}]},
+    lambda v: {"role": "assistant", "anthropic_compaction": {"type": "compaction", "x": v}},
+    lambda v: {"role": "assistant", "redacted_thinking": [{"data": "d", "x": v}]},
+    lambda v: {
+        "role": "assistant",
+        "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}", "x": v}}],
+    },
+    lambda v: {
+        "role": "assistant",
+        "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}, "x": v}],
+    },
+]
+
+
+@given(
+    st.sampled_from(range(len(SITES))),
+    st.integers(MAX_DEPTH - 6, MAX_DEPTH + 1),
+    st.sampled_from(["list", "dict"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_nesting_at_the_depth_limit_in_every_place(site: int, depth: int, kind: str) -> None:
+    same(SITES[site](nested(depth, kind=kind)))
+
+
+def test_cycles_in_every_place() -> None:
+    for build in SITES:
+        loop: list[Any] = []
+        loop.append(loop)
+        same(build(loop))
+        knot: dict[str, Any] = {}
+        knot["self"] = knot
+        same(build(knot))
+    message: dict[str, Any] = {"role": "user", "content": "x"}
+    message["again"] = message
+    same(message)
+    parts: list[Any] = [{"type": "text", "text": "x"}]
+    parts.append(parts)
+    same({"role": "user", "content": parts})
+
+
+def test_the_benchmark_transcript_copies_identically_on_the_fast_path() -> None:
+    for index, message in enumerate(benchmark_transcript(600)):
+        same(message, index)
+        assert typed(fast_intake(message)) == typed(oracle_intake(message, index))
+
+
+TEMPLATES: list[dict[str, Any]] = [
+    {
+        "role": "assistant",
+        "content": "calling",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "ls", "arguments": '{"path": "."}'},
+                "gemini_thought_signature": "c2ln",
+            },
+            {"id": "c2", "type": "function", "function": {"name": "cat", "arguments": "{}"}},
+        ],
+        "thinking": {"thinking": "hm", "signature": "s"},
+        "redacted_thinking": [{"data": "x"}],
+        "openai_reasoning": [{"type": "reasoning", "id": "r1", "summary": []}],
+        "openai_phase": "commentary",
+        "gemini_thought_signature": "c2ln",
+        "anthropic_compaction": {"type": "compaction", "content": "old"},
+        "pinned": True,
+        "_cache_breakpoint": False,
+        "name": "bot",
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image", "media_type": "image/png", "data": "iVBO"},
+            {"type": "image", "url": "https://x/y.png"},
+            {"type": "document", "media_type": "text/plain", "text": "doc"},
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "done", "extra": {"n": [1, 2.5, None]}},
+]
+ODD_VALUES: list[Any] = [
+    None,
+    True,
+    0,
+    1.5,
+    float("nan"),
+    float("inf"),
+    2**2001,
+    "",
+    "x",
+    Text("x"),
+    Number(1),
+    b"x",
+    [],
+    ["x"],
+    ("x",),
+    {},
+    {"x": 1},
+    {1: "x"},
+    Frozen({"x": 1}),
+    Sub(x=1),
+    {"x"},
+    Colour.RED,
+    Level.HIGH,
+    "commentary",
+    "compaction",
+]
+
+
+def paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield at
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from paths(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from paths(item, (*at, index))
+
+
+def replaced(value: Any, at: tuple[Any, ...], new: Any) -> Any:
+    """`value` with the item at path `at` replaced by `new` (deleted by `_DELETE`)."""
+    if not at:
+        return new
+    head, rest = at[0], at[1:]
+    if isinstance(value, dict):
+        out = dict(value)
+        if rest or new is not _DELETE:
+            out[head] = replaced(value[head], rest, new)
+        else:
+            del out[head]
+        return out
+    out_list = list(value)
+    out_list[head] = replaced(value[head], rest, new)
+    return out_list
+
+
+_DELETE = object()
+
+
+def item_at(value: Any, at: tuple[Any, ...]) -> Any:
+    for step in at:
+        value = value[step]
+    return value
+
+
+def test_every_single_fault_in_realistic_messages() -> None:
+    for template in TEMPLATES:
+        same(template)
+        for at in paths(template):
+            if not at:
+                continue
+            for new in [*ODD_VALUES, _DELETE]:
+                if new is _DELETE and isinstance(at[-1], int):
+                    continue
+                same(replaced(template, at, new))
+        for at in paths(template):  # a key of its own added to every dict
+            if isinstance(target := item_at(template, at), dict):
+                for new in ODD_VALUES:
+                    same(replaced(template, at, {**target, "more": new}))
