@@ -30,7 +30,11 @@ def benchmark_transcript(count: int) -> list[dict[str, Any]]:
     spec = importlib.util.spec_from_file_location("benchmark_compile", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(path.parent))  # it imports its sibling modules, as a script does
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     history: list[dict[str, Any]] = module.transcript(count)
     return history
 

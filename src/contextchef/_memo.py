@@ -129,7 +129,9 @@ class MessageIntake:
         shared, tail = _equal_ends(given, copies)
         out = copies[:shared]
         shift = len(copies) - len(given)
-        for index in range(shared, len(given) - tail):
+        if not copies:  # a first history: nothing to match
+            out.extend([intake_message(given[at], at) for at in range(len(given))])
+        for index in range(shared, len(given) - tail) if copies else ():
             message = given[index]
             copy = _equal_copy(message, copies, index)
             if copy is None:
