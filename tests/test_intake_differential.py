@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import collections
 import enum
-import importlib.util
 import json
 import math
 import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -21,23 +19,8 @@ from hypothesis import strategies as st
 from contextchef._intake import fast_intake
 from contextchef._jsonvalue import MAX_DEPTH
 from contextchef._memo import intake_message
+from tests.benchmark_transcript import benchmark_transcript
 from tests.intake_oracle import oracle_intake
-
-
-def benchmark_transcript(count: int) -> list[dict[str, Any]]:
-    """`transcript()` of benchmarks/compile.py: user text, assistants with tool calls, results."""
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compile.py"
-    spec = importlib.util.spec_from_file_location("benchmark_compile", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))  # it imports its sibling modules, as a script does
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.parent))
-    history: list[dict[str, Any]] = module.transcript(count)
-    return history
-
 
 HUGE = 10 ** (sys.get_int_max_str_digits() + 10) if sys.get_int_max_str_digits() else 10**5000
 
@@ -131,6 +114,8 @@ scalars = st.one_of(
     st.builds(Number, st.integers(-3, 3)),
     st.sampled_from([Colour.RED, Level.HIGH, b"bytes", object(), 1j]),
     st.sampled_from(["commentary", "final_answer", "compaction", "data", "c1"]),
+    st.frozensets(st.integers(0, 3), max_size=3),  # sets never recurse: leaves, not containers
+    st.sets(st.text(max_size=2), max_size=3),
 )
 keys = st.one_of(
     st.sampled_from(["type", "text", "data", "url", "media_type", "id", "name", "arguments"]),
@@ -147,8 +132,6 @@ def containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         st.dictionaries(st.text(max_size=3), children, max_size=3).map(Frozen),
         st.dictionaries(st.text(max_size=3), children, max_size=3).map(Sub),
         st.dictionaries(st.text(max_size=3), children, max_size=3).map(collections.OrderedDict),
-        st.frozensets(st.integers(0, 3), max_size=3),
-        st.sets(st.text(max_size=2), max_size=3),
     )
 
 

@@ -4,8 +4,6 @@ must be `part_facts`' (the `json.dumps` definition of payload_cache) for every J
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +13,7 @@ from hypothesis import strategies as st
 from contextchef import ContextChef, cache_ledger
 from contextchef._part_sizes import message_facts
 from contextchef.payload_cache import part_facts
+from tests.benchmark_transcript import benchmark_transcript
 
 TARGETS = ("openai", "openai-responses", "anthropic", "gemini")
 
@@ -47,16 +46,6 @@ json_values = st.recursive(
 @given(json_values)
 def test_message_facts_are_part_facts(value: Any) -> None:
     assert message_facts(value) == part_facts(value)
-
-
-def benchmark_transcript(count: int) -> list[dict[str, Any]]:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compile.py"
-    spec = importlib.util.spec_from_file_location("benchmark_compile", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    history: list[dict[str, Any]] = module.transcript(count)
-    return history
 
 
 def history() -> list[dict[str, Any]]:
