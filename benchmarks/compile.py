@@ -191,8 +191,10 @@ def turns(
     target: str,
     *,
     fresh: bool,
+    appending: bool = False,
 ) -> tuple[dict[str, float], Any]:
-    """Median turn (`set_history(h + 1)` + `compile`) and its compile part; the last payload."""
+    """Median turn (`set_history(h + 1)` + `compile`, or `append_history([one])` + `compile`
+    with `appending`) and its compile part; the last payload."""
     turn: list[float] = []
     alone: list[float] = []
     host, payload = history, None
@@ -204,7 +206,10 @@ def turns(
         else:
             following = [*host, message]
         start = clock()
-        chef.set_history(following)
+        if appending:
+            chef.append_history([message])
+        else:
+            chef.set_history(following)
         setter = since(start)
         payload = chef.compile(target=target)
         turn.append(since(start))
@@ -239,6 +244,8 @@ def measure_ours(
     append, payload = turns(chef, history, extra, target, fresh=False)
     row.update(turn_append_ms=append["turn_ms"], compile_alone_ms=append["compile_ms"])
     row.update(floors(payload))
+    by_api, _ = turns(chef, [], extra, target, fresh=False, appending=True)
+    row["turn_api_append_ms"] = by_api["turn_ms"]
     del chef, payload
     gc.collect()
     reloaded = orjson.loads(orjson.dumps(history))

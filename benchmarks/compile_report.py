@@ -14,6 +14,7 @@ RATIOS = {  # name: (numerator, denominator)
     "rss_over_ts": ("rss_mib", "ts_rss_mib"),
     "cold_over_orjson": ("cold_ms", "orjson_ms"),
     "turn_over_json": ("turn_append_ms", "json_ms"),
+    "api_over_ts": ("turn_api_append_ms", "ts_turn_append_ms"),
 }
 
 
@@ -81,6 +82,7 @@ COLUMNS = (  # header, key, format: the figures
     ("·cmp", "cold_compile_ms", ".1f"),
     ("turn+", "turn_append_ms", ".1f"),
     ("turn~", "turn_fresh_ms", ".1f"),
+    ("turn»", "turn_api_append_ms", ".1f"),
     ("alone", "compile_alone_ms", ".1f"),
     ("orjson", "orjson_ms", ".2f"),
     ("json", "json_ms", ".1f"),
@@ -94,6 +96,7 @@ RATIO_COLUMNS = (
     ("turn+/TS", "turn_over_ts", ".2f"),
     ("turn+/orj", "turn_over_orjson", ".2f"),
     ("turn~/TS", "fresh_over_ts", ".2f"),
+    ("turn»/TS", "api_over_ts", ".2f"),
     ("cold/TS", "cold_over_ts", ".2f"),
     ("cmp/orj", "cold_compile_over_orjson", ".2f"),
     ("alone/orj", "alone_over_orjson", ".2f"),
@@ -120,7 +123,8 @@ def print_legend() -> None:
     print(
         "ms, medians. cold = new chef + set_system_prompt + set_history (·hist) + compile (·cmp); "
         "turn+ = set_history(h + 1) + compile, host appending; turn~ = the same, host reloading "
-        "fresh dicts; alone = compile of turn+; orjson/json = dumps of the payload; RSS in MiB "
+        "fresh dicts; turn» = append_history([one]) + compile; alone = compile of turn+; "
+        "orjson/json = dumps of the payload; RSS in MiB "
         "(fresh process); TS = the reference @context-chef/core."
     )
 
