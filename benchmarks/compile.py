@@ -26,7 +26,8 @@ The issue's targets (issue 16) are checked at the end: each one is a line that s
 Usage: python benchmarks/compile.py [--sizes 1000,10000,50000] [--repeats 3] [--turns 5]
        [--targets openai,anthropic] [--no-reference] [--no-rss] [--clock wall|cpu]
        [--overflow-sizes 10000]   (a compile that has to compress; off by default)
-Writes benchmarks/results/compile.json. The whole default run takes ~17 min on 2 busy cores.
+Writes benchmarks/results/compile.json. The whole default run takes about 4 minutes on 2 idle
+cores (~17 min when they are busy).
 """
 
 from __future__ import annotations
