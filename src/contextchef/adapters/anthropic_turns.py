@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from contextchef import prompts
 from contextchef.adapters.base import ConversionCache
+from contextchef.adapters.merged_groups import MergedGroups
 
 __all__ = ["Piece", "Turns", "text_block"]
 
@@ -53,7 +54,7 @@ class _Merge:
         self.wire: dict[str, Any] = {}
 
 
-class Turns:
+class Turns(MergedGroups[Piece, dict[str, Any]]):
     """The turns the pieces of a history merge into, resumable after a shared prefix.
 
     Turn `t` holds the pieces `groups[t]` (the first of them at index `firsts[t]` of the
@@ -62,41 +63,20 @@ class Turns:
     the history's system pieces (at `hoisted_at`), which go to `system`.
     """
 
-    __slots__ = (
-        "auto",
-        "firsts",
-        "generation",
-        "groups",
-        "hoisted",
-        "hoisted_at",
-        "own",
-        "pieces",
-        "wires",
-    )
+    __slots__ = ("auto", "generation", "own", "pieces")
 
     def __init__(self) -> None:
+        super().__init__()
         self.generation = -1  # the `ConversionCache.generation` `pieces` came from
         self.pieces: list[Piece] = []
-        self.firsts: list[int] = []
-        self.groups: list[list[Piece]] = []
-        self.wires: list[dict[str, Any]] = []
         self.own: list[tuple[int, int]] = []
         self.auto: list[tuple[int, int]] = []
-        self.hoisted: list[Piece] = []
-        self.hoisted_at: list[int] = []
 
     def update(self, pieces: list[Piece], shared: int, cache: ConversionCache) -> None:
         """Merge `pieces`, whose first `shared` are the same objects as last time's first."""
-        cut = bisect_left(self.firsts, shared) - 1 if shared else -1
-        start = self.firsts[cut] if cut >= 0 else 0
-        cut = max(cut, 0)
-        old = zip(self.groups[cut:], self.wires[cut:], strict=True)
-        reuse = {id(group[0]): (group, wire) for group, wire in old if len(group) > 1}
-        del self.firsts[cut:], self.groups[cut:], self.wires[cut:]
+        start, cut, reuse = self.rewind(shared)
         del self.own[bisect_left(self.own, (cut,)) :]
         del self.auto[bisect_left(self.auto, (cut,)) :]
-        kept = bisect_left(self.hoisted_at, start)
-        del self.hoisted[kept:], self.hoisted_at[kept:]
         self.pieces = pieces
         groups, firsts, wires = self.groups, self.firsts, self.wires
         group = groups[-1] if groups else []

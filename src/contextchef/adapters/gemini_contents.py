@@ -11,12 +11,12 @@ instruction, a trailing model text taken off) the adapter does on copies.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from contextchef._memo import identical_prefix
 from contextchef.adapters.base import ConversionCache
+from contextchef.adapters.merged_groups import MergedGroups
 from contextchef.errors import CompileError
 from contextchef.messages import Message
 
@@ -73,7 +73,7 @@ class _Merge:
         self.wire: Content = {"parts": [], "role": ""}
 
 
-class Contents:
+class Contents(MergedGroups[Content, Content]):
     """The contents a history merges into, resumable after a shared prefix.
 
     Content `c` holds the converted contents `groups[c]` (the first from message `firsts[c]`)
@@ -82,25 +82,11 @@ class Contents:
     `log` records (message index, call id, name before) to undo them back to any message.
     """
 
-    __slots__ = (
-        "firsts",
-        "groups",
-        "hoisted",
-        "hoisted_at",
-        "log",
-        "messages",
-        "names",
-        "runs",
-        "wires",
-    )
+    __slots__ = ("log", "messages", "names", "runs")
 
     def __init__(self) -> None:
+        super().__init__()
         self.messages: tuple[Message, ...] = ()
-        self.firsts: list[int] = []
-        self.groups: list[list[Content]] = []
-        self.wires: list[Content] = []
-        self.hoisted: list[Any] = []
-        self.hoisted_at: list[int] = []
         self.names: dict[str, str] = {}
         self.log: list[tuple[int, str, str]] = []
         self.runs = 0  # updates completed
@@ -114,14 +100,7 @@ class Contents:
     def _rewind(self, shared: int) -> tuple[int, dict[int, tuple[list[Content], Content]]]:
         """Forget what the messages from the restart point on made: (restart message, the
         merged contents dropped, by the identity of their first)."""
-        cut = bisect_left(self.firsts, shared) - 1 if shared else -1
-        start = self.firsts[cut] if cut >= 0 else 0
-        cut = max(cut, 0)
-        old = zip(self.groups[cut:], self.wires[cut:], strict=True)
-        reuse = {id(group[0]): (group, wire) for group, wire in old if len(group) > 1}
-        del self.firsts[cut:], self.groups[cut:], self.wires[cut:]
-        kept = bisect_left(self.hoisted_at, start)
-        del self.hoisted[kept:], self.hoisted_at[kept:]
+        start, _, reuse = self.rewind(shared)
         log, names = self.log, self.names
         while log and log[-1][0] >= start:
             _, call_id, before = log.pop()
