@@ -57,6 +57,7 @@ LAYERS = {
     "_payload_builder": 4,
     "_chef_events": 4,
     "_chef_write_back": 4,
+    "_chef_history": 4,
     "_chef_tools": 4,
     "snapshot": 4,
     "skills": 4,

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Self
 
 from contextchef._chef_events import EventsAndSlots, FlowObserver
+from contextchef._chef_history import HistorySetters
 from contextchef._chef_parts import (
     ChefOptions,
     Compaction,
@@ -32,7 +33,7 @@ from contextchef._chef_skills import (
 from contextchef._chef_snapshots import SnapshotsMixin
 from contextchef._chef_tools import ToolSelection, open_pruner
 from contextchef._chef_write_back import WriteBack
-from contextchef._collector import collector_paused, paused_steps
+from contextchef._collector import paused_steps
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
@@ -69,7 +70,9 @@ from contextchef.tokens import EstimateTokenizer, MessageCounter, Tokenizer
 __all__ = ["_ChefBase"]
 
 
-class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAndSlots, WriteBack):
+class _ChefBase(
+    HistorySetters, SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAndSlots, WriteBack
+):
     """State and configuration shared by the sync and async chefs."""
 
     def __init__(
@@ -238,39 +241,6 @@ class _ChefBase(SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAnd
                 )
         self._state = replace(self._state, system_prompt=tuple(taken))
         return self
-
-    def set_history(self, messages: Iterable[object]) -> Self:
-        """The rolling conversation, as IR messages (see `contextchef.messages`).
-
-        What providers would reject is repaired now (`ensure_valid_history`), and every compile
-        reports the repairs in `payload.meta.repairs`. An overflow result written back earlier is
-        re-applied when the history starts with the messages it compacted, recognised by their
-        content: the same dicts, or fresh ones reloaded from a database or JSON.
-        """
-        given = as_messages(messages, "history")
-        with collector_paused():
-            self._hold_history(self._history_intake.take(given))
-        return self
-
-    def append_history(self, messages: Iterable[object]) -> Self:
-        """Add messages at the end of the history: `set_history(previous + messages)`, where
-        `previous` is the list the last `set_history` or `append_history` received, as it was
-        then. The cheapest turn: earlier messages are not compared again, so edit one in place
-        and `set_history` must see the whole list (which stays fast: it re-validates only
-        what is new or changed)."""
-        given = as_messages(messages, "history")
-        with collector_paused():
-            self._hold_history(self._history_intake.extend(given))
-        return self
-
-    def _hold_history(self, taken: list[Message]) -> None:
-        """Make `taken` (the host's history as private copies) the history: re-apply the
-        compactions that landed, then repair (incrementally: see `HistoryRepair`)."""
-        for compaction in self._compactions:
-            taken = compaction.apply(taken, self._digests)
-        self._digests.sweep()
-        history, repairs = self._history_repair.run(taken)
-        self._state = replace(self._state, history=tuple(history), repairs=tuple(repairs))
 
     def set_dynamic_state(
         self, model_or_schema: Any, data: Any = None, *, placement: str = "last_user"
