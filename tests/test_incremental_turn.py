@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import gc
 import json
+import sys
+import threading
 import weakref
 from typing import Any
 
@@ -23,6 +25,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from contextchef import ContextChef, Payload, _memo
 from contextchef.adapters import adapter_registry
 from contextchef.errors import MessageError
+from contextchef.messages import ensure_valid_history
 
 TARGETS = adapter_registry.names()
 CALL_IDS = ["a", "b", "c"]  # few, so duplicates, orphans and unanswered calls all happen
@@ -223,3 +226,53 @@ def test_the_chef_holds_no_message_of_the_host() -> None:
     gc.collect()
     assert all(ref() is None for ref in watched)
     assert [m["content"] for m in chef.history][-2:] == ["ok", "more"]
+
+
+def test_threads_setting_histories_at_once_never_mix_them() -> None:
+    """Each `set_history` leaves the repair of exactly one of the histories given, even when
+    several threads resume the same saved repair pass at once."""
+    base = [{"role": "user", "content": f"u{i}"} for i in range(300)]
+    variants = []
+    for thread in range(4):
+        extra: list[dict[str, Any]] = []
+        for turn in range(40):
+            function = {"name": f"t{thread}", "arguments": "{}"}
+            call = {"id": "dup", "type": "function", "function": function}
+            extra += [
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "dup", "content": f"{thread}/{turn}"},
+            ]
+        variants.append(base + extra)
+    cuts = range(len(base), len(variants[0]) + 1, 3)
+
+    def repaired(history: Any) -> str:
+        return json.dumps(history, sort_keys=True)
+
+    expected = {
+        repaired(ensure_valid_history(copy.deepcopy(v[:cut]))[0]) for v in variants for cut in cuts
+    }
+    chef = ContextChef()
+    chef.set_history(base)
+    strays: list[int] = []
+
+    def hammer(variant: list[dict[str, Any]]) -> None:
+        for cut in cuts:
+            chef.set_history(variant[:cut])
+            if repaired(list(chef._state.history)) not in expected:
+                strays.append(cut)
+
+    threads = [threading.Thread(target=hammer, args=(v,)) for v in variants]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads inside the repair pass, not between calls
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not strays
+    chef.set_history(variants[2])
+    history, fixes = ensure_valid_history(copy.deepcopy(variants[2]))
+    assert list(chef._state.history) == history
+    assert list(chef._state.repairs) == fixes

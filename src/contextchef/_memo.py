@@ -150,10 +150,10 @@ class MessageIntake:
     def extend(self, messages: Iterable[object]) -> list[Message]:
         """`take(previous + messages)`, where `previous` is the list taken last, as it was
         then: only `messages` are looked at (an in-place edit of an earlier one goes unseen)."""
-        start = len(self._copies)
-        new = [intake_message(message, start + at) for at, message in enumerate(messages)]
-        self._copies = [*self._copies, *new]
-        return list(self._copies)
+        copies = self._copies  # read once: another thread may set a history meanwhile
+        new = [intake_message(message, len(copies) + at) for at, message in enumerate(messages)]
+        self._copies = out = [*copies, *new]
+        return list(out)
 
 
 def _equal_copy(message: object, copies: list[Message], at: int) -> Message | None:

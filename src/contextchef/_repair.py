@@ -8,6 +8,7 @@ resumes from where the pass stopped instead of starting over.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count
@@ -65,18 +66,21 @@ class HistoryRepair:
     It keeps the state of its pass after the last history it repaired. When the next history
     starts with that one (the very same message objects: the chef's copies, which are never
     mutated), only the new messages are scanned; anything else starts over. The results equal
-    `ensure_valid_history(history)` in every case.
+    `ensure_valid_history(history)` in every case, also when threads call `run` at once: each
+    call takes the saved state for itself (another one meanwhile starts over).
     """
 
-    __slots__ = ("_input", "_scan")
+    __slots__ = ("_input", "_lock", "_scan")
 
     def __init__(self) -> None:
         self._input: list[Message] = []
         self._scan: _Scan | None = None
+        self._lock = threading.Lock()
 
     def run(self, history: Sequence[Message]) -> tuple[list[Message], list[HistoryFix]]:
-        seen, scan = self._input, self._scan
-        self._scan = None  # a pass interrupted half-way must never be resumed
+        with self._lock:  # a pass is resumed by one call only, and never half-way through
+            seen, scan = self._input, self._scan
+            self._scan = None
         if scan is None or len(history) < len(seen) or _differs(history, seen):
             leading_user = scan.leading_user if scan is not None else None
             scan, start = _Scan(), 0
@@ -85,8 +89,11 @@ class HistoryRepair:
         else:
             start = len(seen)
         scan.feed(history, start)
-        self._input, self._scan = list(history), scan
-        return scan.finish(len(history))
+        result = scan.finish(len(history))  # before another call can take the scan over
+        kept = list(history)
+        with self._lock:
+            self._input, self._scan = kept, scan
+        return result
 
 
 def _differs(history: Sequence[Message], prefix: list[Message]) -> bool:
