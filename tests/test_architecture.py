@@ -23,6 +23,7 @@ FOUNDATION = (
     "events",
     "_effects",
     "_collector",
+    "_sequences",
     "_memo",
     "_intake",
     "_jsonvalue",

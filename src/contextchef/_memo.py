@@ -11,11 +11,12 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, count, islice
-from operator import is_not, ne
+from operator import ne
 from typing import Any, TypeVar, cast
 
 from contextchef._intake import Unusual, fast_intake
 from contextchef._jsonvalue import NotJson, strict_json
+from contextchef._sequences import identical_prefix
 from contextchef.errors import MessageError
 from contextchef.messages import Message, validate_message
 
@@ -24,22 +25,11 @@ __all__ = [
     "ContentDigests",
     "ConversionCache",
     "MessageIntake",
-    "identical_prefix",
     "intake_message",
     "message_digest",
 ]
 
 T = TypeVar("T")
-
-
-def identical_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """How many leading items `a` and `b` share, object for object (found at C speed: `map`
-    of `is_not`, not a Python loop; when the last common item is shared, `any` first checks
-    the usual case of an appended turn, twice as fast as locating a difference)."""
-    limit = min(len(a), len(b))
-    if limit and a[limit - 1] is b[limit - 1] and not any(map(is_not, a, b)):
-        return limit
-    return next(compress(count(), map(is_not, a, b)), limit)
 
 
 class ConversionCache:
@@ -126,12 +116,13 @@ class MessageIntake:
     def take(self, messages: Iterable[object]) -> list[Message]:
         given = list(messages)
         copies = self._copies
+        if not copies:  # a first history: nothing to match
+            self._copies = [intake_message(message, at) for at, message in enumerate(given)]
+            return list(self._copies)
         shared, tail = _equal_ends(given, copies)
         out = copies[:shared]
         shift = len(copies) - len(given)
-        if not copies:  # a first history: nothing to match
-            out.extend([intake_message(given[at], at) for at in range(len(given))])
-        for index in range(shared, len(given) - tail) if copies else ():
+        for index in range(shared, len(given) - tail):
             message = given[index]
             copy = _equal_copy(message, copies, index)
             if copy is None:

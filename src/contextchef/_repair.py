@@ -11,11 +11,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, count
-from operator import is_not
 from typing import TYPE_CHECKING, Literal
 
 from contextchef import prompts
+from contextchef._sequences import identical_prefix
 
 if TYPE_CHECKING:
     from contextchef.messages import Message, ToolCall
@@ -81,7 +80,7 @@ class HistoryRepair:
         with self._lock:  # a pass is resumed by one call only, and never half-way through
             seen, scan = self._input, self._scan
             self._scan = None
-        if scan is None or len(history) < len(seen) or _differs(history, seen):
+        if scan is None or len(history) < len(seen) or identical_prefix(history, seen) < len(seen):
             leading_user = scan.leading_user if scan is not None else None
             scan, start = _Scan(), 0
             if leading_user is not None:  # keep its identity: caches downstream key on it
@@ -94,11 +93,6 @@ class HistoryRepair:
         with self._lock:
             self._input, self._scan = kept, scan
         return result
-
-
-def _differs(history: Sequence[Message], prefix: list[Message]) -> bool:
-    """Whether `history` does not start with the very objects of `prefix` (C-speed)."""
-    return next(compress(count(), map(is_not, history, prefix)), None) is not None
 
 
 @dataclass(slots=True)

@@ -47,7 +47,7 @@ from typing import Any
 
 from contextchef import prompts
 from contextchef._jsonvalue import loads_sorted
-from contextchef._memo import identical_prefix
+from contextchef._sequences import identical_prefix
 from contextchef.adapters.anthropic_compaction import compaction_keys
 from contextchef.adapters.anthropic_turns import Piece, Turns, last_marks, lead_piece, text_block
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from contextchef._memo import identical_prefix
+from contextchef._sequences import identical_prefix
 from contextchef.adapters.base import ConversionCache
 from contextchef.adapters.merged_groups import MergedGroups
 from contextchef.errors import CompileError

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
 from contextchef._effects import Flow
-from contextchef._memo import identical_prefix
+from contextchef._sequences import identical_prefix
 from contextchef.errors import ConfigError
 from contextchef.messages import Message
 from contextchef.store.backend import StoredEntry

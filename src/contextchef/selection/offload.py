@@ -187,8 +187,7 @@ def _candidate_lines(content: str, start: int, end: int) -> Iterator[tuple[int, 
     finders.append((content, "\nE", 0, 1))
     if not lowered.isascii():
         finders.extend((content, char, 0, 0) for char in _FOLDING)
-    line_end = content.find("\n", start, end)
-    line_end = end if line_end < 0 else line_end
+    line_end = _line_end(content, start, end)
     yield start, line_end
     pos = line_end + 1
 
@@ -210,10 +209,15 @@ def _candidate_lines(content: str, start: int, end: int) -> Iterator[tuple[int, 
                 heapq.heapreplace(upcoming, (again, index))
             continue
         line_start = content.rfind("\n", pos, at) + 1 or pos
-        line_end = content.find("\n", at, end)
-        line_end = end if line_end < 0 else line_end
+        line_end = _line_end(content, at, end)
         yield line_start, line_end
         pos = line_end + 1
+
+
+def _line_end(content: str, at: int, end: int) -> int:
+    """Where the line holding `at` ends (its newline), at most `end`."""
+    found = content.find("\n", at, end)
+    return end if found < 0 else found
 
 
 def _pattern_candidates(content: str, start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -221,14 +225,12 @@ def _pattern_candidates(content: str, start: int, end: int) -> Iterator[tuple[in
     next (slower: it tries every alternative at every position)."""
     pos = start
     if start > 0 and content[start - 1] != "\n":
-        line_end = content.find("\n", start, end)
-        line_end = end if line_end < 0 else line_end
+        line_end = _line_end(content, start, end)
         yield start, line_end
         pos = line_end + 1
     while pos < end and (found := _ERROR_CANDIDATE.search(content, pos, end)) is not None:
         line_start = max(content.rfind("\n", pos, found.start()) + 1, pos)
-        line_end = content.find("\n", found.start(), end)
-        line_end = end if line_end < 0 else line_end
+        line_end = _line_end(content, found.start(), end)
         yield line_start, line_end
         pos = line_end + 1
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from contextchef import prompts
 from contextchef._effects import Call, Flow
-from contextchef._memo import identical_prefix
+from contextchef._sequences import identical_prefix
 from contextchef.messages import Message
 from contextchef.selection.offload import OffloadConfig, preview
 from contextchef.store.core import StoreCore
