@@ -1,4 +1,6 @@
-# The two commands of the README. Both set up .venv themselves on a fresh machine.
+# The two commands of the README. Both set up .venv themselves on a fresh machine, and no step
+# is silent for long: scripts/heartbeat names each step, prints a line whenever the step has
+# printed nothing for 10 s, and how long it took.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -6,50 +8,56 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_ARGS ?=
 PIP := $(BIN)/python -m pip --disable-pip-version-check
+STEP := $(PYTHON) scripts/heartbeat
+PYTEST_WORKERS ?= auto
 
-.PHONY: test demo lint typecheck unit bench clean
+.PHONY: test demo lint typecheck unit install-check bench clean
 
 $(BIN)/python:
-	@echo "==> creating the virtual environment $(VENV) ($(PYTHON) -m venv)"
-	$(PYTHON) -m venv $(VENV)
+	@$(STEP) "creating the virtual environment $(VENV)" $(PYTHON) -m venv $(VENV)
+	@$(STEP) "upgrading pip in $(VENV)" $(PIP) install --quiet --upgrade pip
 
-# Everything `make test` needs: the library, its SDK extras and the development tools.
+# Everything `make test` needs: the library (editable), its extras' SDKs and the development tools.
 $(STAMP): $(BIN)/python pyproject.toml
-	@echo "==> installing contextchef with its development tools (pytest, mypy, ruff, SDKs)"
-	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@$(STEP) "installing contextchef with its development tools (pytest, mypy, ruff, SDKs)" \
+		$(PIP) install --quiet -e '.[dev]'
+	@touch $(STAMP)
 
-# The demo needs only the library's four runtime dependencies (read from pyproject.toml) and
-# runs from src/, so nothing is built; a development install will do as well.
-RUNTIME_DEPS = $(BIN)/python -c "import tomllib; \
-	print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))"
+# The demo needs only the library and its runtime dependencies: an editable install, which also
+# puts the `contextchef` command in $(BIN). A development install will do as well.
 $(DEMO_STAMP): $(BIN)/python pyproject.toml
 	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then \
 		echo "==> $(VENV) already holds the development install; using it"; \
 	else \
-		deps="$$($(RUNTIME_DEPS))" || exit 1; \
-		echo "==> installing what the demo needs: $$deps"; \
-		$(PIP) install --quiet $$deps || exit 1; \
+		$(STEP) "installing contextchef with its runtime dependencies only" \
+			$(PIP) install --quiet -e . || exit 1; \
 	fi
 	@touch $(DEMO_STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	@$(STEP) "ruff check and ruff format --check" sh -c \
+		'$(BIN)/ruff check src tests benchmarks examples scripts/heartbeat \
+		&& $(BIN)/ruff format --check src tests benchmarks examples scripts/heartbeat'
 
+# mypy keeps its cache in $(VENV) (see pyproject.toml), so a second run takes seconds.
 typecheck: $(STAMP)
-	$(BIN)/mypy
+	@$(STEP) "mypy --strict on src/contextchef (the first run takes ~30 s)" $(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q
+	@$(STEP) "pytest, the whole suite on $(PYTEST_WORKERS) workers" \
+		$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 
-test: lint typecheck unit
+# Build the sdist and the wheel, install the wheel as a user would (runtime dependencies only,
+# then each extra alone) and run it there: see tests/install/gate.py.
+install-check: $(STAMP)
+	@$(STEP) "the user-install gate" $(BIN)/python -m tests.install.gate
+
+test: lint typecheck unit install-check
 
 # DEMO_ARGS passes options on, e.g. make demo DEMO_ARGS="--store :memory: --report window.html"
 demo: $(DEMO_STAMP)
-	@echo "==> contextchef demo $(DEMO_ARGS)   (PYTHONPATH=src $(BIN)/python -m contextchef)"
-	@PYTHONPATH=src $(BIN)/python -m contextchef demo $(DEMO_ARGS)
+	@echo "==> $(BIN)/contextchef demo $(DEMO_ARGS)"
+	@$(BIN)/contextchef demo $(DEMO_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/compile.py
