@@ -41,7 +41,7 @@ lint: $(STAMP)
 
 # mypy keeps its cache in $(VENV) (see pyproject.toml), so a second run takes seconds.
 typecheck: $(STAMP)
-	@$(STEP) "mypy --strict on src/contextchef (the first run takes ~30 s)" $(BIN)/mypy
+	@$(STEP) "mypy --strict on src/contextchef (~30 s without its cache)" $(BIN)/mypy
 
 unit: $(STAMP)
 	@$(STEP) "pytest, the whole suite on $(PYTEST_WORKERS) workers" \

@@ -244,6 +244,10 @@ def test_the_readme_opens_with_what_the_default_demo_prints() -> None:
     assert result.exit_code == 0, result.output
 
     def shape(text: str) -> str:
+        # The reusable share's minimum moves by a tenth of a percent from run to run: where an
+        # archive's URI changes, the common byte prefix of two turns ends wherever the old and
+        # the new random hex first differ.
+        text = re.sub(r"(mean [0-9.]+%, min )[0-9.]+%", r"\1…%", text)
         return re.sub(r"archive_[0-9a-f]+", "archive_…", text)
 
     printed = {shape(line.rstrip()) for line in result.output.splitlines()}
