@@ -177,7 +177,13 @@ def check(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 @db_app.command()
 def backup(
-    dest: Annotated[Path, typer.Argument(help="Backup file to create, or a directory.")],
+    dest: Annotated[
+        str,  # text, not Path: a Path drops the trailing `/` that says "a directory"
+        typer.Argument(
+            help="Backup file to create, or a directory to write <database name>-"
+            "<YYYYmmdd-HHMMSS>.db in (an existing one, or one ending in /, created if missing).",
+        ),
+    ],
     db: DbOption = None,
 ) -> None:
     """An online, consistent, integrity-checked copy with a schema-version manifest.
