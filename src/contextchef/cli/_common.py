@@ -8,7 +8,9 @@ The conventions (the README's "Command line" section states them for users):
 - `--debug` (on the root command, or on a group such as `db`) shows the traceback instead;
 - colours only on a terminal and never with `NO_COLOR` set;
 - `--json` on every listing prints machine-readable JSON on stdout, nothing else;
-- anything that can take more than a second shows progress on stderr (on a terminal only).
+- anything that can take more than a second shows progress on stderr (on a terminal only);
+- `--help` shows a value's type after an option that takes one, nothing after a flag
+  (`CommandGroup`).
 
 The debug flag is read from the click context chain, so no module holds global state.
 """
@@ -29,10 +31,12 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup, TyperOption
 
 from contextchef.errors import ContextChefError
 
 __all__ = [
+    "CommandGroup",
     "UserError",
     "debugging",
     "err_console",
@@ -100,6 +104,37 @@ def _click(module: str) -> Any:
         return importlib.import_module(f"typer._click.{module}")
     except ModuleNotFoundError:
         return importlib.import_module(f"click.{module}")
+
+
+def _without_flag_types(params: list[Any]) -> list[Any]:
+    """`params`, each flag given an empty metavar so that help shows no type after it."""
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class CommandGroup(TyperGroup):
+    """The class of every `typer.Typer` of the CLI: flags show no `<bool>` type in `--help`.
+
+    Typer's rich help (from 0.29) prints an option's type after it, flags included, so
+    `--json <bool>` read as if it took a value. Its plain help skips flags; an explicit metavar
+    is printed instead of the type, so every flag of this group and of the commands it resolves
+    (the `--help` option too) gets an empty one before any help is drawn. Options that take a
+    value keep their type (`<path>`) or their declared metavar (`PATH|DSN`).
+    """
+
+    # `ctx` is the click Context typer runs on: its vendored copy (0.22 and later) or click's.
+    def get_params(self, ctx: Any) -> list[Any]:
+        """This group's parameters, flags without a type."""
+        return _without_flag_types(super().get_params(ctx))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command `cmd_name`, its flags without a type (its help is drawn after this)."""
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _without_flag_types(command.get_params(ctx))
+        return command
 
 
 def debugging() -> bool:
