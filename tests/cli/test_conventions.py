@@ -154,6 +154,30 @@ def test_python_dash_m_runs_the_same_app() -> None:
         assert f" {command} " in done.stdout
 
 
+def test_printed_commands_start_the_way_contextchef_was_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command the CLI prints (`how_to_run()` + arguments) must run as printed."""
+    from contextchef.cli._common import how_to_run
+
+    script = tmp_path / "bin" / "contextchef"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [str(script), "demo"])
+    monkeypatch.setenv("PATH", str(script.parent))
+    assert how_to_run() == "contextchef"  # the console script on the PATH
+    monkeypatch.setenv("PATH", str(tmp_path / "elsewhere"))
+    assert how_to_run() == "bin/contextchef"  # not on the PATH: its path
+    package_root = Path(__file__).resolve().parents[2] / "src"
+    monkeypatch.setattr(sys, "argv", [str(package_root / "contextchef" / "__main__.py")])
+    monkeypatch.setenv("PYTHONPATH", str(package_root))
+    assert how_to_run() == f"PYTHONPATH={package_root} {sys.executable} -m contextchef"
+    monkeypatch.delenv("PYTHONPATH")
+    assert how_to_run() == f"{sys.executable} -m contextchef"
+
+
 def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
     terminal = {"FORCE_COLOR": "1", "TERM": "xterm-256color"}
     assert invoke("store", "put", "notes/a.md", stdin="a").exit_code == 0

@@ -21,6 +21,9 @@ import functools
 import importlib
 import json
 import os
+import shlex
+import shutil
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +45,7 @@ __all__ = [
     "err_console",
     "fail",
     "guarded",
+    "how_to_run",
     "one_line",
     "out_console",
     "print_json",
@@ -145,6 +149,39 @@ def debugging() -> bool:
             return True
         ctx = ctx.parent
     return False
+
+
+def _shell_path(path: Path) -> str:
+    """`path` for a shell in the working directory: relative when inside it, quoted."""
+    try:
+        relative = path.relative_to(Path.cwd())
+    except ValueError:
+        return shlex.quote(str(path))
+    shown = str(relative)
+    return shlex.quote(shown if os.sep in shown else f".{os.sep}{shown}")
+
+
+def how_to_run() -> str:
+    """How to run `contextchef` again from the working directory, the way it runs now.
+
+    Commands the CLI prints for the user to type start with this, so they work exactly as
+    printed: `contextchef` when the console script on the PATH is what runs; else that script's
+    path; else this interpreter with `-m contextchef` (`.venv/bin/python -m contextchef`),
+    preceded by `PYTHONPATH=…` when the package was found through it, as `make demo` runs it
+    from `src/` without installing anything.
+    """
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.stem == "contextchef":
+        on_path = shutil.which("contextchef")
+        if on_path is not None and Path(on_path).resolve() == script.resolve():
+            return "contextchef"
+        return _shell_path(script.absolute())
+    python = _shell_path(Path(sys.executable)) if sys.executable else "python3"
+    package_root = Path(__file__).resolve().parents[2]
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and Path(entry).resolve() == package_root:
+            return f"PYTHONPATH={shlex.quote(entry)} {python} -m contextchef"
+    return f"{python} -m contextchef"
 
 
 def print_json(data: Any) -> None:
