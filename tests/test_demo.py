@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from contextchef.cli.demo_session import Session, SessionOptions
 
 runner = CliRunner()
 TURNS = "45"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _figures(*args: str) -> dict[str, Any]:
@@ -161,7 +163,7 @@ def test_the_default_database_is_named_and_forget_empties_the_demos_project(
     files = _files_under(tmp_path)
     assert files and all(path.is_relative_to(tmp_path / "data") for path in files)
     assert f"the default database {tmp_path / 'data'}" in shown
-    assert "to remove it: contextchef demo --forget" in shown
+    assert re.search(r"to remove it: .*-m contextchef demo --forget", shown)
     assert "--store :memory:" in shown
     assert json.loads(_demo(tmp_path, "--json"))["memory_at_start"] == ["test-command"]
     assert re.search(r"forgot [1-9]\d* entries", _demo(tmp_path, "--forget"))
@@ -173,10 +175,55 @@ def test_the_printed_command_removes_a_chosen_database(tmp_path: Path) -> None:
     folder.mkdir()
     shown = _demo(tmp_path, "--store", str(folder / "demo.db"))
     assert _files_under(folder)
+    explore = re.search(r"to see what it stored: (.+)", shown)
+    assert explore, shown
+    listed = subprocess.run(
+        explore[1], shell=True, env=_subprocess_env(tmp_path), capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert str(folder / "demo.db") in listed.stdout and "notes/" in listed.stdout
     removal = re.search(r"to remove it: (rm -f .+)", shown)
     assert removal, shown
     subprocess.run(removal[1], shell=True, check=True)
     assert _files_under(folder) == []
+
+
+def test_after_make_demo_the_printed_commands_work_as_printed(tmp_path: Path) -> None:
+    """`make demo` runs `PYTHONPATH=src .venv/bin/python -m contextchef demo` from the repository
+    root, and puts no `contextchef` on the PATH: the closing lines' commands must run as printed,
+    from there, in a shell without PYTHONPATH."""
+    env = {k: v for k, v in _subprocess_env(tmp_path).items() if k != "PYTHONPATH"}
+    python = shlex.quote(sys.executable)
+    demo = subprocess.run(
+        f"PYTHONPATH=src {python} -m contextchef demo --quiet --turns 8",
+        shell=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert demo.returncode == 0, demo.stderr
+    explore = re.search(r"to see what it stored: (.+)", demo.stdout)
+    assert explore, demo.stdout
+    assert "PYTHONPATH=src" in explore[1] and "--project demo:contextchef" in explore[1]
+
+    def run(command: str) -> str:
+        done = subprocess.run(
+            command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, (command, done.stderr)
+        return done.stdout
+
+    listed = run(explore[1])
+    counts = dict(re.findall(r"│ (\w+)/\s+│ (\d+)", listed))
+    assert int(counts["vfs"]) >= 1 and int(counts["memory"]) == 1, listed
+    removal = re.search(r"to remove it: (.+ demo --forget)", demo.stdout)
+    assert removal, demo.stdout
+    assert re.search(r"forgot [1-9]\d* entries", run(removal[1]))
+    listed = run(explore[1])
+    counts = dict(re.findall(r"│ (\w+)/\s+│ (\d+)", listed))
+    assert counts["vfs"] == counts["memory"] == "0", listed
 
 
 def test_quiet_prints_only_the_summary() -> None:
@@ -204,9 +251,6 @@ def test_the_live_display_shows_the_events_of_each_turn() -> None:
 def test_an_unknown_target_is_a_usage_error() -> None:
     result = runner.invoke(app, ["demo", "--target", "nope", "--store", ":memory:"])
     assert result.exit_code == 2
-
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_make_demo_runs_on_a_fresh_clone(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from contextchef.cli.report import (
     render_report,
     write_report,
 )
-from contextchef.cli.report_svg import nice_step
+from contextchef.cli.report_svg import LAYER_COLOURS, nice_step
 
 
 def _turns(count: int = 30, window: int = 6000) -> list[ReportTurn]:
@@ -65,6 +65,54 @@ def test_every_layer_the_free_room_and_the_reuse_line_are_series() -> None:
         page
     )
     assert page.count('<tr id="event-') == len(EVENTS)
+
+
+def _legend_entries(page: str) -> dict[str, str]:
+    """Each legend entry's `data-mark` (what it names) and its markup (with its colour)."""
+    legend = re.search(r'<div class="legend" id="legend">(.*?)</div>', page)
+    assert legend, "no legend"
+    return dict(re.findall(r'<span data-mark="([^"]+)">(.*?)(?=<span data-mark=|$)', legend[1]))
+
+
+def test_the_legend_names_every_mark_the_chart_draws() -> None:
+    """Every kind of mark in the SVG (a layer, the window, the reuse line, each kind of event
+    marker) has a legend entry in the colour it is drawn in, and nothing else has one."""
+    kinds = ["overflow", "offload", "memory", "context", "note", "exceeded", "repair", "odd"]
+    events = [ReportEvent(3 + i, kind, f"{kind} at {3 + i}") for i, kind in enumerate(kinds)]
+    page = render_report("run", _turns(), events)
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    legend = _legend_entries(page)
+    drawn = set(re.findall(r'id="(series-[\w-]+|window-line)"', svg))
+    marker = r'class="marker (marker-[\w-]+)" id="marker-\d+" data-colour="(#[0-9a-f]{6})"'
+    markers = dict(re.findall(marker, svg))
+    assert set(markers) == {f"marker-{kind}" for kind in kinds}
+    assert set(legend) == drawn | set(markers)
+    for name, colour in markers.items():
+        assert colour in legend[name], (name, legend[name])
+        group = re.search(rf'class="marker {name}".*?</g>', svg)
+        painted = set(re.findall(r'(?:fill|stroke)="(#[0-9a-f]{6})"', group[0])) if group else set()
+        assert painted - {"#ffffff"} == {colour}, (name, painted)
+    assert len(set(markers.values())) == len(markers)  # one colour per kind
+    layers = {name for name in drawn if name.startswith("series-") and name != "series-reuse"}
+    for name in layers:
+        assert LAYER_COLOURS.get(name.removeprefix("series-"), "#a0aec0") in legend[name]
+    quiet = render_report("run", [ReportTurn(1, {"history": 10}, 100)], [])
+    assert set(_legend_entries(quiet)) == {"series-history", "series-free", "window-line"}
+
+
+def test_the_reuse_line_has_a_panel_and_an_axis_of_its_own() -> None:
+    """The reuse share (0-100 %) is drawn below the token chart, never over its tokens, where a
+    line above the dashed window read as a window exceeded."""
+    page = render_report("run", _turns(), [])
+    token_floor = max(y for _, y in _path_points(page, "series-tools"))  # the token axis
+    reuse = [y for _, y in _path_points(page, "series-reuse")]
+    tick = r'y="([\d.]+)"[^>]*class="reuse-tick">(\d+)%</text>'
+    ticks = {label: float(y) for y, label in re.findall(tick, page)}
+    assert set(ticks) == {"0", "50", "100"}
+    assert token_floor < ticks["100"] < ticks["0"]
+    assert all(ticks["100"] <= y <= ticks["0"] for y in reuse)
+    assert re.search(r'id="reuse-title">prompt bytes reusable from the previous turn', page)
+    assert reuse[0] == pytest.approx(ticks["0"] - 0.8 * (ticks["0"] - ticks["100"]), abs=0.1)
 
 
 def test_the_areas_stack_and_grow_with_the_tokens() -> None:

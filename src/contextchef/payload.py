@@ -19,7 +19,7 @@ from contextchef.payload_cache import CacheReport, described
 from contextchef.selection.janitor import OverflowReport
 from contextchef.tokens import Tokenizer
 
-__all__ = ["CompileMeta", "LayerTokens", "Payload", "PayloadCounter"]
+__all__ = ["CompileMeta", "LayerTokens", "Payload", "PayloadCounter", "part_tokens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +131,16 @@ class Payload(dict[str, Any]):
 _SYSTEM_KEYS = ("system", "instructions", "system_instruction")
 _MESSAGE_KEYS = ("messages", "input", "contents")
 _SYSTEM_ROLES = frozenset({"system", "developer"})
+
+
+def part_tokens(tokenizer: Tokenizer, part: Any) -> int:
+    """The tokens of one payload part exactly as `meta.tokens` counts it (see `PayloadCounter`).
+
+    For views that break the figures down (`contextchef inspect`): counting the parts of a
+    layer with this gives numbers that add up to the layer, where counting another text (the
+    JSON with its `cache_control` markers, say) would not.
+    """
+    return tokenizer.count_text(part if isinstance(part, str) else described(part)[0])
 
 
 class PayloadCounter:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,37 @@ def test_help_shows_an_example(command: CommandInfo) -> None:
     result = invoke(*command.path, "--help", env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "Example: contextchef" in result.stdout
+
+
+def _option_rows(help_text: str) -> dict[str, str]:
+    """Each `--option` row of a rich help panel: what follows the option on its line."""
+    rows: dict[str, str] = {}
+    for line in help_text.splitlines():
+        found = re.match(r"│\s+(?:\*\s+)?(--[\w-]+)(.*?)\s*│$", line)
+        if found:
+            rows[found.group(1)] = found.group(2)
+    return rows
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c.path) or "root")
+def test_help_shows_no_type_after_a_flag_and_one_after_an_option_taking_a_value(
+    command: CommandInfo,
+) -> None:
+    """`--json <bool>` reads as if it took a value: a flag shows nothing between it and its help."""
+    result = invoke(*command.path, "--help", env={"COLUMNS": "250", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    assert "<bool>" not in result.stdout
+    rows = _option_rows(result.stdout)
+    assert set(rows) == set(command.option_help), result.stdout
+    for option, help_text in command.option_help.items():
+        shown = rows[option].strip()
+        help_start = " ".join(help_text.split())[:12]
+        if option in command.flags:
+            assert shown.startswith(help_start), (option, rows[option])
+        else:  # a short form such as `-t` may come first, then the value's type or metavar
+            value = re.sub(r"^-\w\s+", "", shown).split()[0]
+            assert value and not shown.startswith(help_start), (option, rows[option])
+            assert value != "<bool>"
 
 
 def test_every_listing_takes_json() -> None:
@@ -120,6 +152,30 @@ def test_python_dash_m_runs_the_same_app() -> None:
     assert done.returncode == 0, done.stderr
     for command in ("compile", "inspect", "store", "identity", "db", "demo"):
         assert f" {command} " in done.stdout
+
+
+def test_printed_commands_start_the_way_contextchef_was_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command the CLI prints (`how_to_run()` + arguments) must run as printed."""
+    from contextchef.cli._common import how_to_run
+
+    script = tmp_path / "bin" / "contextchef"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [str(script), "demo"])
+    monkeypatch.setenv("PATH", str(script.parent))
+    assert how_to_run() == "contextchef"  # the console script on the PATH
+    monkeypatch.setenv("PATH", str(tmp_path / "elsewhere"))
+    assert how_to_run() == "bin/contextchef"  # not on the PATH: its path
+    package_root = Path(__file__).resolve().parents[2] / "src"
+    monkeypatch.setattr(sys, "argv", [str(package_root / "contextchef" / "__main__.py")])
+    monkeypatch.setenv("PYTHONPATH", str(package_root))
+    assert how_to_run() == f"PYTHONPATH={package_root} {sys.executable} -m contextchef"
+    monkeypatch.delenv("PYTHONPATH")
+    assert how_to_run() == f"{sys.executable} -m contextchef"
 
 
 def test_progress_on_a_terminal_only(tmp_path: Path) -> None:

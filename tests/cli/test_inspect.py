@@ -71,7 +71,65 @@ def test_layer_figures_are_the_compiles_own(target: str, tmp_path: Path) -> None
     turns = [row["label"] for row in data["layers"] if row["layer"] == "history" and row["depth"]]
     assert turns == ["turn 1", "turn 2"]  # a tool result never opens a turn, in any target
     tail = [row["label"] for row in data["layers"] if row["layer"] == "tail" and row["depth"]]
-    assert tail == ["dynamic state", "state anchor"]
+    assert tail == ["dynamic state", "state anchor", "the rest of the message"]
+
+
+def _assert_figures_add_up(data: dict[str, Any]) -> None:
+    """Every row listed under a layer sums to it; the layers sum to the total; a breakpoint's
+    prefix is never more than the payload."""
+    layers = [row for row in data["layers"] if row["depth"] == 0]
+    assert sum(row["tokens"] for row in layers) == data["total_tokens"]
+    for layer in layers:
+        parts = [r for r in data["layers"] if r["depth"] == 1 and r["layer"] == layer["layer"]]
+        if parts:
+            for unit in ("tokens", "bytes"):
+                assert sum(r[unit] for r in parts) == layer[unit], (layer["label"], unit, parts)
+    assert all(row["tokens"] >= 0 and row["bytes"] >= 0 for row in data["layers"])
+    prefixes = [(p["prefix_tokens"], p["prefix_bytes"]) for p in data["breakpoints"]]
+    assert prefixes == sorted(prefixes)
+    for tokens, size in prefixes:
+        assert tokens <= data["total_tokens"] and size <= data["total_bytes"]
+
+
+def _long_history() -> list[Any]:
+    """Four turns, two with a tool call and its result."""
+    second = [
+        {**message, "tool_calls": [{**message["tool_calls"][0], "id": "call_2"}]}
+        if "tool_calls" in message
+        else {**message, "tool_call_id": "call_2"}
+        if message["role"] == "tool"
+        else message
+        for message in IR_HISTORY
+    ]
+    return [*IR_HISTORY, {"role": "assistant", "content": "Patched."}, *second]
+
+
+@pytest.mark.parametrize("target", ["openai", "openai-responses", "anthropic", "gemini"])
+def test_the_figures_add_up(target: str, tmp_path: Path) -> None:
+    """Turns sum to the history, the parts of a layer to the layer, and a breakpoint's prefix
+    never exceeds the payload (they were once counted on different texts)."""
+    state = write_json(tmp_path / "state.json", {"goal": "fix the parser", "step": 3})
+    marked = native_history("anthropic")
+    marked["messages"][2]["content"][0]["cache_control"] = {"type": "ephemeral"}  # tool result
+    marked["messages"][-1]["content"] = [
+        {"type": "text", "text": "Yes, go ahead.", "cache_control": {"type": "ephemeral"}}
+    ]
+    histories = {
+        "native": native_history(target),
+        "long": _long_history(),
+        "marked": marked,
+        "repaired": IR_HISTORY[:2] + IR_HISTORY[3:],
+    }
+    for name, history in histories.items():
+        path = write_json(tmp_path / f"{name}.json", history)
+        for extra in ((), ("--state", state)):
+            data = _inspect(path, "-t", target, *extra)
+            _assert_figures_add_up(data)
+            if name == "long":
+                turns = [r for r in data["layers"] if r["layer"] == "history" and r["depth"]]
+                assert len(turns) == 4, turns
+    marked_data = _inspect(tmp_path / "marked.json", "-t", "anthropic", "--state", state)
+    assert marked_data["breakpoints"][-1]["prefix_tokens"] == marked_data["total_tokens"]
 
 
 def test_breakpoints_show_the_prefix_they_cache(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from contextchef.cli._common import guarded
+from contextchef.cli._common import CommandGroup, guarded
 from contextchef.cli.compile_cmds import compile_command, inspect_command
 from contextchef.cli.db import db_app
 from contextchef.cli.identity_cmd import identity_command
@@ -13,6 +13,7 @@ from contextchef.cli.store_cmds import store_app
 
 app = typer.Typer(
     name="contextchef",
+    cls=CommandGroup,
     help=(
         "Compile an LLM agent's context and manage its context store.\n\n"
         "Example: contextchef compile chat.json --target anthropic"
@@ -59,10 +60,14 @@ def demo(
     window: int = typer.Option(6000, min=1000, help="The context window, in tokens."),
     store: str | None = typer.Option(
         None,
+        metavar="PATH|:memory:",
         help="A SQLite file, or :memory: to write nothing (default: the embedded database).",
     ),
     report: str | None = typer.Option(
-        None, "--report", help="Also write the run's window report (one HTML file) to this path."
+        None,
+        "--report",
+        metavar="PATH",
+        help="Also write the run's window report (one HTML file) to this path.",
     ),
     forget: bool = typer.Option(
         False, "--forget", help="Delete what earlier demo runs stored in --store, then exit."

@@ -8,7 +8,9 @@ The conventions (the README's "Command line" section states them for users):
 - `--debug` (on the root command, or on a group such as `db`) shows the traceback instead;
 - colours only on a terminal and never with `NO_COLOR` set;
 - `--json` on every listing prints machine-readable JSON on stdout, nothing else;
-- anything that can take more than a second shows progress on stderr (on a terminal only).
+- anything that can take more than a second shows progress on stderr (on a terminal only);
+- `--help` shows a value's type after an option that takes one, nothing after a flag
+  (`CommandGroup`).
 
 The debug flag is read from the click context chain, so no module holds global state.
 """
@@ -19,6 +21,9 @@ import functools
 import importlib
 import json
 import os
+import shlex
+import shutil
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,15 +34,18 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup, TyperOption
 
 from contextchef.errors import ContextChefError
 
 __all__ = [
+    "CommandGroup",
     "UserError",
     "debugging",
     "err_console",
     "fail",
     "guarded",
+    "how_to_run",
     "one_line",
     "out_console",
     "print_json",
@@ -102,6 +110,37 @@ def _click(module: str) -> Any:
         return importlib.import_module(f"click.{module}")
 
 
+def _without_flag_types(params: list[Any]) -> list[Any]:
+    """`params`, each flag given an empty metavar so that help shows no type after it."""
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class CommandGroup(TyperGroup):
+    """The class of every `typer.Typer` of the CLI: flags show no `<bool>` type in `--help`.
+
+    Typer's rich help (from 0.29) prints an option's type after it, flags included, so
+    `--json <bool>` read as if it took a value. Its plain help skips flags; an explicit metavar
+    is printed instead of the type, so every flag of this group and of the commands it resolves
+    (the `--help` option too) gets an empty one before any help is drawn. Options that take a
+    value keep their type (`<path>`) or their declared metavar (`PATH|DSN`).
+    """
+
+    # `ctx` is the click Context typer runs on: its vendored copy (0.22 and later) or click's.
+    def get_params(self, ctx: Any) -> list[Any]:
+        """This group's parameters, flags without a type."""
+        return _without_flag_types(super().get_params(ctx))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command `cmd_name`, its flags without a type (its help is drawn after this)."""
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _without_flag_types(command.get_params(ctx))
+        return command
+
+
 def debugging() -> bool:
     """Whether `--debug` was given to this command or to any group above it."""
     ctx = _click("globals").get_current_context(silent=True)
@@ -110,6 +149,39 @@ def debugging() -> bool:
             return True
         ctx = ctx.parent
     return False
+
+
+def _shell_path(path: Path) -> str:
+    """`path` for a shell in the working directory: relative when inside it, quoted."""
+    try:
+        relative = path.relative_to(Path.cwd())
+    except ValueError:
+        return shlex.quote(str(path))
+    shown = str(relative)
+    return shlex.quote(shown if os.sep in shown else f".{os.sep}{shown}")
+
+
+def how_to_run() -> str:
+    """How to run `contextchef` again from the working directory, the way it runs now.
+
+    Commands the CLI prints for the user to type start with this, so they work exactly as
+    printed: `contextchef` when the console script on the PATH is what runs; else that script's
+    path; else this interpreter with `-m contextchef` (`.venv/bin/python -m contextchef`),
+    preceded by `PYTHONPATH=…` when the package was found through it, as `make demo` runs it
+    from `src/` without installing anything.
+    """
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.stem == "contextchef":
+        on_path = shutil.which("contextchef")
+        if on_path is not None and Path(on_path).resolve() == script.resolve():
+            return "contextchef"
+        return _shell_path(script.absolute())
+    python = _shell_path(Path(sys.executable)) if sys.executable else "python3"
+    package_root = Path(__file__).resolve().parents[2]
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and Path(entry).resolve() == package_root:
+            return f"PYTHONPATH={shlex.quote(entry)} {python} -m contextchef"
+    return f"{python} -m contextchef"
 
 
 def print_json(data: Any) -> None:

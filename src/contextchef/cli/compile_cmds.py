@@ -51,7 +51,9 @@ StateOption = Annotated[
 SystemOption = Annotated[
     str | None,
     typer.Option(
-        "--system", help="A text file holding the system prompt (`-`: stdin); replaces the file's."
+        "--system",
+        metavar="PATH|-",
+        help="A text file holding the system prompt (`-`: stdin); replaces the file's.",
     ),
 ]
 MemoryOption = Annotated[

@@ -19,7 +19,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from contextchef.cli._common import err_console, out_console, print_json, progress, report_failure
+from contextchef.cli._common import (
+    CommandGroup,
+    err_console,
+    out_console,
+    print_json,
+    progress,
+    report_failure,
+)
 from contextchef.store.backends.sqlite import backup as backup_ops
 from contextchef.store.backends.sqlite import maintenance
 from contextchef.store.backends.sqlite import repair as repair_ops
@@ -28,6 +35,7 @@ from contextchef.store.datadir import default_database_path
 __all__ = ["db_app"]
 
 db_app = typer.Typer(
+    cls=CommandGroup,
     help="Inspect and maintain the SQLite context database.\n\nExample: contextchef db info --json",
     no_args_is_help=True,
 )
@@ -177,7 +185,13 @@ def check(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 @db_app.command()
 def backup(
-    dest: Annotated[Path, typer.Argument(help="Backup file to create, or a directory.")],
+    dest: Annotated[
+        str,  # text, not Path: a Path drops the trailing `/` that says "a directory"
+        typer.Argument(
+            help="Backup file to create, or a directory to write <database name>-"
+            "<YYYYmmdd-HHMMSS>.db in (an existing one, or one ending in /, created if missing).",
+        ),
+    ],
     db: DbOption = None,
 ) -> None:
     """An online, consistent, integrity-checked copy with a schema-version manifest.

@@ -117,6 +117,8 @@ def _live(console: Console, session: Session, options: SessionOptions) -> None:
 
 def _store_footer(console: Console, store: DemoStore) -> None:
     console.print(f"[dim]store: {store.where}[/dim]")
+    if store.explore is not None:
+        console.print(f"[dim]to see what it stored: {escape(store.explore)}[/dim]", soft_wrap=True)
     if store.removal is not None:
         console.print("[dim]run it again: the next agent starts with this run's memory[/dim]")
         console.print(f"[dim]to remove it: {escape(store.removal)}[/dim]", soft_wrap=True)

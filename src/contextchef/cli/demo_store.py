@@ -8,6 +8,7 @@ created next to it; `forget_demo` deletes the demo's entries and nothing else.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from contextchef import (
     StorageBackend,
     StoreError,
 )
+from contextchef.cli._common import how_to_run
 
 DEMO_PROJECT = "demo:contextchef"
 """The project identity the demo writes under, so it never touches a real project's memory."""
@@ -25,11 +27,16 @@ DEMO_PROJECT = "demo:contextchef"
 
 @dataclass(frozen=True)
 class DemoStore:
-    """The backend the demo runs on, and how to describe it (and remove it) to the user."""
+    """The backend the demo runs on, and how to describe it, explore it and remove it.
+
+    `explore` and `removal` are shell commands printed for the user to type as they are (None
+    for `:memory:`, where nothing is kept); `explore` lists what the demo stored.
+    """
 
     backend: StorageBackend
     where: str
     removal: str | None
+    explore: str | None = None
 
     def close(self) -> None:
         """Close a SQLite backend (an in-memory one has nothing to close)."""
@@ -45,12 +52,19 @@ def open_demo_store(spec: str | None) -> DemoStore:
         _refuse_non_database(Path(spec))
     backend = SQLiteBackend(spec, project=DEMO_PROJECT)
     path = backend.path
+    contextchef = how_to_run()
+    explore = f"{contextchef} store ls --project {DEMO_PROJECT}"
     if spec is None:
         # the default database holds the user's other projects too: forget only the demo's
-        removal = "contextchef demo --forget (the demo's entries only; your projects stay)"
-        return DemoStore(backend, f"the default database {path} (project {DEMO_PROJECT})", removal)
-    removal = f"rm -f {path} {path}-wal {path}-shm {path}.lock"
-    return DemoStore(backend, f"the database {path} (project {DEMO_PROJECT})", removal)
+        removal = f"{contextchef} demo --forget (the demo's entries only; your projects stay)"
+        where = f"the default database {path} (project {DEMO_PROJECT})"
+        return DemoStore(backend, where, removal, explore)
+    quoted = shlex.quote(str(path))
+    removal = "rm -f " + " ".join(
+        shlex.quote(f"{path}{suffix}") for suffix in ("", "-wal", "-shm", ".lock")
+    )
+    explore += f" --store {quoted}"
+    return DemoStore(backend, f"the database {path} (project {DEMO_PROJECT})", removal, explore)
 
 
 _SQLITE_HEADER = b"SQLite format 3\x00"

@@ -8,10 +8,13 @@ Layers follow the sandwich: the system layer (every system block the target rece
 host's system prompt, then what the library adds after it, memory or the store instruction), the
 history grouped by turns (a turn opens with a user message that is not only tool results), the
 tail parts stitched into the last user message (the dynamic state and its anchor line), and the
-tools. Token figures of the four layers are the compile's own (`payload.meta.tokens`): the tail
-is the whole message the tail was stitched into. A turn's figure counts its payload items with
-the same estimate (the last turn includes the tail message), and a tail part counts its own
-text. Bytes are those of compact JSON, as the provider receives them.
+tools. Token figures of the four layers are the compile's own (`payload.meta.tokens`), and
+every figure below or beside them is made of the same per-part counts (`part_tokens`), so they
+add up: the turns sum to the history, the parts of the system and of the tail to their layer,
+and a breakpoint's prefix is a partial sum of the total. The compile counts the tail as its
+message before conversion and leaves the rest of the converted item (its JSON framing) in the
+history, so the turn that holds the tail shows that rest; in bytes the whole item is the tail.
+Bytes are those of compact JSON, as the provider receives them.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from typing import Any
 from contextchef import prompts
 from contextchef.cli.compiling import Compiled
 from contextchef.cli.payload_diff import PayloadDiff, diff_payloads, part_bytes, prompt_parts
+from contextchef.payload import part_tokens
 from contextchef.tokens import EstimateTokenizer
 
 __all__ = ["Breakpoint", "Inspection", "LayerRow", "RepairRow", "inspect_compile"]
 
 _SEQUENCE_KEYS = ("messages", "input", "contents")
+_LAYER_KEYS = ("tools", "system", "instructions", "system_instruction", *_SEQUENCE_KEYS)
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 _CACHE_NOTES = {
     "openai": "OpenAI caches the longest prompt prefix it has seen automatically; no markers",
@@ -145,8 +150,13 @@ def _turns(items: Sequence[Any], start: int) -> Iterator[tuple[int, int, int]]:
         yield number, first, len(items)
 
 
-def _count(value: Any, tokenizer: EstimateTokenizer) -> int:
-    return tokenizer.count_text(value if isinstance(value, str) else part_bytes(value).decode())
+def _count(name: str, value: Any, tokenizer: EstimateTokenizer) -> int:
+    """The tokens `meta.tokens` gives the prompt part `name`: 0 outside the four layers (the
+    model's settings) and for an empty value that is no list item, as the compile counts."""
+    key = name.removeprefix("config.").split("[")[0]
+    if key not in _LAYER_KEYS or not (value or name.endswith("]")):
+        return 0
+    return part_tokens(tokenizer, value)
 
 
 def _tail_item(items: Sequence[Any], lead: int, state_xml: str | None) -> int | None:
@@ -161,9 +171,16 @@ def _tail_item(items: Sequence[Any], lead: int, state_xml: str | None) -> int | 
 
 
 def _history_rows(
-    payload: Mapping[str, Any], state_xml: str | None, tokenizer: EstimateTokenizer
+    payload: Mapping[str, Any],
+    state_xml: str | None,
+    tail_tokens: int,
+    tokenizer: EstimateTokenizer,
 ) -> tuple[int, int | None, list[LayerRow]]:
-    """(leading system items, the item holding the tail, one row per turn)."""
+    """(leading system items, the item holding the tail, one row per turn).
+
+    The turn holding the tail leaves out what the tail layer counts: `tail_tokens` of its
+    tokens and all of that item's bytes, so the turns add up to the history layer.
+    """
     key, items = _sequence(payload)
     lead = 0
     while lead < len(items) and isinstance(items[lead], Mapping):
@@ -173,27 +190,37 @@ def _history_rows(
     tail = _tail_item(items, lead, state_xml)
     rows: list[LayerRow] = []
     for number, first, end in _turns(items, lead):
-        chunk = items[first:end]
-        size = sum(len(part_bytes(item)) for item in chunk)
-        tokens = sum(_count(item, tokenizer) for item in chunk)
+        size = sum(len(part_bytes(items[at])) for at in range(first, end))
+        tokens = sum(_count(f"{key}[{at}]", items[at], tokenizer) for at in range(first, end))
         label = f"turn {number}" if number else "before the first user message"
         span = f"{key}[{first}]" if end - first == 1 else f"{key}[{first}..{end - 1}]"
-        holds_tail = tail is not None and first <= tail < end
-        detail = f"{span}, {end - first} item(s)" + (", holds the tail" if holds_tail else "")
+        detail = f"{span}, {end - first} item(s)"
+        if tail is not None and first <= tail < end:
+            tokens -= tail_tokens
+            size -= len(part_bytes(items[tail]))
+            detail += f"; {key}[{tail}] holds the tail: {tail_tokens:,} of its tokens and all"
+            detail += " its bytes are under tail"
         rows.append(LayerRow("history", label, tokens, size, detail, depth=1))
     return lead, tail, rows
 
 
-def _tail_parts(compiled: Compiled, tokenizer: EstimateTokenizer) -> list[LayerRow]:
-    """The blocks stitched into the last user message: the dynamic state and its anchor line."""
+def _tail_parts(
+    compiled: Compiled, tokens: int, size: int, tokenizer: EstimateTokenizer
+) -> list[LayerRow]:
+    """The blocks stitched into the last user message (the dynamic state and its anchor line),
+    each counted on its own text, then the rest of the message: they add up to the tail layer's
+    `tokens` and `size`."""
     state = compiled.chef.dynamic_state
     if state is None or not state.xml or state.placement != "last_user":
         return []
-    parts = [("dynamic state", state.xml), ("state anchor", prompts.STATE_ANCHOR)]
-    return [
-        LayerRow("tail", label, tokenizer.count_text(text), len(text.encode()), depth=1)
-        for label, text in parts
-    ]
+    rows: list[LayerRow] = []
+    for label, text in (("dynamic state", state.xml), ("state anchor", prompts.STATE_ANCHOR)):
+        own_tokens = min(tokens, tokenizer.count_text(text))
+        own_bytes = min(size, len(text.encode()))
+        rows.append(LayerRow("tail", label, own_tokens, own_bytes, depth=1))
+        tokens, size = tokens - own_tokens, size - own_bytes
+    detail = "the user's own text and what wraps the message"
+    return [*rows, LayerRow("tail", "the rest of the message", tokens, size, detail, depth=1)]
 
 
 def _system_rows(
@@ -207,16 +234,16 @@ def _system_rows(
     ]
     own_tokens = min(tokens, sum(tokenizer.count_text(text) for text in texts))
     own_bytes = min(size, sum(len(text.encode()) for text in texts))
-    rows = [LayerRow("system", "system prompt", own_tokens, own_bytes, f"{len(texts)} message(s)")]
+    own = LayerRow("system", "system prompt", own_tokens, own_bytes, f"{len(texts)} message(s)")
     keys = compiled.payload.meta.memory_keys
     if compiled.inputs.memory:
         label, detail = "memory", f"{len(keys)} entries: {', '.join(keys)}" if keys else "empty"
     elif compiled.chef.vocabulary.store_instruction is not None:
         label, detail = "store instruction", "how to reach the context store"
     else:
-        return rows
-    rows.append(LayerRow("system", label, tokens - own_tokens, size - own_bytes, detail, depth=1))
-    return [replace(rows[0], depth=1), rows[1]]
+        return []  # the host's prompt is the whole layer: the layer's row says it all
+    added = LayerRow("system", label, tokens - own_tokens, size - own_bytes, detail, depth=1)
+    return [replace(own, depth=1), added]
 
 
 def _system_parts(payload: Mapping[str, Any], lead: int) -> list[tuple[str, Any]]:
@@ -283,7 +310,7 @@ def _breakpoints(payload: Mapping[str, Any], tokenizer: EstimateTokenizer) -> li
     seen: list[str] = []
     for name, value in prompt_parts(payload):
         size += len(part_bytes(value))
-        tokens += _count(value, tokenizer)
+        tokens += _count(name, value, tokenizer)
         seen.append(name)
         for where in _markers(value, name):
             found.append(Breakpoint(where, size, tokens, _spans(seen)))
@@ -300,10 +327,9 @@ def inspect_compile(
     payload = compiled.payload
     figures = payload.meta.tokens
     tokenizer = EstimateTokenizer()
-    tail_rows = _tail_parts(compiled, tokenizer)
     state = compiled.chef.dynamic_state
     state_xml = state.xml if state is not None and state.placement == "last_user" else None
-    lead, tail, turn_rows = _history_rows(payload, state_xml, tokenizer)
+    lead, tail, turn_rows = _history_rows(payload, state_xml, figures.tail, tokenizer)
     key, items = _sequence(payload)
     tail_bytes = len(part_bytes(items[tail])) if tail is not None else 0
     history_bytes = sum(len(part_bytes(item)) for item in items[lead:]) - tail_bytes
@@ -320,7 +346,7 @@ def inspect_compile(
     if tail is not None:
         detail = f"{key}[{tail}]: the last user message, with the parts below stitched in"
         rows.append(LayerRow("tail", "tail", figures.tail, tail_bytes, detail))
-        rows.extend(tail_rows)
+        rows.extend(_tail_parts(compiled, figures.tail, tail_bytes, tokenizer))
     rows.append(LayerRow("tools", "tools", figures.tools, tool_bytes, _tool_names(tools)))
     breakpoints = _breakpoints(payload, tokenizer)
     note = "" if breakpoints else _CACHE_NOTES.get(payload.meta.target, "no cache markers")

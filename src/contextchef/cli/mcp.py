@@ -48,8 +48,9 @@ def mcp_command(
     store: Annotated[
         str | None,
         typer.Option(
+            metavar="PATH|DSN|:memory:",
             help="A SQLite file, a postgresql:// DSN, or :memory: (default: the machine's "
-            "database)."
+            "database).",
         ),
     ] = None,
     project: Annotated[
@@ -57,7 +58,11 @@ def mcp_command(
         typer.Option(help="The project whose entries are served (default: the working directory)."),
     ] = None,
     transport: Annotated[
-        str, typer.Option(help="stdio (the client starts this command) or http (streamable HTTP).")
+        str,
+        typer.Option(
+            metavar="stdio|http",
+            help="stdio (the client starts this command) or http (streamable HTTP).",
+        ),
     ] = "stdio",
     host: Annotated[str, typer.Option(help="The address --transport http listens on.")] = (
         "127.0.0.1"

@@ -22,7 +22,15 @@ from contextchef.cli.report_model import (
     ReportTurn,
     payload_layers,
 )
-from contextchef.cli.report_svg import LAYER_COLOURS, composition_chart, layer_order
+from contextchef.cli.report_svg import (
+    LAYER_COLOURS,
+    REUSE_COLOUR,
+    composition_chart,
+    css_name,
+    layer_order,
+    mark,
+    mark_kinds,
+)
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1040px;
@@ -34,22 +42,22 @@ table { border-collapse: collapse; }
 th, td { text-align: left; padding: 3px 10px 3px 0; vertical-align: top; }
 th { color: #4a5568; font-weight: 600; border-bottom: 1px solid #cbd5e0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.kind-overflow td.kind { color: #c53030; font-weight: 600; }
-tr.kind-offload td.kind { color: #b7791f; font-weight: 600; }
+td.kind { font-weight: 600; }
 code { font-size: 12px; word-break: break-all; }
-.legend { display: flex; flex-wrap: wrap; gap: 14px; margin: 6px 0 0; }
+.legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 0; }
 .legend span.swatch { display: inline-block; width: 12px; height: 12px; margin-right: 5px;
        vertical-align: -1px; border: 1px solid #a0aec0; }
+.legend span.stroke { display: inline-block; width: 22px; margin-right: 5px;
+       vertical-align: 4px; border-top: 2px solid; }
+.legend span.dashed { border-top: 2px dashed #2d3748; }
+.legend span.glyph { display: inline-block; width: 14px; margin-right: 3px; text-align: center; }
 svg.chart { width: 100%; height: auto; background: #fbfcfe; border: 1px solid #e2e8f0; }
 svg.chart text { font: 11px system-ui, sans-serif; fill: #4a5568; }
 svg.chart .grid { stroke: #e2e8f0; stroke-width: 1; }
 svg.chart .axis { stroke: #718096; stroke-width: 1; }
+svg.chart text.panel-title { font-weight: 600; fill: #1d2330; }
 svg.chart .window-line { fill: none; stroke: #2d3748; stroke-width: 1.5; stroke-dasharray: 6 4; }
-svg.chart .series-reuse { fill: none; stroke: #2b6cb0; stroke-width: 2; }
-svg.chart .marker-overflow line { stroke: #c53030; stroke-width: 1.5; }
-svg.chart .marker-overflow path { fill: #c53030; }
-svg.chart .marker-offload circle { fill: #dd6b20; stroke: #ffffff; stroke-width: 1; }
-svg.chart .marker-other rect { fill: #805ad5; }
+svg.chart .series-reuse { fill: none; stroke-width: 2; }
 svg.chart .marker:hover { opacity: 0.6; }
 """
 
@@ -83,7 +91,7 @@ def render_report(
     parts.append("<h2>Window composition per turn</h2>")
     if turns:
         parts.append(composition_chart(turns, events))
-        parts.append(_legend(turns))
+        parts.append(_legend(turns, events))
         parts.append(_layers_table(turns))
     else:
         parts.append('<p id="no-turns">No compiles to show.</p>')
@@ -117,18 +125,33 @@ def _figures_table(figures: ReportFigures) -> str:
     return f'<table id="figures"><tbody>{rows}</tbody></table>'
 
 
-def _legend(turns: Sequence[ReportTurn]) -> str:
-    names = [*layer_order(turns), "free"]
+_GLYPHS = {"line": "▼", "circle": "●", "square": "■"}
+
+
+def _legend(turns: Sequence[ReportTurn], events: Sequence[ReportEvent]) -> str:
+    """One entry per thing the chart draws (`data-mark` names it), in the colour it is drawn
+    in: the layers and the free room, the window line, the reuse line, each kind of marker."""
     items = [
-        f'<span><span class="swatch" style="background:{LAYER_COLOURS.get(name, "#a0aec0")}">'
-        f"</span>{escape(name)}</span>"
-        for name in names
+        f'<span data-mark="series-{escape(name)}"><span class="swatch" '
+        f'style="background:{LAYER_COLOURS.get(name, "#a0aec0")}"></span>{escape(name)}</span>'
+        for name in [*layer_order(turns), "free"]
     ]
     items.append(
-        '<span><span class="swatch" style="background:#2b6cb0"></span>'
-        "prompt bytes reusable from the previous turn (right axis)</span>"
+        '<span data-mark="window-line"><span class="stroke dashed"></span>window size</span>'
     )
-    items.append("<span>- - - window size</span><span>│ overflow</span><span>● offload</span>")
+    if any(turn.reuse is not None for turn in turns):
+        items.append(
+            f'<span data-mark="series-reuse"><span class="stroke" style="border-color:'
+            f'{REUSE_COLOUR}"></span>prompt bytes reusable from the previous turn '
+            "(lower panel, 0-100 %)</span>"
+        )
+    for kind in mark_kinds(events):
+        style = mark(kind)
+        items.append(
+            f'<span data-mark="marker-{css_name(kind)}"><span class="glyph" '
+            f'style="color:{style.colour}">{_GLYPHS[style.shape]}</span>{escape(style.label)}'
+            "</span>"
+        )
     return f'<div class="legend" id="legend">{"".join(items)}</div>'
 
 
@@ -156,17 +179,13 @@ def _events_table(events: Sequence[ReportEvent]) -> str:
     for index, event in enumerate(events):
         uri = f"<code>{escape(event.uri)}</code>" if event.uri else ""
         rows.append(
-            f'<tr id="event-{index}" class="kind-{escape(_css_name(event.kind))}">'
-            f'<td class="num">{event.turn}</td><td class="kind">{escape(event.kind)}</td>'
+            f'<tr id="event-{index}" class="kind-{escape(css_name(event.kind))}">'
+            f'<td class="num">{event.turn}</td>'
+            f'<td class="kind" style="color:{mark(event.kind).colour}">{escape(event.kind)}</td>'
             f"<td>{escape(event.text)}</td><td>{uri}</td></tr>"
         )
     head = "<tr><th>turn</th><th>kind</th><th>what happened</th><th>where it lives now</th></tr>"
     return f'<table id="events"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
-
-
-def _css_name(kind: str) -> str:
-    """`kind` reduced to the characters a CSS class may hold."""
-    return "".join(char if char.isalnum() or char == "-" else "_" for char in kind) or "_"
 
 
 __all__ = [

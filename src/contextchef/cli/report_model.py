@@ -18,7 +18,8 @@ LAYERS = ("tools", "system", "memory", "history", "tail")
 prefix at the bottom); a layer of another name is drawn above them."""
 
 EVENT_KINDS = ("overflow", "offload", "memory", "context", "note", "exceeded")
-"""The event kinds the chart marks; an event of another kind only appears in the table."""
+"""The event kinds of an agent's run (the demo's); the chart marks them and the `repair` and
+`breakpoint` of an inspected compile each in its own way, any other kind as a grey square."""
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,19 @@
 """The window report's chart: inline SVG drawn from `ReportTurn`s and `ReportEvent`s.
 
 A stacked area of the window's composition per turn (each layer one `<path>` with id
-`series-<layer>`, the room left as `series-free`), the window size as a dashed line, the
-share of prompt bytes reusable from the previous turn as a line on a 0-100 % right axis
-(`series-reuse`), and one marker per event whose `<title>` the browser shows on hover. Pure
-string building: the same data gives the same bytes; every text is escaped.
+`series-<layer>`, the room left as `series-free`), the window size as a dashed line, and one
+marker per event whose `<title>` the browser shows on hover, in the colour and shape `MARKS`
+gives its kind (the legend is made from the same table). Below it, in a panel of its own with a
+0-100 % axis, the share of prompt bytes reusable from the previous turn (`series-reuse`): drawn
+over the tokens it read as a line above the window. Pure string building: the same data gives
+the same bytes; every text is escaped.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from html import escape
 
 from contextchef.cli.report_model import LAYERS, ReportEvent, ReportTurn
@@ -25,9 +28,52 @@ LAYER_COLOURS = {
 }
 """The fill of each layer's area (another layer name is drawn grey)."""
 
-_WIDTH, _HEIGHT = 960, 420
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """How the chart marks an event of one kind: its colour, its shape, and its legend label."""
+
+    colour: str
+    shape: str
+    """`line` (a vertical line through the window, a triangle above it), `circle` or `square`."""
+    label: str
+
+
+MARKS = {
+    "overflow": Mark("#c53030", "line", "overflow: messages summarized into the archive"),
+    "exceeded": Mark("#742a2a", "square", "window exceeded"),
+    "offload": Mark("#dd6b20", "circle", "offload: a large output moved to the store"),
+    "memory": Mark("#2f855a", "square", "memory written"),
+    "context": Mark("#319795", "square", "the agent read the store (context tool)"),
+    "note": Mark("#d53f8c", "square", "note saved"),
+    "repair": Mark("#975a16", "square", "history repaired (ensure_valid_history)"),
+    "breakpoint": Mark("#4c51bf", "square", "cache breakpoint"),
+}
+"""The mark of each event kind the chart knows; any other kind is a grey square (`mark`)."""
+
+_OTHER_COLOUR = "#718096"
+REUSE_COLOUR = "#2b6cb0"
+
+_WIDTH = 960
 _LEFT, _RIGHT, _TOP, _BOTTOM = 70, 890, 56, 380
+_REUSE_TOP, _REUSE_BOTTOM = 436, 526
 _LANE_OFFLOAD, _LANE_OTHER = 40, 24
+
+
+def mark(kind: str) -> Mark:
+    """The mark of an event of `kind`: its entry in `MARKS`, else a grey square named `kind`."""
+    return MARKS.get(kind) or Mark(_OTHER_COLOUR, "square", kind)
+
+
+def mark_kinds(events: Sequence[ReportEvent]) -> list[str]:
+    """The kinds of `events`, as the legend lists them: `MARKS` order, then others by name."""
+    present = {event.kind for event in events}
+    return [kind for kind in MARKS if kind in present] + sorted(present - set(MARKS))
+
+
+def css_name(kind: str) -> str:
+    """`kind` reduced to the characters a CSS class or id may hold."""
+    return "".join(char if char.isalnum() or char == "-" else "_" for char in kind) or "_"
 
 
 def layer_order(turns: Sequence[ReportTurn]) -> list[str]:
@@ -70,8 +116,9 @@ class _Scale:
     def y(self, tokens: float) -> float:
         return _BOTTOM - tokens / self.y_max * (_BOTTOM - _TOP)
 
-    def share(self, ratio: float) -> float:
-        return _BOTTOM - ratio * (_BOTTOM - _TOP)
+    @staticmethod
+    def share(ratio: float) -> float:
+        return _REUSE_BOTTOM - ratio * (_REUSE_BOTTOM - _REUSE_TOP)
 
     def columns(self, turns: Sequence[ReportTurn]) -> list[tuple[float, ReportTurn]]:
         """The x of each turn (a single turn spans the whole width, so it shows as a band)."""
@@ -84,15 +131,17 @@ def composition_chart(turns: Sequence[ReportTurn], events: Sequence[ReportEvent]
     """The `<svg>` element for `turns` (at least one, sorted by turn) and their `events`."""
     scale = _Scale(turns)
     columns = scale.columns(turns)
+    reuse = any(turn.reuse is not None for turn in turns)
+    bottom = _REUSE_BOTTOM if reuse else _BOTTOM
     parts = [
-        f'<svg class="chart" id="composition" viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" '
+        f'<svg class="chart" id="composition" viewBox="0 0 {_WIDTH} {bottom + 44}" role="img" '
         'aria-labelledby="composition-title">',
         '<title id="composition-title">Tokens in the window per turn, by layer</title>',
         *_grid(scale),
         *_areas(scale, columns, layer_order(turns)),
         _window_line(scale, columns),
-        _reuse_line(scale, columns),
-        *_axes(scale, turns),
+        *(_reuse_panel(columns) if reuse else ()),
+        *_axes(scale, turns, bottom),
         *_markers(scale, events),
         "</svg>",
     ]
@@ -131,21 +180,36 @@ def _window_line(scale: _Scale, columns: list[tuple[float, ReportTurn]]) -> str:
     )
 
 
-def _reuse_line(scale: _Scale, columns: list[tuple[float, ReportTurn]]) -> str:
-    """The reuse share as a path; a turn without a figure breaks the line."""
+def _reuse_panel(columns: list[tuple[float, ReportTurn]]) -> Iterable[str]:
+    """The reuse share in its own panel under the tokens, on its own 0-100 % axis; a turn
+    without a figure breaks the line."""
+    yield (
+        f'<text x="{_LEFT}" y="{_REUSE_TOP - 10}" class="panel-title" id="reuse-title">'
+        "prompt bytes reusable from the previous turn (prefix cache)</text>"
+    )
+    for percent in (0, 50, 100):
+        y = _num(_Scale.share(percent / 100))
+        yield f'<line class="grid" x1="{_LEFT}" x2="{_RIGHT}" y1="{y}" y2="{y}"/>'
+        yield (
+            f'<text x="{_LEFT - 6}" y="{y}" text-anchor="end" dominant-baseline="middle" '
+            f'class="reuse-tick">{percent}%</text>'
+        )
     segments: list[str] = []
     pen_down = False
     for x, turn in columns:
         if turn.reuse is None:
             pen_down = False
             continue
-        segments.append(f"{'L' if pen_down else 'M'}{_num(x)},{_num(scale.share(turn.reuse))}")
+        segments.append(f"{'L' if pen_down else 'M'}{_num(x)},{_num(_Scale.share(turn.reuse))}")
         pen_down = True
-    if not segments:
-        return ""
-    return (
-        f'<path class="series series-reuse" id="series-reuse" d="{" ".join(segments)}">'
-        "<title>share of prompt bytes reusable from the previous turn</title></path>"
+    yield (
+        f'<path class="series series-reuse" id="series-reuse" d="{" ".join(segments)}" '
+        f'stroke="{REUSE_COLOUR}"><title>share of prompt bytes reusable from the previous turn'
+        "</title></path>"
+    )
+    yield f'<line class="axis" x1="{_LEFT}" x2="{_LEFT}" y1="{_REUSE_TOP}" y2="{_REUSE_BOTTOM}"/>'
+    yield (
+        f'<line class="axis" x1="{_LEFT}" x2="{_RIGHT}" y1="{_REUSE_BOTTOM}" y2="{_REUSE_BOTTOM}"/>'
     )
 
 
@@ -159,18 +223,12 @@ def _grid(scale: _Scale) -> Iterable[str]:
             f"{value:,.0f}</text>"
         )
         value += scale.y_step
-    for percent in (0, 25, 50, 75, 100):
-        y = _num(scale.share(percent / 100))
-        yield (
-            f'<text x="{_RIGHT + 6}" y="{y}" dominant-baseline="middle" '
-            f'class="reuse-tick">{percent}%</text>'
-        )
 
 
-def _axes(scale: _Scale, turns: Sequence[ReportTurn]) -> Iterable[str]:
+def _axes(scale: _Scale, turns: Sequence[ReportTurn], bottom: int) -> Iterable[str]:
+    """The token panel's axes, and the turn ticks under the lowest panel (at `bottom`)."""
     yield f'<line class="axis" x1="{_LEFT}" x2="{_RIGHT}" y1="{_BOTTOM}" y2="{_BOTTOM}"/>'
     yield f'<line class="axis" x1="{_LEFT}" x2="{_LEFT}" y1="{_TOP}" y2="{_BOTTOM}"/>'
-    yield f'<line class="axis" x1="{_RIGHT}" x2="{_RIGHT}" y1="{_TOP}" y2="{_BOTTOM}"/>'
     if scale.single:
         ticks = [turns[0].turn]
     else:
@@ -179,9 +237,9 @@ def _axes(scale: _Scale, turns: Sequence[ReportTurn]) -> Iterable[str]:
         ticks = list(range(first, turns[-1].turn + 1, step))
     for tick in ticks:
         x = _num(scale.x(tick))
-        yield f'<text x="{x}" y="{_BOTTOM + 16}" text-anchor="middle">{tick}</text>'
+        yield f'<text x="{x}" y="{bottom + 16}" text-anchor="middle">{tick}</text>'
     middle = _num((_LEFT + _RIGHT) / 2)
-    yield f'<text x="{middle}" y="{_BOTTOM + 34}" text-anchor="middle">turn</text>'
+    yield f'<text x="{middle}" y="{bottom + 34}" text-anchor="middle">turn</text>'
     yield (
         f'<text x="14" y="{_num((_TOP + _BOTTOM) / 2)}" text-anchor="middle" '
         f'transform="rotate(-90 14 {_num((_TOP + _BOTTOM) / 2)})">tokens</text>'
@@ -189,34 +247,49 @@ def _axes(scale: _Scale, turns: Sequence[ReportTurn]) -> Iterable[str]:
 
 
 def _markers(scale: _Scale, events: Sequence[ReportEvent]) -> Iterable[str]:
-    """One `<g class="marker …">` per event; its `<title>` (shown on hover) holds the URI."""
+    """One `<g class="marker marker-<kind>">` per event, drawn as `mark(kind)` says; its
+    `<title>` (shown on hover) holds the URI."""
     for index, event in enumerate(events):
         x = scale.x(event.turn)
         tip = f"turn {event.turn}: {event.text}"
         if event.uri and event.uri not in event.text:
             tip += f" ({event.uri})"
         title = f"<title>{escape(tip)}</title>"
-        hit = f'<rect x="{_num(x - 4)}" y="{_LANE_OTHER - 8}" width="8" height="{_BOTTOM - 16}" '
-        hit += 'fill="transparent"/>'
-        ident = f'id="marker-{index}"'
-        if event.kind == "overflow":
+        style = mark(event.kind)
+        head = (
+            f'<g class="marker marker-{css_name(event.kind)}" id="marker-{index}" '
+            f'data-colour="{style.colour}">{title}'
+        )
+        if style.shape == "line":
+            hit = f'<rect x="{_num(x - 4)}" y="{_TOP - 8}" width="8" height="{_BOTTOM - _TOP + 8}" '
             yield (
-                f'<g class="marker marker-overflow" {ident}>{title}{hit}'
-                f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{_TOP}" y2="{_BOTTOM}"/>'
+                f'{head}{hit}fill="transparent"/>'
+                f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{_TOP}" y2="{_BOTTOM}" '
+                f'stroke="{style.colour}" stroke-width="1.5"/>'
                 f'<path d="M{_num(x - 5)},{_TOP - 8} L{_num(x + 5)},{_TOP - 8} '
-                f'L{_num(x)},{_TOP} Z"/></g>'
+                f'L{_num(x)},{_TOP} Z" fill="{style.colour}"/></g>'
             )
-        elif event.kind == "offload":
+        elif style.shape == "circle":
             yield (
-                f'<g class="marker marker-offload" {ident}>{title}'
-                f'<circle cx="{_num(x)}" cy="{_LANE_OFFLOAD}" r="4.5"/></g>'
+                f'{head}<circle cx="{_num(x)}" cy="{_LANE_OFFLOAD}" r="4.5" '
+                f'fill="{style.colour}" stroke="#ffffff" stroke-width="1"/></g>'
             )
         else:
-            kind = "".join(c if c.isalnum() else "_" for c in event.kind)
             yield (
-                f'<g class="marker marker-other marker-{kind}" {ident}>{title}'
-                f'<rect x="{_num(x - 3)}" y="{_LANE_OTHER - 3}" width="6" height="6"/></g>'
+                f'{head}<rect x="{_num(x - 3)}" y="{_LANE_OTHER - 3}" width="6" height="6" '
+                f'fill="{style.colour}"/></g>'
             )
 
 
-__all__ = ["LAYER_COLOURS", "composition_chart", "layer_order", "nice_step"]
+__all__ = [
+    "LAYER_COLOURS",
+    "MARKS",
+    "REUSE_COLOUR",
+    "Mark",
+    "composition_chart",
+    "css_name",
+    "layer_order",
+    "mark",
+    "mark_kinds",
+    "nice_step",
+]

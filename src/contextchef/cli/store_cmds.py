@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from contextchef.cli._common import (
+    CommandGroup,
     err_console,
     fail,
     guarded,
@@ -41,6 +42,7 @@ from contextchef.store.paths import URI_PREFIX, format_uri
 __all__ = ["store_app"]
 
 store_app = typer.Typer(
+    cls=CommandGroup,
     help=(
         "Read and write the context store: memory/, notes/, vfs/, archive/.\n\n"
         "Example: contextchef store ls context://notes/ --store ./.context"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -81,6 +83,48 @@ def test_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     assert "error:" in result.output and "no database" in result.output
     assert "Traceback" not in result.output
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+
+
+def _only_backup(directory: Path) -> Path:
+    """The one backup file in `directory`, checked to open as a store holding the test entry."""
+    backups = [p for p in directory.iterdir() if not p.name.endswith(".manifest.json")]
+    assert len(backups) == 1, backups
+    assert re.fullmatch(r"context-\d{8}-\d{6}\.db", backups[0].name), backups[0].name
+    assert manifest_path(backups[0]).is_file()
+    with SQLiteBackend(backups[0], project="test:cli") as backend:
+        entry = backend.read("notes", "n.md")
+    assert entry is not None and entry.content == "hello cli"
+    return backups[0]
+
+
+def test_backup_into_a_new_directory_named_with_a_trailing_separator(
+    default_db: Path, tmp_path: Path
+) -> None:
+    """`db backup backups/` creates the directory (parents too) instead of a file `backups`."""
+    directory = tmp_path / "nested" / "backups"
+    result = runner.invoke(app, ["db", "backup", str(directory) + os.sep])
+    assert result.exit_code == 0, result.output
+    assert directory.is_dir()
+    _only_backup(directory)
+
+
+def test_backup_into_an_existing_directory(default_db: Path, tmp_path: Path) -> None:
+    directory = tmp_path / "backups"
+    directory.mkdir()
+    result = runner.invoke(app, ["db", "backup", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert str(_only_backup(directory)) in result.output.replace("\n", "")
+
+
+def test_backup_into_a_file_named_with_a_trailing_separator_is_refused(
+    default_db: Path, tmp_path: Path
+) -> None:
+    file = tmp_path / "backups"
+    file.write_text("not a directory")
+    result = runner.invoke(app, ["db", "backup", str(file) + os.sep])
+    assert result.exit_code == 1
+    assert "is a file, not a directory" in result.output
+    assert file.read_text() == "not a directory"
 
 
 def test_restore_of_a_too_new_backup_is_refused(default_db: Path, tmp_path: Path) -> None:

@@ -174,6 +174,39 @@ def test_missing_directory_is_a_config_error(tmp_path: Path, conn: sqlite3.Conne
         ident.resolve_project(conn, tmp_path / "nope")
 
 
+def test_a_one_letter_scheme_is_refused_with_the_identity_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`project="t:a"` is not an identity (one letter is a Windows drive): the error says so."""
+    monkeypatch.chdir(tmp_path)
+    with (
+        SQLiteBackend(tmp_path / "c.db", project="t:a") as backend,
+        pytest.raises(ConfigError) as refused,
+    ):
+        backend.write("notes", "n.md", StoredEntry("x"))
+    message = str(refused.value)
+    assert 'project "t:a"' in message
+    assert "at least 2 characters" in message and '"git:…"' in message
+    assert "Windows drive" in message
+    with SQLiteBackend(tmp_path / "c.db", project="ta:a") as two_letters:
+        assert two_letters.project.identity == "ta:a"
+
+
+def test_a_drive_letter_path_and_a_colon_in_a_directory_name_stay_paths(
+    tmp_path: Path, conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t:a").mkdir()
+    assert ident.explicit_identity("t:a") is None
+    assert ident.explicit_identity("C:\\work") is None
+    assert ident.resolve_project(conn, "t:a").identity.startswith("dir:")
+    (tmp_path / "ab:c").mkdir()
+    assert ident.explicit_identity("ab:c") is None  # an existing directory wins
+    with pytest.raises(ConfigError, match="does not exist") as missing:
+        ident.resolve_project(conn, str(tmp_path / "x:y"))
+    assert "identity" not in str(missing.value)  # a path with a separator: a plain path
+
+
 def test_backend_defaults_to_the_working_directory_project(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

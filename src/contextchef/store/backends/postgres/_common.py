@@ -23,6 +23,7 @@ from contextchef.store.backends.sqlite.identity import (
     GitUnavailableError,
     canonical_dir,
     dir_identity,
+    explicit_identity,
     git_root_commits,
 )
 
@@ -44,7 +45,6 @@ DSN_PARAMETERS = ("contextchef_schema", "contextchef_project")
 """Query parameters of a `postgresql://` URI that contextchef reads and removes before libpq
 sees the URI: the backend's `schema` and `project`."""
 
-_IDENTITY = re.compile(r"^[A-Za-z@][A-Za-z0-9+._-]+:")
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD = re.compile(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)|(://[^:/@\s]*:)([^@/\s]*)@")
 
@@ -110,8 +110,9 @@ def split_dsn(dsn: str) -> tuple[str, dict[str, str]]:
 
 def project_identity(project: str | os.PathLike[str] | None) -> str:
     """The project identity string: explicit, or derived from a directory (default: cwd)."""
-    if isinstance(project, str) and _IDENTITY.match(project) and not Path(project).is_dir():
-        return project
+    identity = explicit_identity(project)
+    if identity is not None:
+        return identity
     directory = canonical_dir(Path.cwd() if project is None else project)
     try:
         roots = git_root_commits(directory)

@@ -33,7 +33,6 @@ from __future__ import annotations
 import builtins
 import logging
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -68,6 +67,7 @@ from contextchef.store.backends.sqlite._query import (
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
 from contextchef.store.backends.sqlite.identity import (
     ProjectRef,
+    explicit_identity,
     project_for_identity,
     resolve_project,
 )
@@ -80,7 +80,6 @@ __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
 
 log = logging.getLogger("contextchef.store.backends.sqlite.backend")
 
-_IDENTITY = re.compile(r"^[A-Za-z@][A-Za-z0-9+._-]+:")
 _ENTRY = "e.content, e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes"
 _LISTED = "e.path, e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes"
 _SCOPE = "project_id = ? AND namespace = ?"
@@ -95,8 +94,9 @@ class SQLiteBackend:
         path: the database file; default: `context.db` in the data directory
             (`CONTEXTCHEF_HOME`, else the platform's user data directory).
         project: a directory whose project identity is resolved (see identity.py), or an explicit
-            identity string such as `"git:abc123"` or `"team:docs"`; default: the project of
-            the working directory at construction, resolved on first use.
+            identity string such as `"git:abc123"` or `"team:docs"` (a scheme of 2 or more
+            characters: one letter is a Windows drive); default: the project of the working
+            directory at construction, resolved on first use.
         allow_home_project: let the home directory count as a project.
     """
 
@@ -193,8 +193,9 @@ class SQLiteBackend:
         if self._project is None:
             with self.connection("resolving the project") as conn:
                 spec = self._project_spec
-                if isinstance(spec, str) and _IDENTITY.match(spec) and not Path(spec).is_dir():
-                    self._project = project_for_identity(conn, spec)
+                identity = explicit_identity(spec)
+                if identity is not None:
+                    self._project = project_for_identity(conn, identity)
                 else:
                     self._project = resolve_project(conn, spec, allow_home=self._allow_home)
         return self._project

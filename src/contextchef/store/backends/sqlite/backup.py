@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
 import sqlite3
 import time
@@ -56,6 +57,7 @@ __all__ = [
     "BackupResult",
     "RestoreResult",
     "backup",
+    "backup_destination",
     "manifest_path",
     "restore",
 ]
@@ -110,10 +112,36 @@ class BackupResult:
     bytes: int
 
 
-def backup(source: Path, dest: Path, *, progress: Progress | None = None) -> BackupResult:
-    """Copy the database at `source` to `dest` (a new file, or a directory to put it in)."""
-    if dest.is_dir():
-        dest = dest / f"{source.stem}-{time.strftime('%Y%m%d-%H%M%S')}.db"
+def backup_destination(source: Path, dest: Path | str) -> Path:
+    """Where a backup of `source` to `dest` goes; a `dest` naming a directory is created.
+
+    `dest` names a directory when one exists there or when, given as text, it ends in a path
+    separator (`backups/`): `Path` drops that separator, and without it a missing `backups/`
+    would silently become a file named `backups`. A missing directory is created with its
+    parents (0700). The backup inside it is `<source stem>-<YYYYmmdd-HHMMSS>.db`
+    (`context-20250101-093000.db`): names that sort by time and are safe on every filesystem.
+    """
+    text = str(dest)
+    separators = tuple(sep for sep in (os.sep, os.altsep) if sep)
+    path = Path(dest)
+    if text.endswith(separators) or path.is_dir():
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"{path} is a file, not a directory; cannot put a backup in it")
+        try:
+            make_private_dirs(path)
+        except OSError as exc:
+            raise StoreError(f"cannot create the directory {path}: {exc.strerror or exc}") from exc
+        return path / f"{source.stem}-{time.strftime('%Y%m%d-%H%M%S')}.db"
+    return path
+
+
+def backup(source: Path, dest: Path | str, *, progress: Progress | None = None) -> BackupResult:
+    """Copy the database at `source` to `dest`: a new file, or a directory to put it in.
+
+    A directory is one that exists or a text `dest` ending in a path separator, created when
+    missing (see `backup_destination`).
+    """
+    dest = backup_destination(source, dest)
     if dest.exists():
         raise StoreError(f"{dest} already exists; refusing to overwrite it")
     partial = dest.with_name(dest.name + ".partial")

@@ -39,6 +39,7 @@ __all__ = [
     "ProjectRef",
     "canonical_dir",
     "dir_identity",
+    "explicit_identity",
     "git_root_commits",
     "project_for_identity",
     "resolve_project",
@@ -49,6 +50,12 @@ log = logging.getLogger("contextchef.store.backends.sqlite.identity")
 GIT_TIMEOUT_S = 5.0
 """How long one git probe may take before it counts as a transient failure."""
 
+_IDENTITY = re.compile(r"^[A-Za-z@][A-Za-z0-9+._-]+:")
+_SCHEME_RULE = (
+    'an identity\'s scheme (before the colon) needs at least 2 characters, a letter or "@" '
+    'first, then letters, digits or "+._-", like "git:…" or "demo:…"; a one-letter scheme is '
+    'read as a Windows drive, as in "C:\\work"'
+)
 _HEX = re.compile(r"^[0-9a-f]{7,64}$")
 _NOT_A_REPO = ("not a git repository", "does not have any commits", "ambiguous argument 'head'")
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")
@@ -67,10 +74,40 @@ class ProjectRef:
     derived: str
 
 
+def explicit_identity(project: str | os.PathLike[str] | None) -> str | None:
+    """`project` when it names a project by identity (`"git:abc123"`, `"team:docs"`), else None.
+
+    A string is an identity when it starts with a scheme of 2 or more characters (a letter or
+    `@` first, then letters, digits or `+._-`) and a colon, and is not an existing directory.
+    One letter is not enough so that a Windows drive path (`C:\\work`, `C:work`) stays a path.
+    """
+    if isinstance(project, str) and _IDENTITY.match(project) and not Path(project).is_dir():
+        return project
+    return None
+
+
+def _meant_as_identity(directory: str | os.PathLike[str]) -> bool:
+    """Whether a string that is no directory has a colon before any path separator."""
+    if not isinstance(directory, str):
+        return False
+    head, colon, _ = directory.partition(":")
+    return bool(colon) and not any(sep in head for sep in ("/", "\\"))
+
+
 def canonical_dir(directory: str | os.PathLike[str]) -> Path:
-    """The real, absolute path of an existing directory (symlinks resolved)."""
+    """The real, absolute path of an existing directory (symlinks resolved).
+
+    A string that is neither a directory nor an identity but has a colon before any separator
+    (`"t:a"`) was probably meant as an identity: the error states the identity rule, so that a
+    one-letter scheme does not read as a missing directory only.
+    """
     path = Path(directory).expanduser().resolve()
     if not path.is_dir():
+        if _meant_as_identity(directory):
+            raise ConfigError(
+                f'project "{directory}" is neither a project identity nor a directory: '
+                f"{_SCHEME_RULE}; as a directory it would be {path}, which does not exist"
+            )
         raise ConfigError(f"project directory {path} does not exist or is not a directory")
     return path
 
