@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from contextchef import InMemoryBackend
+from contextchef import InMemoryBackend, SQLiteBackend
 from contextchef.cli import app
 from contextchef.cli.demo_session import Session, SessionOptions
+from contextchef.cli.demo_store import DEMO_NAMESPACES, DEMO_PROJECT
 
 runner = CliRunner()
 TURNS = "45"
@@ -167,6 +168,12 @@ def test_the_default_database_is_named_and_forget_empties_the_demos_project(
     assert "--store :memory:" in shown
     assert json.loads(_demo(tmp_path, "--json"))["memory_at_start"] == ["test-command"]
     assert re.search(r"forgot [1-9]\d* entries", _demo(tmp_path, "--forget"))
+    (database,) = (tmp_path / "data").rglob("*.db")
+    backend = SQLiteBackend(database, project=DEMO_PROJECT)
+    try:  # nothing of the demo's is left, memory's turn counter included
+        assert [ns for ns in (*DEMO_NAMESPACES, "memory_state") if backend.list(ns)] == []
+    finally:
+        backend.close()
     assert json.loads(_demo(tmp_path, "--json"))["memory_at_start"] == []
 
 
@@ -189,13 +196,20 @@ def test_the_printed_command_removes_a_chosen_database(tmp_path: Path) -> None:
 
 
 def test_after_make_demo_the_printed_commands_work_as_printed(tmp_path: Path) -> None:
-    """`make demo` runs `PYTHONPATH=src .venv/bin/python -m contextchef demo` from the repository
-    root, and puts no `contextchef` on the PATH: the closing lines' commands must run as printed,
-    from there, in a shell without PYTHONPATH."""
+    """`make demo` runs `.venv/bin/contextchef demo` from the repository root and puts no
+    `contextchef` on the PATH: the closing lines' commands must run as printed, from there."""
     env = {k: v for k, v in _subprocess_env(tmp_path).items() if k != "PYTHONPATH"}
-    python = shlex.quote(sys.executable)
+    env["PATH"] = os.pathsep.join(
+        part
+        for part in env.get("PATH", "").split(os.pathsep)
+        if Path(part) != Path(sys.prefix, "bin")
+    )
+    script = Path(sys.prefix, "bin", "contextchef")
+    if not script.exists():
+        pytest.skip("the contextchef command is not installed in this environment")
+    shown = os.path.relpath(script, ROOT) if script.is_relative_to(ROOT) else str(script)
     demo = subprocess.run(
-        f"PYTHONPATH=src {python} -m contextchef demo --quiet --turns 8",
+        f"{shlex.quote(shown)} demo --quiet --turns 8",
         shell=True,
         cwd=ROOT,
         env=env,
@@ -206,7 +220,8 @@ def test_after_make_demo_the_printed_commands_work_as_printed(tmp_path: Path) ->
     assert demo.returncode == 0, demo.stderr
     explore = re.search(r"to see what it stored: (.+)", demo.stdout)
     assert explore, demo.stdout
-    assert "PYTHONPATH=src" in explore[1] and "--project demo:contextchef" in explore[1]
+    assert explore[1].startswith(shlex.quote(shown) + " store ls"), explore[1]
+    assert "--project demo:contextchef" in explore[1]
 
     def run(command: str) -> str:
         done = subprocess.run(

@@ -20,6 +20,7 @@ from contextchef import (
     StoreError,
 )
 from contextchef.cli._common import how_to_run
+from contextchef.memory.turns import TURN_NAMESPACE
 
 DEMO_PROJECT = "demo:contextchef"
 """The project identity the demo writes under, so it never touches a real project's memory."""
@@ -81,8 +82,9 @@ def _refuse_non_database(path: Path) -> None:
                 raise ForeignDatabaseError(f"{path} is not a SQLite database; it was left as is")
 
 
-DEMO_NAMESPACES = ("memory", "notes", "vfs", "archive")
-"""The namespaces the demo writes: `forget_demo` empties them for the demo's project."""
+DEMO_NAMESPACES = ("memory", "notes", "vfs", "archive", TURN_NAMESPACE)
+"""The namespaces the demo writes (memory's turn counter included): `forget_demo` empties them
+for the demo's project."""
 
 
 def forget_demo(store: DemoStore) -> int:
