@@ -176,13 +176,14 @@ def _system(instruction: Any) -> list[Message]:
 
 
 def from_gemini(
-    contents: Iterable[Any], system_instruction: Any = None, *, repair: bool = True
+    contents: Iterable[Any], system_instruction: Any = None, *, repair: bool = False
 ) -> ImportedHistory:
     """Gemini contents (dicts or `types.Content`) as `ImportedHistory(system, history, fixes)`.
 
     `system_instruction` may be a string, a `Content` (or its dict), or a list of parts.
-    With `repair` (the default) the history goes through `ensure_valid_history`, each fix
-    logged as a warning.
+    The contents are converted as they are, even a lone reply whose function responses come
+    later (the chef repairs the whole history it holds). With `repair=True` the history also
+    goes through `ensure_valid_history`, each fix returned in `fixes` and logged as a warning.
     """
     calls = _Calls()
     history: list[Message] = []
