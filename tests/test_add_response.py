@@ -15,14 +15,16 @@ from google.genai import types
 from contextchef import (
     AsyncContextChef,
     ContextChef,
+    Snapshot,
     from_anthropic,
     from_gemini,
     from_openai,
     from_openai_responses,
     prompts,
+    reset,
 )
 from contextchef.errors import ConfigError, MessageError
-from tests.agent_loop import REPLIES, TARGETS, Call, new_chef, script
+from tests.agent_loop import REPLIES, TARGETS, Call, new_chef, results_in, script
 
 SDK_TYPES: dict[str, Any] = {
     "anthropic": anthropic.types.Message,
@@ -75,6 +77,7 @@ def test_every_form_of_a_reply_adds_the_same_messages(target: str) -> None:
     expected = history_after(target, reply)
     assert all(history_after(target, form) == expected for form in forms)
     added = json.loads(expected)[1:]
+    assert [m["role"] for m in added] == ["assistant"]  # nothing invented next to it
     assert [c["function"]["name"] for c in added[0]["tool_calls"]] == [c.name for c in THREE]
 
 
@@ -168,6 +171,55 @@ def test_a_result_may_hold_content_parts() -> None:
 
 def _call(call_id: str) -> Any:
     return {"function": {"arguments": "{}", "name": "ls"}, "id": call_id, "type": "function"}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("between", ["nothing", "one compile", "compiles", "snapshots"])
+def test_placeholders_for_waiting_calls_never_outlive_them(target: str, between: str) -> None:
+    """A compile while the calls wait answers them with placeholders (the provider would
+    refuse the payload otherwise); the real results replace them, whatever came between."""
+    chef = new_chef(target)
+    assert isinstance(chef, ContextChef)
+    chef.add_response(sdk_reply(target))
+    if between != "nothing":
+        payload = chef.compile()
+        assert [fix.kind for fix in payload.meta.repairs] == ["added_missing_result"] * 3
+        assert results_in(target, payload)[0] == [prompts.NO_TOOL_RESULT] * 3
+    assert prompts.NO_TOOL_RESULT not in json.dumps(chef.history)  # only the payload had them
+    outputs = [f"output of {call.id}" for call in THREE]
+    for waiting, (call, output) in enumerate(zip(THREE, outputs, strict=True), -2):
+        if between == "snapshots":
+            chef.restore(Snapshot.from_json(chef.snapshot().to_json()))
+        name = call.name if target == "gemini" else None
+        chef.add_tool_result(None if target == "gemini" else call.id, output, name=name)
+        if between in ("compiles", "snapshots"):
+            assert len(chef.compile().meta.repairs) == -waiting
+    payload = chef.compile()
+    assert payload.meta.repairs == ()
+    assert results_in(target, payload) == (outputs, 3)
+    assert prompts.NO_TOOL_RESULT not in json.dumps(payload)
+
+
+def test_an_overflow_while_calls_wait_keeps_their_turn() -> None:
+    """A reset over the window while calls wait keeps the waiting turn: its results, added
+    next, still have their calls to answer, and the reset stays landed."""
+    chef = ContextChef(janitor={"context_window": 100_000}, overflow={"strategy": reset()})
+    chef.set_history([{"content": "An old task.", "role": "user"}])
+    chef.add_response({"content": "Done long ago.", "role": "assistant"})
+    chef.append_history([{"content": "A new task.", "role": "user"}])
+    chef.add_response(sdk_reply("openai")).request_new_context()
+    payload = chef.compile()
+    assert payload.meta.overflow is not None and payload.meta.overflow.changed
+    assert "An old task." not in json.dumps(payload)
+    assert results_in("openai", payload)[0] == [prompts.NO_TOOL_RESULT] * 3
+    assert prompts.NO_TOOL_RESULT not in json.dumps(chef.history)  # the landed history too
+    chef.restore(Snapshot.from_json(chef.snapshot().to_json()))
+    for call in THREE:
+        chef.add_tool_result(call.id, f"output of {call.id}")
+    payload = chef.compile()
+    assert payload.meta.repairs == ()
+    assert results_in("openai", payload) == ([f"output of {c.id}" for c in THREE], 3)
+    assert "An old task." not in json.dumps(payload)  # the reset is still in force
 
 
 def test_gemini_calls_without_ids_are_numbered_across_the_conversation() -> None:
