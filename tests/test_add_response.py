@@ -275,3 +275,17 @@ def test_importing_one_reply_invents_nothing() -> None:
     repaired = from_anthropic([message], repair=True)
     assert [fix.kind for fix in repaired.fixes].count("added_missing_result") == 3
     assert repaired.history[0] == {"content": prompts.CONVERSATION_CONTINUES, "role": "user"}
+
+
+def test_only_placeholders_for_results_still_to_come_are_left_out_of_the_history() -> None:
+    """A call whose turn is over (a user message came next) keeps its placeholder: no result
+    can come for it any more. A real result that happens to read like one is the host's."""
+    closed = {"content": None, "role": "assistant", "tool_calls": [_call("c1")]}
+    chef = new_chef("openai").append_history([closed, {"content": "Never mind.", "role": "user"}])
+    placeholder = {"content": prompts.NO_TOOL_RESULT, "role": "tool", "tool_call_id": "c1"}
+    assert chef.history[2] == placeholder
+    chef.add_response({"content": None, "role": "assistant", "tool_calls": [_call("c2")]})
+    chef.add_tool_result("c2", prompts.NO_TOOL_RESULT)
+    assert chef.history[-1] == {**placeholder, "tool_call_id": "c2"}
+    repairs = chef.compile().meta.repairs
+    assert [(fix.kind, "'c1'" in fix.detail) for fix in repairs] == [("added_missing_result", True)]

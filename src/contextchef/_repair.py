@@ -3,7 +3,9 @@
 Kept apart from the IR (`messages`), which re-exports both names: validation says what a message
 may hold, repair says how a valid sequence of messages is made acceptable to every provider.
 `HistoryRepair` runs the same pass incrementally: a history that extends the previous one
-resumes from where the pass stopped instead of starting over.
+resumes from where the pass stopped instead of starting over. `waiting_placeholders` tells the
+placeholders that stand in for results still to come (the last turn's calls, whose results the
+host adds next) from everything else, so that they never outlive those results.
 """
 
 from __future__ import annotations
@@ -202,6 +204,8 @@ def waiting_placeholders(
     names. They stand in for results still to come, so the chef never takes them for the
     host's own (`history`, `restore`, the write-back of an overflow). Read from the history
     and its fixes alone, so a snapshot read back tells them too."""
+    if not repairs:  # the common case, at every compile with a janitor
+        return {}
     start = len(history)
     while start and history[start - 1]["role"] in ("tool", "system"):
         start -= 1
