@@ -1,7 +1,8 @@
 """A tiny HTTP server on 127.0.0.1 that records request bodies and answers with canned JSON.
 
 Tests point a real provider SDK client at it (`base_url=server.url`) to check the exact body the
-SDK sends for a compiled payload, without any network beyond loopback.
+SDK sends for a compiled payload, without any network beyond loopback. The answer is one canned
+JSON value, or a function of the request body (a scripted model, for multi-turn loops).
 """
 
 from __future__ import annotations
@@ -37,17 +38,18 @@ class LoopbackServer:
 
 @contextmanager
 def loopback_server(response: Any) -> Iterator[LoopbackServer]:
-    """Serve `response` (a JSON value) for every POST; record each request."""
+    """Serve `response` for every POST (a JSON value, or a function of the request body that
+    returns one); record each request."""
     state = LoopbackServer(url="", response=response)
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
             raw = self.rfile.read(length)
-            state.requests.append(
-                Recorded("POST", self.path, dict(self.headers.items()), json.loads(raw or b"null"))
-            )
-            data = json.dumps(state.response).encode()
+            body = json.loads(raw or b"null")
+            state.requests.append(Recorded("POST", self.path, dict(self.headers.items()), body))
+            answer = state.response(body) if callable(state.response) else state.response
+            data = json.dumps(answer).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))

@@ -1,11 +1,18 @@
-"""The README's quick start runs as written."""
+"""The README's examples run as written: the agent loop it opens with against the real
+Anthropic SDK on a loopback server, the others offline."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from contextchef import prompts
+from tests.agent_loop import Call, anthropic_reply
+from tests.loopback import loopback_server
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -14,6 +21,57 @@ def python_blocks(section: str) -> list[str]:
     text = README.read_text(encoding="utf-8")
     body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", body, re.S)
+
+
+def first_code_block() -> str:
+    match = re.search(r"```(\w*)\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert match is not None and match.group(1) == "python"
+    return match.group(2)
+
+
+def test_the_readme_opens_with_an_agent_loop_that_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first code block, as written: the real `anthropic.Anthropic()` client finds the
+    loopback server through ANTHROPIC_BASE_URL, and the model asks for two files at once."""
+    code = first_code_block()
+    for step in ("chef.compile()", "chef.add_response(reply)", "chef.add_tool_result(call.id"):
+        assert step in code
+    (tmp_path / "test_parser.py").write_text("def test_sum():\n    assert parse('1+2') == 3\n")
+    (tmp_path / "parser.py").write_text("def parse(text):\n    return int(text)\n")
+    monkeypatch.chdir(tmp_path)
+    answer = "parse() calls int() on the whole text, so '1+2' raises ValueError."
+    replies = [
+        anthropic_reply(
+            0,
+            "Let me read the test and the parser.",
+            [
+                Call("toolu_01", "read_file", {"path": "test_parser.py"}),
+                Call("toolu_02", "read_file", {"path": "parser.py"}),
+            ],
+        ),
+        anthropic_reply(1, answer, []),
+    ]
+    turns = iter(replies)
+
+    def model(body: Any) -> Any:
+        del body
+        return next(turns)
+
+    with loopback_server(model) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        exec(compile(code, str(README), "exec"), {})
+    assert capsys.readouterr().out == answer + "\n"
+    first, second = (request.body for request in server.requests)
+    assert [m["content"][0]["text"] for m in first["messages"]] == ["Why does test_parser.py fail?"]
+    results = second["messages"][-1]["content"]
+    assert [(block["tool_use_id"], block["content"]) for block in results] == [
+        ("toolu_01", (tmp_path / "test_parser.py").read_text()),
+        ("toolu_02", (tmp_path / "parser.py").read_text()),
+    ]
+    assert prompts.NO_TOOL_RESULT not in json.dumps(second)
+    assert prompts.CONVERSATION_CONTINUES not in json.dumps(second)
 
 
 def test_quick_start_runs(capsys: object) -> None:

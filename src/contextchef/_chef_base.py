@@ -37,7 +37,7 @@ from contextchef._collector import paused_steps
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
-from contextchef._repair import HistoryRepair
+from contextchef._repair import HistoryRepair, waiting_placeholders
 from contextchef.adapters import (
     BUILTIN_ADAPTERS,
     AdapterRegistry,
@@ -370,8 +370,12 @@ class _ChefBase(
 
     @property
     def history(self) -> list[Message]:
-        """A copy of the history the chef holds (after repairs)."""
-        return [copy_json(m) for m in self._state.history]
+        """A copy of the history the chef holds (after repairs). Tool calls of the last turn
+        that still wait for their results have none here: a compile answers them with
+        placeholders (see `payload.meta.repairs`) until the host adds the real ones."""
+        state = self._state
+        invented = waiting_placeholders(state.history, state.repairs)
+        return [copy_json(m) for i, m in enumerate(state.history) if i not in invented]
 
     @property
     def system_prompt(self) -> list[Message]:

@@ -14,6 +14,7 @@ from contextchef._cache_snapshot import cache_section, read_cache_section, resto
 from contextchef._chef_parts import Compaction
 from contextchef._effects import Flow
 from contextchef._memo import MessageIntake
+from contextchef._repair import waiting_placeholders
 from contextchef.errors import ConfigError, SnapshotError
 from contextchef.memory.core import MemoryCore
 from contextchef.messages import validate_history
@@ -66,7 +67,8 @@ class SnapshotsMixin:
         if self._memory is not None and snapshot.memory is not None:
             yield from self._memory.restore(snapshot.memory)
         self._state = state
-        self._history_intake.rebase(state.history)
+        invented = waiting_placeholders(state.history, state.repairs)  # results still to come
+        self._history_intake.rebase([m for i, m in enumerate(state.history) if i not in invented])
         self._forget_compactions()
         self._compactions = list(snapshot.compactions)
         self._force_next = snapshot.pending_new_context and self._runtime.janitor is not None

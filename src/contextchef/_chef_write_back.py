@@ -2,7 +2,8 @@
 
 A compile whose overflow changed the history replaces the chef's history with the compacted
 one, and records the replacement so that `set_history` re-applies it to a host that reloads its
-full history (by content digests, so fresh dicts match).
+full history (by content digests, so fresh dicts match). The compacted history was repaired
+before, except the placeholders still standing in for results to come: their fixes stay.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import replace
 
 from contextchef._chef_parts import Compaction, landed, record
 from contextchef._memo import ContentDigests
+from contextchef._repair import waiting_placeholders
 from contextchef.messages import Message
 from contextchef.pipeline import CompileRuntime, CompileState, Payload
 
@@ -44,7 +46,10 @@ class WriteBack:
                 replacement,
                 tuple(digest(message) for message in replacement),
             )
-        self._state = replace(self._state, history=report.history, repairs=())
+        waiting = waiting_placeholders(started.history, started.repairs)
+        placeholders = {id(started.history[index]): fix for index, fix in waiting.items()}
+        repairs = tuple(fix for m in report.history if (fix := placeholders.get(id(m))) is not None)
+        self._state = replace(self._state, history=report.history, repairs=repairs)
         return payload
 
     def _same(self, history: tuple[Message, ...], other: tuple[Message, ...]) -> bool:

@@ -133,6 +133,11 @@ class MessageIntake:
         self._copies = out
         return list(out)
 
+    @property
+    def held(self) -> Sequence[Message]:
+        """The copies taken last (the list `extend` appends to); never mutate them."""
+        return self._copies
+
     def rebase(self, copies: Sequence[Message]) -> None:
         """Take `copies` (private copies already: a cleared or restored history) as the list
         taken last, so the next `extend` appends to them."""

@@ -3,7 +3,9 @@
 Kept apart from the IR (`messages`), which re-exports both names: validation says what a message
 may hold, repair says how a valid sequence of messages is made acceptable to every provider.
 `HistoryRepair` runs the same pass incrementally: a history that extends the previous one
-resumes from where the pass stopped instead of starting over.
+resumes from where the pass stopped instead of starting over. `waiting_placeholders` tells the
+placeholders that stand in for results still to come (the last turn's calls, whose results the
+host adds next) from everything else, so that they never outlive those results.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from contextchef._sequences import identical_prefix
 if TYPE_CHECKING:
     from contextchef.messages import Message, ToolCall
 
-__all__ = ["HistoryFix", "HistoryRepair", "ensure_valid_history"]
+__all__ = [
+    "HistoryFix",
+    "HistoryRepair",
+    "ensure_valid_history",
+    "waiting_placeholders",
+    "waiting_turn",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +187,44 @@ def _answer_open_calls(
     """Append a placeholder result for each call in `open_calls`, with its fix."""
     for call_id, name in open_calls.items():
         out.append({"content": prompts.NO_TOOL_RESULT, "role": "tool", "tool_call_id": call_id})
-        detail = f"no result for call {call_id!r} ({name})"
-        fixes.append(HistoryFix("added_missing_result", at, detail))
+        fixes.append(HistoryFix("added_missing_result", at, _missing_detail(call_id, name)))
+
+
+def _missing_detail(call_id: str, name: str) -> str:
+    return f"no result for call {call_id!r} ({name})"
+
+
+def waiting_placeholders(
+    history: Sequence[Message], repairs: Sequence[HistoryFix]
+) -> dict[int, HistoryFix]:
+    """The placeholder results the repair pass gave the calls of the history's last turn,
+    calls whose real results the host has not added yet, by index, with the fix that added
+    each: the tool messages after the last assistant message (only results and system
+    messages follow it) that are placeholders an `added_missing_result` fix of `repairs`
+    names. They stand in for results still to come, so the chef never takes them for the
+    host's own (`history`, `restore`, the write-back of an overflow). Read from the history
+    and its fixes alone, so a snapshot read back tells them too."""
+    if not repairs:  # the common case, at every compile with a janitor
+        return {}
+    start = len(history)
+    while start and history[start - 1]["role"] in ("tool", "system"):
+        start -= 1
+    if not start or start == len(history):
+        return {}
+    calls = history[start - 1].get("tool_calls") or ()
+    names = {call["id"]: call["function"]["name"] for call in calls}
+    fixes = {fix.detail: fix for fix in repairs if fix.kind == "added_missing_result"}
+    if not names or not fixes:
+        return {}
+    found = {}
+    for index in range(start, len(history)):
+        message = history[index]
+        call_id = message.get("tool_call_id", "")
+        if message.get("content") == prompts.NO_TOOL_RESULT and call_id in names:
+            fix = fixes.get(_missing_detail(call_id, names[call_id]))
+            if fix is not None:
+                found[index] = fix
+    return found
 
 
 def _rename_duplicates(
@@ -214,3 +258,15 @@ def _rename_duplicates(
     if new_calls is None:
         return message
     return {**message, "tool_calls": new_calls}
+
+
+def waiting_turn(history: Sequence[Message], repairs: Sequence[HistoryFix]) -> int | None:
+    """The index of the assistant message whose calls wait for results still to come (see
+    `waiting_placeholders`), or None when no placeholder stands in for one."""
+    waiting = waiting_placeholders(history, repairs)
+    if not waiting:
+        return None
+    start = min(waiting)
+    while history[start]["role"] != "assistant":
+        start -= 1
+    return start

@@ -7,7 +7,8 @@ result (see `contextchef._effects`). `ContextChef.compile` drives it with `drive
 
 Phases, in order: start (event, abort check) → tool results (transform, offload) → memory →
 overflow (with a janitor) → assemble the sandwich → adapt to the target → done (event). The
-history was already validated and repaired when it was set.
+history was already validated and repaired when it was set; a last turn whose tool calls still
+wait for their results (answered by placeholders meanwhile) is kept out of overflow's reach.
 
 The budget counts what is sent: overflow measures a candidate history by building the payload
 the target would receive with it (the adapters' conversion caches make that cheap) and counting
@@ -28,6 +29,7 @@ from contextchef._effects import Call, Emit
 from contextchef._effects import Flow as EffectFlow
 from contextchef._memo import ConversionCache, intake_message
 from contextchef._payload_builder import PayloadBuilder
+from contextchef._repair import waiting_turn
 from contextchef.adapters.base import AdapterRegistry, ToolDefinition
 from contextchef.cache_ledger import CacheLedger
 from contextchef.errors import CompileAbortedError, ConfigError
@@ -206,9 +208,12 @@ def compile_flow(
         if forced:
             logger.warning("a before_overflow handler skipped a forced overflow")
     elif runtime.janitor is not None:
-        report = yield from runtime.janitor.flow(
+        keep = waiting_turn(state.history, state.repairs)
+        report = yield from _overflow(
+            runtime.janitor,
             history,
-            measure=build.measure,
+            keep if keep is not None and len(history) == len(state.history) else None,
+            build,
             counter=runtime.counter,
             target=target,
             forced=forced,
@@ -288,6 +293,28 @@ def compile_flow(
     if on_done := events.for_event("compile:done"):
         yield Emit(on_done, CompileDone(target, payload))
     return payload
+
+
+def _overflow(
+    janitor: Janitor,
+    history: tuple[Message, ...],
+    keep: int | None,
+    build: PayloadBuilder,
+    **options: Any,
+) -> EffectFlow[OverflowReport]:
+    """The overflow phase over `history[:keep]`: the turn from `keep` on waits for tool results
+    the host has yet to add, so no strategy may compact it away (they would answer no call);
+    it is measured with every candidate and follows whatever history lands."""
+    if keep is None:
+        return (yield from janitor.flow(history, measure=build.measure, **options))
+    head, tail = history[:keep], history[keep:]
+
+    def measure(candidate: tuple[Message, ...]) -> int:
+        return build.measure(history if candidate is head else (*candidate, *tail))
+
+    report = yield from janitor.flow(head, measure=measure, **options)
+    whole = history if report.history is head else (*report.history, *tail)
+    return dataclasses.replace(report, history=whole)
 
 
 def _run_slot(slots: Slots, slot: str, *args: Any) -> EffectFlow[list[Any]]:

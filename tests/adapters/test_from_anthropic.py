@@ -194,7 +194,8 @@ def test_repairs_are_returned() -> None:
                 "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}],
             },
             {"role": "user", "content": "never mind"},
-        ]
+        ],
+        repair=True,
     )
     assert [fix.kind for fix in imported.fixes] == ["added_missing_result"]
     assert [m["role"] for m in imported.history] == ["user", "assistant", "tool", "user"]
@@ -290,7 +291,8 @@ def test_text_after_a_tool_call_is_kept_ahead_of_the_calls() -> None:
                     _text("then"),
                 ],
             },
-        ]
+        ],
+        repair=True,
     )
     assert imported.history[1]["content"] == "then"
     assert [c["id"] for c in imported.history[1]["tool_calls"]] == ["t"]

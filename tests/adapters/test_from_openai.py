@@ -167,7 +167,7 @@ def test_history_is_repaired_and_each_fix_logged(caplog: pytest.LogCaptureFixtur
         {"content": "late", "role": "tool", "tool_call_id": "nope"},
     ]
     with caplog.at_level(logging.WARNING, logger="contextchef.adapters.from_openai"):
-        _, history, _ = from_openai(raw)
+        _, history, _ = from_openai(raw, repair=True)
     assert history[-1] == {"content": prompts.NO_TOOL_RESULT, "role": "tool", "tool_call_id": "c1"}
     assert len(caplog.records) == 2
     _, unrepaired, _ = from_openai(raw, repair=False)

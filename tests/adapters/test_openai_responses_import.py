@@ -166,7 +166,9 @@ def test_unknown_items_are_skipped_with_a_warning(caplog: pytest.LogCaptureFixtu
 
 
 def test_orphan_outputs_are_dropped_by_the_repair_pass() -> None:
-    _, history, fixes = from_openai_responses([{"content": "go", "role": "user"}, out("ghost")])
+    _, history, fixes = from_openai_responses(
+        [{"content": "go", "role": "user"}, out("ghost")], repair=True
+    )
     assert history == [{"content": "go", "role": "user"}]
     assert [fix.kind for fix in fixes] == ["dropped_orphan_result"]
     raw = from_openai_responses([{"content": "go", "role": "user"}, out("ghost")], repair=False)[1]

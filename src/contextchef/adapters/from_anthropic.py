@@ -2,8 +2,11 @@
 
 Accepted: `messages` as the Messages API takes them (string or block content), including the
 SDK's pydantic objects (a `Message` response, or its `content` blocks appended as they came);
-`system` as a string or a list of text blocks. The result goes through `ensure_valid_history`
-and comes back as `ImportedHistory(system, history, fixes)`, so the repairs are never silent.
+`system` as a string or a list of text blocks. The result comes back as
+`ImportedHistory(system, history, fixes)`, converted as it was given: a lone reply whose tool
+results come later is not completed with placeholders (the chef repairs the whole history it
+holds, and reports it). `repair=True` runs `ensure_valid_history` here too, each fix returned in
+`fixes` and logged as a warning, so the repairs are never silent.
 
 Mapping:
 
@@ -249,11 +252,12 @@ def _system_messages(system: Any) -> list[Message]:
 
 
 def from_anthropic(
-    messages: Iterable[Any], system: str | Iterable[Any] | None = None, *, repair: bool = True
+    messages: Iterable[Any], system: str | Iterable[Any] | None = None, *, repair: bool = False
 ) -> ImportedHistory:
     """Convert an Anthropic `messages` list (and `system`) into IR system messages and history.
 
     Raises `MessageError` naming the message index and block for content the IR cannot hold.
+    `repair=True` also runs `ensure_valid_history` (each fix in `fixes`, logged as a warning).
     """
     history: list[Message] = []
     for index, raw in enumerate(messages):

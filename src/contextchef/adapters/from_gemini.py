@@ -26,7 +26,7 @@ from contextchef.adapters.importing import ImportedHistory, as_dict, attachment,
 from contextchef.errors import MessageError
 from contextchef.messages import Message, ToolCall
 
-__all__ = ["from_gemini"]
+__all__ = ["from_gemini", "model_reply"]
 
 logger = logging.getLogger("contextchef.adapters.from_gemini")
 
@@ -175,14 +175,41 @@ def _system(instruction: Any) -> list[Message]:
     return [{"content": text, "role": "system"} for text in texts if isinstance(text, str)]
 
 
+def _last_number(earlier: Sequence[Message], name: str) -> int:
+    """The `n` of the newest synthetic id `gemini-call-<name>-<n>` in `earlier`, else 0."""
+    prefix = f"{SYNTHETIC_CALL_ID_PREFIX}{name}-"
+    for message in reversed(earlier):
+        for call in reversed(message.get("tool_calls") or ()):
+            number = call["id"].removeprefix(prefix)
+            if number != call["id"] and number.isdigit():
+                return int(number)
+    return 0
+
+
+def model_reply(content: Any, earlier: Sequence[Message] = ()) -> Message:
+    """One `model` content (a reply) as an assistant message, its id-less calls numbered after
+    those of `earlier`: adding a conversation's replies one at a time gives the ids
+    `from_gemini` gives the whole conversation. Not repaired: the responses come next."""
+    parts = [as_dict(part, 0, "part") for part in as_dict(content, 0, "content").get("parts") or ()]
+    calls = _Calls()
+    for part in parts:
+        function_call = _get(part, "function_call")
+        if isinstance(function_call, Mapping) and not function_call.get("id"):
+            name = function_call.get("name")
+            if isinstance(name, str) and name not in calls.counters:
+                calls.counters[name] = _last_number(earlier, name)
+    return _model_message(parts, calls, 0)
+
+
 def from_gemini(
-    contents: Iterable[Any], system_instruction: Any = None, *, repair: bool = True
+    contents: Iterable[Any], system_instruction: Any = None, *, repair: bool = False
 ) -> ImportedHistory:
     """Gemini contents (dicts or `types.Content`) as `ImportedHistory(system, history, fixes)`.
 
     `system_instruction` may be a string, a `Content` (or its dict), or a list of parts.
-    With `repair` (the default) the history goes through `ensure_valid_history`, each fix
-    logged as a warning.
+    The contents are converted as they are, even a lone reply whose function responses come
+    later (the chef repairs the whole history it holds). With `repair=True` the history also
+    goes through `ensure_valid_history`, each fix returned in `fixes` and logged as a warning.
     """
     calls = _Calls()
     history: list[Message] = []

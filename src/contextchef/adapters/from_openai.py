@@ -150,11 +150,12 @@ def _message(message: dict[str, Any], index: int) -> Message:
     return converted
 
 
-def from_openai(messages: Iterable[Any], *, repair: bool = True) -> ImportedHistory:
+def from_openai(messages: Iterable[Any], *, repair: bool = False) -> ImportedHistory:
     """Chat Completions messages (dicts or SDK objects) as an `ImportedHistory`.
 
-    With `repair` (the default) the history goes through `ensure_valid_history`, each fix
-    returned in `fixes` and logged as a warning; `repair=False` skips it.
+    The messages are converted as they are, even a lone reply whose tool results come later
+    (the chef repairs the whole history it holds). With `repair=True` the history also goes
+    through `ensure_valid_history`, each fix returned in `fixes` and logged as a warning.
     """
     system: list[Message] = []
     history: list[Message] = []

@@ -174,12 +174,14 @@ class _Importer:
 
 
 def from_openai_responses(
-    items: str | Iterable[Any], instructions: str | None = None, *, repair: bool = True
+    items: str | Iterable[Any], instructions: str | None = None, *, repair: bool = False
 ) -> ImportedHistory:
     """Responses input or output items (dicts or SDK objects) as an `ImportedHistory`.
 
-    `items` may also be the plain string form of `input`. With `repair` (the default) the
-    history goes through `ensure_valid_history`, each fix logged as a warning.
+    `items` may also be the plain string form of `input`. The items are converted as they are,
+    even a lone response's output whose tool results come later (the chef repairs the whole
+    history it holds). With `repair=True` the history also goes through
+    `ensure_valid_history`, each fix returned in `fixes` and logged as a warning.
     """
     if isinstance(items, str):
         items = [{"content": items, "role": "user"}]

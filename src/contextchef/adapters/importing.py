@@ -1,9 +1,12 @@
 """What the history importers share: provider objects as dicts, attachments, the repair pass.
 
 Importers accept plain dicts or the provider SDK's pydantic objects (dumped in JSON mode, so
-bytes arrive as base64 strings). They return `ImportedHistory(system, history, fixes)`; the
-history goes through `ensure_valid_history` unless `repair=False`, and every repair is both
-returned in `fixes` and logged as a warning, so none is ever silent.
+bytes arrive as base64 strings). They return `ImportedHistory(system, history, fixes)` and, by
+default, convert only: a piece of a conversation (one reply, whose tool results the host adds
+next) is not a broken history, and the chef repairs the whole history it holds at every compile
+anyway, reporting each fix in `payload.meta.repairs`. With `repair=True` the history goes
+through `ensure_valid_history` here, and every repair is both returned in `fixes` and logged
+as a warning, so none is ever silent.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ def attachment(
 def finish(
     system: list[Message], history: list[Message], *, repair: bool, logger: logging.Logger
 ) -> ImportedHistory:
-    """Run the repair pass (unless disabled), logging each fix."""
+    """Run the repair pass when asked (`repair=True`), logging each fix."""
     fixes: list[HistoryFix] = []
     if repair:
         history, fixes = ensure_valid_history(history)
