@@ -9,7 +9,9 @@
    `MissingDependencyError` naming an extra the wheel declares), checks that `import contextchef`
    loads no CLI library and no provider SDK, runs `contextchef --version`,
    `contextchef demo --quiet --store :memory:` and the README's quick start;
-3. for each integration extra, installs `contextchef[extra]` into an environment of its own and
+3. with `contextchef[anthropic]`, runs the README's first code block (the agent loop) against a
+   scripted model on loopback;
+4. for each integration extra, installs `contextchef[extra]` into an environment of its own and
    imports the modules that needed it.
 
 Environments are cached under `.venv/gate/`, keyed by the Python version and the wheel's declared
@@ -111,11 +113,16 @@ class Report:
 
 
 def run(
-    command: Sequence[str | Path], *, cwd: Path | None = None, timeout: float = 600
+    command: Sequence[str | Path],
+    *,
+    cwd: Path | None = None,
+    timeout: float = 600,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run `command`; `GateError` with its output when it fails."""
     environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     environment["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    environment.update(env or {})
     result = subprocess.run(
         [str(part) for part in command],
         cwd=cwd,
@@ -200,6 +207,42 @@ def module_outcomes(python: Path, workdir: Path) -> dict[str, object]:
 def probe(python: Path, extra: str, workdir: Path) -> str:
     """What `PROBES[extra]` gives in the environment of `python`: ok, extra:X or error: ..."""
     return run([python, "-c", RUN_PROBE, PROBES[extra]], cwd=workdir).stdout.strip()
+
+
+def readme_first_block() -> str:
+    """The README's first code block: the agent loop."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"```(\w*)\n(.*?)```", text, re.S)
+    if match is None or match.group(1) != "python":
+        raise GateError("the README's first code block is not Python")
+    return match.group(2)
+
+
+def check_agent_loop(wheel: Path, report: Report, cache: Path, workdir: Path) -> None:
+    """The README's agent loop, as written, with `contextchef[anthropic]` installed: the real
+    SDK talks to a scripted model on loopback; the loop must print the model's last answer."""
+    from tests.agent_loop import Call, anthropic_reply
+    from tests.loopback import loopback_server
+
+    report.step("contextchef[anthropic]: installing, then the README's agent loop")
+    python = environment(wheel, "anthropic", cache)
+    (workdir / "test_parser.py").write_text("def test_sum():\n    assert parse('1+2') == 3\n")
+    answer = "parse() calls int() on the whole text."
+    first = anthropic_reply(
+        0, "Reading the test.", [Call("toolu_01", "read_file", {"path": "test_parser.py"})]
+    )
+    replies = iter([first, anthropic_reply(1, answer, [])])
+    script = workdir / "agent_loop.py"
+    script.write_text(readme_first_block(), encoding="utf-8")
+    with loopback_server(lambda body: next(replies)) as server:
+        keys = {"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": server.url}
+        try:
+            printed = run([python, script], cwd=workdir, env=keys).stdout
+        except GateError as exc:
+            report.fail(str(exc))
+            return
+    if printed.strip() != answer or len(server.requests) != 2:
+        report.fail(f"the agent loop printed {printed!r} after {len(server.requests)} calls")
 
 
 def readme_quick_start() -> str:
@@ -296,6 +339,7 @@ def gate(
     extras: Sequence[str] = EXTRAS,
     cache: Path = CACHE,
     report: Report | None = None,
+    agent_loop: bool = True,
 ) -> Report:
     """Every check on `wheel`; the report lists what failed."""
     report = report or Report()
@@ -303,6 +347,8 @@ def gate(
         workdir = Path(scratch)
         try:
             needs = check_base(wheel, report, cache, workdir)
+            if agent_loop:
+                check_agent_loop(wheel, report, cache, workdir)
             for extra in extras:
                 modules = sorted(name for name, wanted in needs.items() if wanted == extra)
                 if not modules and extra not in PROBES:

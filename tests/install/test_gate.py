@@ -61,7 +61,7 @@ def orjson_unguarded(name: str, data: bytes) -> bytes:
 
 
 def test_the_built_wheel_passes_the_runtime_only_checks(wheel: Path) -> None:
-    report = gate.gate(wheel, extras=(), cache=PROOF_CACHE / "intact")
+    report = gate.gate(wheel, extras=(), cache=PROOF_CACHE / "intact", agent_loop=False)
     assert report.failures == []
 
 
@@ -74,6 +74,6 @@ def test_the_gate_fails_on_an_import_the_metadata_does_not_declare(
     wheel: Path, tmp_path: Path, change: Callable[[str, bytes], bytes], missing: str
 ) -> None:
     broken = doctored(wheel, tmp_path, change)
-    report = gate.gate(broken, extras=(), cache=PROOF_CACHE / missing)
+    report = gate.gate(broken, extras=(), cache=PROOF_CACHE / missing, agent_loop=False)
     assert report.failures, "the gate passed a wheel that cannot be imported"
     assert any(f"No module named '{missing}'" in failure for failure in report.failures)
