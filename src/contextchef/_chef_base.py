@@ -39,10 +39,10 @@ from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
 from contextchef._repair import HistoryRepair, waiting_placeholders
 from contextchef.adapters import (
-    BUILTIN_ADAPTERS,
     AdapterRegistry,
     ToolDefinition,
     adapter_registry,
+    is_builtin,
     normalize_tools,
 )
 from contextchef.errors import ConfigError, ToolDefinitionError
@@ -143,16 +143,20 @@ class _ChefBase(
                 into one tool (`resolve_namespace` maps its calls back); toolkits stay out of
                 the payload until loaded (`load_toolkit`); `allow_only` / `prune_by_task`
                 narrow the rest; `keep` is never pruned; `blocked` starts the runtime
-                blocklist; `use_allowed_tools` makes the OpenAI targets keep every definition
-                and restrict calls through `tool_choice` instead.
+                blocklist; `use_allowed_tools` makes the targets that restrict calls by name
+                (the OpenAI ones; `AdapterProfile.allowed_tools`) keep every definition and
+                restrict calls through `tool_choice` instead.
             cache: prompt-cache breakpoints: `"auto"` (the default: on targets that take them,
-                Anthropic, breakpoints at the end of the stable prefix, within the 4 allowed
-                together with your own `_cache_breakpoint` marks), `"explicit"` (only your
+                `AdapterProfile.cache_breakpoints` such as Anthropic's, breakpoints at the end of
+                the stable prefix, within the 4 allowed together with your own
+                `_cache_breakpoint` marks), `"explicit"` (only your
                 marks) or `"off"` (none). `payload.meta.cache` reports the reuse either way.
             cache_audit: report what in the layout costs cache hits (`cache:finding` events
                 and `payload.meta.cache.findings`); never fails a compile.
-            prompt_cache_key: passed through to both OpenAI targets as `prompt_cache_key`.
-            cached_content: a Gemini context cache name, passed through as
+            prompt_cache_key: passed through to both OpenAI targets as `prompt_cache_key`
+                (to every adapter whose profile has `prompt_cache_key`).
+            cached_content: a Gemini context cache name, passed through (to every adapter
+                whose profile has `cached_content`) as
                 `config.cached_content` (the cache then holds the system instruction and tools,
                 which leave the request, as the API requires).
             pipeline_checks: after assembly, check that pinned messages survived, tool calls
@@ -419,7 +423,7 @@ class _ChefBase(
         adapter and the built-in tokenizer (see `contextchef._collector`)."""
         adapter = self._registry.get(target)
         tokenizer = self._runtime.counter.tokenizer
-        return isinstance(adapter, BUILTIN_ADAPTERS) and type(tokenizer) is EstimateTokenizer
+        return is_builtin(adapter) and type(tokenizer) is EstimateTokenizer
 
     def _tool_flow(self, name: str, arguments: object) -> Flow[str]:
         """The flow of one call of an owned tool (`UnknownToolError` before it starts)."""

@@ -3,7 +3,9 @@
 Overflow asks it to measure candidate histories; the final assembly asks it for the payload of
 the history that landed, and gets the last build back when nothing changed. It places the host's
 layers around the memory layers — the active skill, the announcements, the toolkit directory —
-marks the stable prefix for automatic breakpoints, and adapts the result to the target.
+marks the stable prefix for automatic breakpoints, and adapts the result to the target. What
+the target's wire format supports it learns from the adapter's profile (`AdapterProfile`), never
+from the adapter's class or target name.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from contextchef._collector import collector_paused
-from contextchef.adapters import BUILTIN_ADAPTERS, AnthropicAdapter
-from contextchef.adapters.base import AdapterInput, ToolDefinition
+from contextchef.adapters import is_builtin
+from contextchef.adapters.base import AdapterInput, ToolDefinition, profile_of
 from contextchef.messages import Message
 from contextchef.placement.announcements import announcement_blocks
 from contextchef.placement.assembler import Sandwich, assemble
@@ -40,7 +42,7 @@ __all__ = ["PayloadBuilder", "gc_paused"]
 def gc_paused(adapter: object) -> AbstractContextManager[None]:
     """`collector_paused()` around a built-in adapter's conversion (see `contextchef._collector`);
     a user-registered adapter runs with the collector as it is."""
-    return collector_paused() if isinstance(adapter, BUILTIN_ADAPTERS) else nullcontext()
+    return collector_paused() if is_builtin(adapter) else nullcontext()
 
 
 class PayloadBuilder:
@@ -61,6 +63,7 @@ class PayloadBuilder:
         remembered: TargetCache,
     ) -> None:
         self.state, self.runtime, self.adapter = state, runtime, adapter
+        self.profile = profile_of(adapter)
         self.layers, self.original, self.remembered = layers, original, remembered
         self.cache = runtime.cache_for(target)
         self.counter = runtime.payload_counter(target)
@@ -73,7 +76,7 @@ class PayloadBuilder:
         )
         self.shaped = state.pruner.shapes_tools or self.skill_allowed is not None
         self.server: ServerCompaction | None = None
-        self.auto = runtime.cache.mode == "auto" and isinstance(adapter, AnthropicAdapter)
+        self.auto = runtime.cache.mode == "auto" and self.profile.cache_breakpoints > 0
         self.previous_end = remembered.stable_end if remembered.window == runtime.window() else None
         self._ends: dict[int, int | None] = {}  # stable end per built history (one compile)
         self._last: tuple[tuple[Message, ...], tuple[str, ...], Sandwich, dict[str, Any]] | None
@@ -138,7 +141,7 @@ class PayloadBuilder:
                     max_breakpoints=0 if self.runtime.cache.mode == "off" else None,
                 )
             )
-        with_provider_options(data, self.adapter, self.runtime.cache)
+        with_provider_options(data, self.profile, self.runtime.cache)
         return data
 
     def tools_for(
@@ -146,13 +149,14 @@ class PayloadBuilder:
     ) -> tuple[tuple[ToolDefinition, ...], tuple[str, ...] | None]:
         """The tools the payload defines (the pruner's plan for the tools `messages` call,
         then the library's own), and the names the model may call where the target restricts
-        calls by name instead of dropping definitions (`use_allowed_tools`)."""
+        calls by name instead of dropping definitions (`use_allowed_tools` on an adapter whose
+        profile has `allowed_tools`)."""
         referenced = referenced_tools(messages)
         plan = self.runtime.tool_plans.plan(
             self.state.pruner, self.state.tools, referenced, self.skill_allowed
         )
         library = self.runtime.library_tools
-        if plan.full is not None and getattr(self.adapter, "supports_allowed_tools", False):
+        if plan.full is not None and self.profile.allowed_tools:
             assert plan.allowed is not None
             names = (*plan.allowed, *(tool["name"] for tool in library))
             return (*plan.full, *library), names

@@ -216,6 +216,7 @@ def compile_flow(
             build,
             counter=runtime.counter,
             target=target,
+            profile=build.profile,
             forced=forced,
             store=runtime.store,
             vocabulary=runtime.vocabulary,

@@ -4,7 +4,8 @@ the provider options passed through.
 - `CacheOptions`: the chef's `cache=` mode (`"auto"`: automatic breakpoints where the target
   takes them, the default; `"explicit"`: only the host's own `_cache_breakpoint` marks; `"off"`:
   no breakpoint at all), `cache_audit=`, and the provider options passed through as they are:
-  OpenAI's `prompt_cache_key` (both OpenAI targets) and Gemini's `cached_content`.
+  OpenAI's `prompt_cache_key` and Gemini's `cached_content`, to the adapters whose profile
+  (`AdapterProfile`) takes them.
 - `TargetCache`: what one chef remembers per target between compiles: the `CacheLedger` (the
   previous compile's parts), the memory baseline (`memory.delta`), the previous stable end and
   the memoised marked copies (`placement.breakpoints`), and the window they belong to.
@@ -23,9 +24,7 @@ from typing import Any, Literal, get_args
 
 from contextchef._effects import Emit, Flow
 from contextchef._memo import ConversionCache
-from contextchef.adapters.gemini import GeminiAdapter
-from contextchef.adapters.openai_chat import OpenAIChatAdapter
-from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
+from contextchef.adapters.profile import AdapterProfile
 from contextchef.cache_audit import audit, volatile_start
 from contextchef.cache_ledger import CacheLedger
 from contextchef.errors import ConfigError
@@ -178,19 +177,21 @@ def memory_layers(
     )
 
 
-def with_provider_options(data: dict[str, Any], adapter: object, options: CacheOptions) -> None:
-    """Pass the provider's own cache options through, in place, keys kept sorted: OpenAI's
-    `prompt_cache_key` (a routing hint that groups requests sharing a prefix) and Gemini's
-    `cached_content` (the name of a context cache made with `client.caches.create`; the API
-    refuses `system_instruction`, `tools` and `tool_config` beside it, since the cache holds
-    them, so those leave the config)."""
+def with_provider_options(
+    data: dict[str, Any], profile: AdapterProfile, options: CacheOptions
+) -> None:
+    """Pass the provider's own cache options through, in place, keys kept sorted, where the
+    adapter's `profile` takes them: OpenAI's `prompt_cache_key` (a routing hint that groups
+    requests sharing a prefix) and Gemini's `cached_content` (the name of a context cache made
+    with `client.caches.create`; the API refuses `system_instruction`, `tools` and `tool_config`
+    beside it, since the cache holds them, so those leave the config)."""
     key = options.prompt_cache_key
-    if key is not None and isinstance(adapter, OpenAIChatAdapter | OpenAIResponsesAdapter):
+    if key is not None and profile.prompt_cache_key:
         items = sorted({**data, "prompt_cache_key": key}.items())
         data.clear()
         data.update(items)
     cached = options.cached_content
-    if cached is not None and isinstance(adapter, GeminiAdapter):
+    if cached is not None and profile.cached_content:
         config: Mapping[str, Any] = data.get("config") or {}
         kept = {k: v for k, v in config.items() if k not in _CACHED_BY_GEMINI}
         data["config"] = dict(sorted({**kept, "cached_content": cached}.items()))

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from contextchef import ContextChef, Strategy, anchored, background, chain, reset, server, summarize
+from contextchef.adapters import get_adapter
 from contextchef.errors import ConfigError
 from contextchef.selection.janitor import OverflowConfig
 from contextchef.selection.strategies import OverflowInput, OverflowResult
@@ -40,7 +41,7 @@ def test_a_strategy_needs_name_and_apply() -> None:
 
 def test_the_hooks_default_to_no_ops() -> None:
     strategy = KeepLast()
-    assert strategy.server_compaction("anthropic") is None
+    assert strategy.server_compaction(get_adapter("anthropic").profile) is None
     assert strategy.pending() is False
     assert strategy.snapshot() is None
     strategy.commit(OverflowResult((), True, "x"), "w1")
@@ -165,8 +166,8 @@ def test_server_and_background_forward_the_hooks() -> None:
     result = OverflowResult((), True, "x")
     wrapped.commit(result, "w9")
     assert inner.commits == [("x", "w9")]
-    assert wrapped.server_compaction("anthropic") is not None
-    assert wrapped.server_compaction("openai") is None
+    assert wrapped.server_compaction(get_adapter("anthropic").profile) is not None
+    assert wrapped.server_compaction(get_adapter("openai").profile) is None
 
 
 def test_background_counts_with_its_own_counter(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,12 +1,16 @@
 """Adaptation axis: provider wire formats, in and out.
 
 `adapter_registry` holds the built-in targets; register your own adapter under a new name and
-`compile(target=name)` uses it. A chef may also be given a registry of its own.
+`compile(target=name)` uses it. A chef may also be given a registry of its own. Each adapter
+declares what its wire format supports in its `profile` (an `AdapterProfile`): the chef asks the
+profile, never the class or the target name, so an adapter wrapping a built-in one (Anthropic
+through Bedrock, a proxy) keeps what the built-in gets by forwarding its profile.
 """
 
 from contextchef.adapters.anthropic import AnthropicAdapter
 from contextchef.adapters.base import (
     AdapterInput,
+    AdapterProfile,
     AdapterRegistry,
     ConversionCache,
     TargetAdapter,
@@ -27,6 +31,7 @@ from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
 __all__ = [
     "BUILTIN_ADAPTERS",
     "AdapterInput",
+    "AdapterProfile",
     "AdapterRegistry",
     "AnthropicAdapter",
     "ConversionCache",
@@ -43,6 +48,7 @@ __all__ = [
     "from_openai",
     "from_openai_responses",
     "get_adapter",
+    "is_builtin",
     "normalize_tool",
     "normalize_tools",
     "sorted_keys",
@@ -56,6 +62,13 @@ BUILTIN_ADAPTERS: tuple[type, ...] = (
     GeminiAdapter,
 )
 """The adapter classes contextchef ships (their conversions run no user code)."""
+
+
+def is_builtin(adapter: object) -> bool:
+    """Whether `adapter` is one of contextchef's own, whose conversion runs no user code (so the
+    garbage collector may stay paused across it, see `contextchef._collector`). This is about
+    whose code runs, not about what the wire format supports: that is the adapter's `profile`."""
+    return isinstance(adapter, BUILTIN_ADAPTERS)
 
 
 def builtin_registry() -> AdapterRegistry:

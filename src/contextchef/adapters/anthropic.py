@@ -52,6 +52,7 @@ from contextchef.adapters.anthropic_compaction import compaction_keys
 from contextchef.adapters.anthropic_turns import Piece, Turns, last_marks, lead_piece, text_block
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
 from contextchef.adapters.json_args import loads_sorted_fast
+from contextchef.adapters.profile import AdapterProfile
 from contextchef.errors import CompileError, ConfigError
 from contextchef.messages import Message
 from contextchef.placement.breakpoints import AUTO_MARK
@@ -256,6 +257,8 @@ class AnthropicAdapter:
 
     `max_cache_breakpoints` (default and maximum 4) lowers the breakpoint budget, e.g. when the
     caller adds a `cache_control` of its own to the request; 0 sends none, without a warning.
+    Its profile: that many cache breakpoints (so the chef places automatic ones when there are
+    any) and server-side compaction (`anthropic_compaction`).
     """
 
     name = "anthropic"
@@ -267,6 +270,9 @@ class AnthropicAdapter:
                 f"got {max_cache_breakpoints}"
             )
         self.max_cache_breakpoints = max_cache_breakpoints
+        self.profile = AdapterProfile(
+            cache_breakpoints=max_cache_breakpoints, server_compaction=True
+        )
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()  # empty is falsy

@@ -7,6 +7,10 @@ byte-identical for the same logical state without a sorting pass over the whole 
 
 Conversion is memoised per message through `ConversionCache`: the chef hands adapters its own
 immutable copies of the history, so an unchanged message is converted once, not every compile.
+
+What the wire format supports beyond that (cache breakpoints, allowed tools, server compaction,
+the provider's cache options) each adapter declares in its `profile` (see `adapters.profile`);
+the pipeline asks the profile, never the adapter's class or target name.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Required, TypedDict, runtime_ch
 
 from contextchef._jsonvalue import NotJson, sorted_keys, strict_json
 from contextchef._memo import ConversionCache
+from contextchef.adapters.profile import AdapterProfile, profile_of
 from contextchef.errors import ToolDefinitionError, UnknownTargetError
 from contextchef.messages import Message
 
@@ -26,12 +31,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AdapterInput",
+    "AdapterProfile",
     "AdapterRegistry",
     "ConversionCache",
     "TargetAdapter",
     "ToolDefinition",
     "normalize_tool",
     "normalize_tools",
+    "profile_of",
     "sorted_keys",
 ]
 
@@ -59,11 +66,11 @@ class AdapterInput:
     `messages` is the rolling history with the tail already stitched into it; it may still hold
     system messages (mid-conversation ones, or dynamic state placed as a system message), which
     each adapter places as its provider allows. `prefill` is text the reply must start with.
-    `server_compaction` asks the provider to compact the context itself (the `server` strategy);
-    an adapter whose provider cannot ignores it. `allowed_tools` (given only to an adapter whose
-    `supports_allowed_tools` is true) names the tools the model may call among `tools`.
-    `max_breakpoints` caps the cache breakpoints an adapter whose provider takes them may place
-    (None: its own limit; 0: none at all).
+    `server_compaction` asks the provider to compact the context itself (the `server` strategy
+    asks where the adapter's profile has `server_compaction`; an adapter without it ignores it).
+    `allowed_tools` (given only to an adapter whose profile has `allowed_tools`) names the tools
+    the model may call among `tools`. `max_breakpoints` caps the cache breakpoints an adapter
+    whose provider takes them may place (None: its own limit; 0: none at all).
     """
 
     system: Sequence[Message]
@@ -78,9 +85,16 @@ class AdapterInput:
 
 @runtime_checkable
 class TargetAdapter(Protocol):
-    """Compiles an `AdapterInput` into the keyword arguments of one provider's SDK call."""
+    """Compiles an `AdapterInput` into the keyword arguments of one provider's SDK call.
+
+    `profile` declares what the wire format supports beyond the conversion itself (see
+    `AdapterProfile`); an adapter that wraps another forwards the inner one's profile.
+    """
 
     name: str
+
+    @property
+    def profile(self) -> AdapterProfile: ...
 
     def compile(self, request: AdapterInput) -> dict[str, Any]: ...
 
@@ -174,9 +188,14 @@ class AdapterRegistry:
     _adapters: dict[str, TargetAdapter] = field(default_factory=dict)
 
     def register(self, name: str, adapter: TargetAdapter) -> None:
-        """Register (or replace) the adapter for `name`."""
+        """Register (or replace) the adapter for `name`.
+
+        Raises `TypeError` without a `compile` method, `ConfigError` when its `profile` is not
+        an `AdapterProfile` (an adapter without one supports nothing beyond its wire format).
+        """
         if not callable(getattr(adapter, "compile", None)):
             raise TypeError("an adapter needs a compile(AdapterInput) -> dict method")
+        profile_of(adapter)
         self._adapters[name] = adapter
 
     def unregister(self, name: str) -> bool:

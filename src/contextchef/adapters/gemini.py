@@ -29,6 +29,7 @@ from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinit
 from contextchef.adapters.content import text_only
 from contextchef.adapters.gemini_contents import Contents, Unconvertible
 from contextchef.adapters.json_args import loads_sorted_fast
+from contextchef.adapters.profile import AdapterProfile
 from contextchef.messages import Message
 
 __all__ = ["SYNTHETIC_CALL_ID_PREFIX", "GeminiAdapter"]
@@ -139,10 +140,13 @@ class GeminiAdapter:
     """Compiles to `generate_content`'s `contents` and `config`.
 
     `send_call_ids=False` leaves every call id out, for endpoints that refuse them; Gemini then
-    pairs responses with calls by order and name alone.
+    pairs responses with calls by order and name alone. Its profile: a context cache made with
+    `client.caches.create` (`cached_content`); Gemini caches repeated prefixes implicitly
+    otherwise, so no breakpoints.
     """
 
     name = "gemini"
+    profile = AdapterProfile(cached_content=True)
 
     def __init__(self, *, send_call_ids: bool = True) -> None:
         self.send_call_ids = send_call_ids

@@ -17,6 +17,7 @@ from typing import Any
 from contextchef import prompts
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition
 from contextchef.adapters.content import attachment_placeholder, data_url, text_only
+from contextchef.adapters.profile import AdapterProfile
 from contextchef.messages import Message
 
 __all__ = ["OpenAIChatAdapter"]
@@ -69,10 +70,14 @@ def _is_wire_ready(message: Message) -> bool:
 
 
 class OpenAIChatAdapter:
-    """Compiles to Chat Completions `messages` and `tools`."""
+    """Compiles to Chat Completions `messages` and `tools`.
+
+    Its profile: calls restricted by name (`tool_choice` `allowed_tools`) and OpenAI's
+    `prompt_cache_key`; OpenAI caches prefixes by itself, so no breakpoints.
+    """
 
     name = "openai"
-    supports_allowed_tools = True
+    profile = AdapterProfile(allowed_tools=True, prompt_cache_key=True)
 
     def __init__(self, *, preserve_thinking_as_text: bool = False) -> None:
         self.preserve_thinking_as_text = preserve_thinking_as_text

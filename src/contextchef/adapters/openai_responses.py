@@ -29,6 +29,7 @@ from typing import Any
 from contextchef import prompts
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
 from contextchef.adapters.content import data_url, text_only
+from contextchef.adapters.profile import AdapterProfile
 from contextchef.messages import Message
 
 __all__ = ["OpenAIResponsesAdapter"]
@@ -117,10 +118,14 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
 
 
 class OpenAIResponsesAdapter:
-    """Compiles to Responses `instructions`, `input` and `tools`."""
+    """Compiles to Responses `instructions`, `input` and `tools`.
+
+    Its profile is the Chat Completions adapter's: calls restricted by name and OpenAI's
+    `prompt_cache_key`, no breakpoints.
+    """
 
     name = "openai-responses"
-    supports_allowed_tools = True
+    profile = AdapterProfile(allowed_tools=True, prompt_cache_key=True)
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()

@@ -28,6 +28,7 @@ from contextchef.selection.server import ServerCompaction
 from contextchef.selection.strategies import (
     OverflowInput,
     OverflowResult,
+    TargetProfile,
     run_strategy,
 )
 from contextchef.selection.usage import Reported, Usage
@@ -88,7 +89,8 @@ class OverflowReport:
     """What the overflow phase of one compile did (in `payload.meta.overflow`).
 
     `server` is the server-side compaction asked of the provider instead (the strategy's
-    `server_compaction(target)`); the compile hands it to the adapter.
+    `server_compaction(profile)`, given the target adapter's profile); the compile hands it to
+    the adapter.
     """
 
     history: tuple[Message, ...]
@@ -154,6 +156,7 @@ class Janitor:
         measure: Callable[[tuple[Message, ...]], int],
         counter: MessageCounter,
         target: str = "",
+        profile: TargetProfile,
         forced: bool = False,
         store: StoreCore | None = None,
         vocabulary: prompts.Vocabulary = prompts.DEFAULT_VOCABULARY,
@@ -161,13 +164,15 @@ class Janitor:
         on_end: tuple[Callable[[Any], Any], ...] = (),
     ) -> Flow[OverflowReport]:
         """The overflow phase of a compile. `measure(history)` counts the whole payload the
-        target would receive with that history (system blocks, tools, tail included)."""
+        target would receive with that history (system blocks, tools, tail included);
+        `profile` is what the target's adapter supports (its `AdapterProfile`), which the
+        strategy asks about server-side compaction; `target` keys the reported usage."""
         window = self.lineage.current
         total = measure(history)
         current = self.usage.current(total, target, window)
         budget = Budget(self.config.context_window, current, self.config.trigger)
         strategy = self.overflow.strategy
-        server = strategy.server_compaction(target)
+        server = strategy.server_compaction(profile)
         if server is not None:
             reason = "compacted server-side by the provider"
             return OverflowReport(

@@ -1,8 +1,9 @@
 """The `server` strategy: let the provider compact the context server-side.
 
-On a target that can compact itself (today `anthropic`) the overflow phase is skipped and the
-compile hands the adapter a provider-neutral `ServerCompaction` request, which the adapter
-renders in its own wire form (on Anthropic the payload is then for
+On a target whose adapter can ask its provider to compact (its profile's `server_compaction`:
+the built-in `anthropic`, or any adapter that forwards or declares it) the overflow phase is
+skipped and the compile hands the adapter a provider-neutral `ServerCompaction` request, which
+the adapter renders in its own wire form (on Anthropic the payload is then for
 `client.beta.messages.create(**payload)`). On every other target the `fallback` strategy runs
 (or nothing, if there is none).
 """
@@ -20,13 +21,12 @@ from contextchef.selection.strategies import (
     OverflowResult,
     Strategy,
     StrategyFlow,
+    TargetProfile,
     require_strategy,
     run_strategy,
 )
 
-__all__ = ["SERVER_TARGETS", "Server", "ServerCompaction", "server"]
-
-SERVER_TARGETS = frozenset(("anthropic",))
+__all__ = ["Server", "ServerCompaction", "server"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +70,16 @@ class Server(Strategy):
     def name(self) -> str:
         return f"server({self.fallback.name})" if self.fallback else "server"
 
-    def server_compaction(self, target: str) -> ServerCompaction | None:
-        """The request for `target`, or None when the target cannot compact itself."""
-        return self.request if target in SERVER_TARGETS else None
+    def server_compaction(self, profile: TargetProfile) -> ServerCompaction | None:
+        """The request, or None when the target's adapter cannot send it (its profile)."""
+        return self.request if profile.server_compaction else None
 
     def apply(self, input: OverflowInput) -> StrategyFlow:
         if self.fallback is None:
-            reason = "server-side compaction needs the anthropic target; no fallback is set"
+            reason = (
+                "server-side compaction needs a target whose adapter supports it "
+                "(AdapterProfile.server_compaction); no fallback is set"
+            )
             return OverflowResult(input.history, False, self.name, reason)
         return (yield from run_strategy(self.fallback, input))
 

@@ -21,7 +21,7 @@ import logging
 import math
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from contextchef import prompts
 from contextchef._effects import Call, Effect
@@ -38,6 +38,7 @@ __all__ = [
     "OverflowInput",
     "OverflowResult",
     "Strategy",
+    "TargetProfile",
     "chain",
     "require_strategy",
     "reset",
@@ -46,6 +47,18 @@ __all__ = [
 ]
 
 logger = logging.getLogger("contextchef.selection.strategies")
+
+
+class TargetProfile(Protocol):
+    """What a strategy may ask of the compile's target: the part of its adapter's profile
+    (`contextchef.adapters.AdapterProfile`, which is one) that selection reads. Selection sits
+    below the adapters, so it names the field rather than import the class; it never sees the
+    adapter or its target name."""
+
+    @property
+    def server_compaction(self) -> bool:
+        """Whether the target's adapter can ask its provider to compact the context itself."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +118,13 @@ class Strategy(abc.ABC):
     def apply(self, input: OverflowInput) -> Any:
         """Shrink `input.history`: an `OverflowResult`, or a generator of effects returning one."""
 
-    def server_compaction(self, target: str) -> ServerCompaction | None:
-        """The server-side compaction to ask `target` for, or None (the default) to run `apply`.
+    def server_compaction(self, profile: TargetProfile) -> ServerCompaction | None:
+        """The server-side compaction to ask of a target whose adapter has `profile`, or None
+        (the default) to run `apply`.
 
         When this returns a request, the overflow phase is skipped for that compile and the
-        request travels to the target's adapter (`AdapterInput.server_compaction`).
+        request travels to the target's adapter (`AdapterInput.server_compaction`); return one
+        only where `profile.server_compaction` says the adapter can send it.
         """
         return None
 
