@@ -32,6 +32,7 @@ from contextchef.errors import ConfigError
 from contextchef.placement.breakpoints import AUTO_MARK
 from tests.adapters.sdk_anthropic import validate_request
 from tests.selection.pruner_fixtures import NAMES, TOOLS, validate
+from tests.test_readme import python_blocks
 
 
 class Delegating:
@@ -264,3 +265,12 @@ def test_a_profile_is_checked() -> None:
 
     with pytest.raises(ConfigError, match="must be an AdapterProfile"):
         builtin_registry().register("bad", Misdeclared())  # type: ignore[arg-type]
+
+
+def test_the_readme_wrapper_runs_and_matches_the_builtin_target() -> None:
+    (code,) = python_blocks("The payload")
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    builtin = ContextChef().set_system_prompt("You are a coding agent.")
+    builtin.set_history([{"role": "user", "content": "Hi"}])
+    assert json.dumps(namespace["payload"]) == json.dumps(builtin.compile(target="anthropic"))
