@@ -33,13 +33,11 @@ from contextchef._chef_skills import (
 from contextchef._chef_snapshots import SnapshotsMixin
 from contextchef._chef_tools import ToolSelection, open_pruner
 from contextchef._chef_write_back import WriteBack
-from contextchef._collector import paused_steps
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
 from contextchef._repair import HistoryRepair, waiting_placeholders
 from contextchef.adapters import (
-    BUILTIN_ADAPTERS,
     AdapterRegistry,
     ToolDefinition,
     adapter_registry,
@@ -65,7 +63,7 @@ from contextchef.skills.model import LoadedSkills, Skill
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.store import Store, StoreBase
-from contextchef.tokens import EstimateTokenizer, MessageCounter, Tokenizer
+from contextchef.tokens import MessageCounter, Tokenizer
 
 __all__ = ["_ChefBase"]
 
@@ -408,18 +406,9 @@ class _ChefBase(
             slots=self._slots,
             forced=forced,
         )
-        if self._runs_only_our_code(resolved):
-            flow = paused_steps(flow)
         if self._observer is not None:
             flow = self._observer.compile(flow, resolved, state, self._runtime)
         return state, flow
-
-    def _runs_only_our_code(self, target: str) -> bool:
-        """Whether a compile for `target` runs no user code between its effects: a built-in
-        adapter and the built-in tokenizer (see `contextchef._collector`)."""
-        adapter = self._registry.get(target)
-        tokenizer = self._runtime.counter.tokenizer
-        return isinstance(adapter, BUILTIN_ADAPTERS) and type(tokenizer) is EstimateTokenizer
 
     def _tool_flow(self, name: str, arguments: object) -> Flow[str]:
         """The flow of one call of an owned tool (`UnknownToolError` before it starts)."""

@@ -25,7 +25,6 @@ from contextchef.adapters.openai_chat import OpenAIChatAdapter
 from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
 
 __all__ = [
-    "BUILTIN_ADAPTERS",
     "AdapterInput",
     "AdapterRegistry",
     "AnthropicAdapter",
@@ -47,15 +46,6 @@ __all__ = [
     "normalize_tools",
     "sorted_keys",
 ]
-
-
-BUILTIN_ADAPTERS: tuple[type, ...] = (
-    OpenAIChatAdapter,
-    OpenAIResponsesAdapter,
-    AnthropicAdapter,
-    GeminiAdapter,
-)
-"""The adapter classes contextchef ships (their conversions run no user code)."""
 
 
 def builtin_registry() -> AdapterRegistry:
