@@ -127,7 +127,9 @@ class _ChefBase(
             tokenizer: the one token counter of the chef (budget and `payload.meta.tokens`);
                 default: an offline estimate.
             default_target: the target `compile()` uses without one (default "openai").
-            adapters: an `AdapterRegistry` with your own targets (default: the built-ins).
+            adapters: an `AdapterRegistry` with your own targets, for this chef (and any other
+                you give it) only: `adapter_registry.with_adapters({"mine": adapter})`
+                (default: the read-only built-ins, `adapter_registry`).
             skills: the skills `activate_skill(name)` finds by name (a list of `Skill`, or what
                 `load_skills` returned); names not registered are looked up in the store's
                 `skills/` namespace.

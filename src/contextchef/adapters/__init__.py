@@ -1,7 +1,9 @@
 """Adaptation axis: provider wire formats, in and out.
 
-`adapter_registry` holds the built-in targets; register your own adapter under a new name and
-`compile(target=name)` uses it. A chef may also be given a registry of its own.
+`adapter_registry` holds the built-in targets and is read-only: every chef without a registry
+of its own reads it, so nothing one chef (or library) registers can change another's targets.
+Give a chef your own targets with `ContextChef(adapters=adapter_registry.with_adapters({"mine":
+adapter}))`; then `compile(target="mine")` uses yours, on that chef only.
 """
 
 from contextchef.adapters.anthropic import AnthropicAdapter
@@ -9,6 +11,7 @@ from contextchef.adapters.base import (
     AdapterInput,
     AdapterRegistry,
     ConversionCache,
+    ReadOnlyAdapterRegistry,
     TargetAdapter,
     ToolDefinition,
     normalize_tool,
@@ -33,6 +36,7 @@ __all__ = [
     "ImportedHistory",
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
+    "ReadOnlyAdapterRegistry",
     "TargetAdapter",
     "ToolDefinition",
     "adapter_registry",
@@ -48,17 +52,22 @@ __all__ = [
 ]
 
 
+def _builtin_adapters() -> dict[str, TargetAdapter]:
+    return {
+        "openai": OpenAIChatAdapter(),
+        "openai-responses": OpenAIResponsesAdapter(),
+        "anthropic": AnthropicAdapter(),
+        "gemini": GeminiAdapter(),
+    }
+
+
 def builtin_registry() -> AdapterRegistry:
-    """A fresh registry holding the built-in targets."""
-    registry = AdapterRegistry()
-    registry.register("openai", OpenAIChatAdapter())
-    registry.register("openai-responses", OpenAIResponsesAdapter())
-    registry.register("anthropic", AnthropicAdapter())
-    registry.register("gemini", GeminiAdapter())
-    return registry
+    """A fresh registry of your own holding the built-in targets (new adapter objects)."""
+    return AdapterRegistry(_builtin_adapters())
 
 
-adapter_registry = builtin_registry()
+adapter_registry: ReadOnlyAdapterRegistry = ReadOnlyAdapterRegistry(_builtin_adapters())
+"""The built-in targets, read by every chef without `adapters=`; read-only (see the module)."""
 
 
 def get_adapter(name: str) -> TargetAdapter:
