@@ -22,7 +22,6 @@ FOUNDATION = (
     "prompts",
     "events",
     "_effects",
-    "_collector",
     "_sequences",
     "_memo",
     "_intake",

@@ -22,7 +22,7 @@ import pytest
 
 from contextchef._effects import Call, Emit, Flow, Spawn, StoreOp, drive_async, drive_sync
 from contextchef.errors import ConfigError
-from contextchef.store.backend import StoredEntry
+from contextchef.store.backend import StorageBackend, StoredEntry
 from contextchef.store.backends.inmemory import AsyncInMemoryBackend, InMemoryBackend
 
 
@@ -157,7 +157,7 @@ async def test_drive_async_throws_a_failing_coroutine_into_the_flow() -> None:
 
 def test_drive_sync_refuses_a_store_op_on_an_async_native_backend() -> None:
     backend = AsyncInMemoryBackend()
-    op = StoreOp(backend, "read", ("notes", "a"), {}, native=True)
+    op = StoreOp(backend, StorageBackend.read, ("notes", "a"), {}, native=True)
     outcome, error = drive_sync(catching(op))
     assert outcome == "error" and isinstance(error, ConfigError)
     assert "AsyncInMemoryBackend" in str(error) and "AsyncContextChef" in str(error)
@@ -182,8 +182,11 @@ async def test_drive_async_awaits_an_async_native_store_op_on_the_loop_thread() 
     backend.write = write  # type: ignore[method-assign]
 
     def flow() -> Flow[StoredEntry | None]:
-        yield StoreOp(backend, "write", ("notes", "a", StoredEntry("hello")), {}, native=True)
-        found: StoredEntry | None = yield StoreOp(backend, "read", ("notes", "a"), {}, True)
+        entry = StoredEntry("hello")
+        yield StoreOp(backend, StorageBackend.write, ("notes", "a", entry), {}, native=True)
+        found: StoredEntry | None = yield StoreOp(
+            backend, StorageBackend.read, ("notes", "a"), {}, True
+        )
         return found
 
     found = await drive_async(flow())
@@ -206,14 +209,14 @@ class ThreadRecorder(InMemoryBackend):
 async def test_drive_async_runs_a_sync_store_op_in_a_worker_thread() -> None:
     backend = ThreadRecorder()
     backend.write("notes", "a", StoredEntry("hello"))
-    found = await drive_async(iter_once(StoreOp(backend, "read", ("notes", "a"))))
+    found = await drive_async(iter_once(StoreOp(backend, StorageBackend.read, ("notes", "a"))))
     assert isinstance(found, StoredEntry) and found.content == "hello"
     assert len(backend.threads) == 1 and backend.threads[0] != threading.get_ident()
 
 
 def test_drive_sync_runs_a_sync_store_op_in_the_calling_thread() -> None:
     backend = ThreadRecorder()
-    drive_sync(iter_once(StoreOp(backend, "read", ("notes", "a"))))
+    drive_sync(iter_once(StoreOp(backend, StorageBackend.read, ("notes", "a"))))
     assert backend.threads == [threading.get_ident()]
 
 
@@ -235,7 +238,7 @@ async def test_an_exception_from_a_store_op_is_thrown_into_the_flow(kind: str) -
     def flow() -> Flow[list[object]]:
         seen: list[object] = []
         try:
-            yield StoreOp(backend, "read", ("notes", "a"), {}, native)
+            yield StoreOp(backend, StorageBackend.read, ("notes", "a"), {}, native)
         except Boom as exc:
             seen.append(f"caught {exc}")
         seen.append((yield Call.of(lambda: "went on")))

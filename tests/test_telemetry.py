@@ -235,8 +235,7 @@ def test_without_a_tracer_provider_the_flow_is_handed_back_untouched() -> None:
     observer = instrument(chef)  # the global provider: never configured in this test process
     assert observer.tracer() is None
     _, flow = chef._flow(None, None)  # what compile() drives: the pipeline's own flow
-    # (inside the collector pause of `contextchef._collector`, which is not telemetry's)
-    assert type(flow).__name__ == "generator" and flow.gi_code.co_name == "paused_steps"
+    assert type(flow).__name__ == "generator" and flow.gi_code.co_name == "compile_flow"
     flow.close()
     assert chef.set_history([{"role": "user", "content": "hi"}]).compile()["messages"]
 

@@ -33,7 +33,6 @@ from contextchef._chef_skills import (
 from contextchef._chef_snapshots import SnapshotsMixin
 from contextchef._chef_tools import ToolSelection, open_pruner
 from contextchef._chef_write_back import WriteBack
-from contextchef._collector import paused_steps
 from contextchef._effects import Flow
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
@@ -42,7 +41,6 @@ from contextchef.adapters import (
     AdapterRegistry,
     ToolDefinition,
     adapter_registry,
-    is_builtin,
     normalize_tools,
 )
 from contextchef.errors import ConfigError, ToolDefinitionError
@@ -65,7 +63,7 @@ from contextchef.skills.model import LoadedSkills, Skill
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.store import Store, StoreBase
-from contextchef.tokens import EstimateTokenizer, MessageCounter, Tokenizer
+from contextchef.tokens import MessageCounter, Tokenizer
 
 __all__ = ["_ChefBase"]
 
@@ -129,7 +127,9 @@ class _ChefBase(
             tokenizer: the one token counter of the chef (budget and `payload.meta.tokens`);
                 default: an offline estimate.
             default_target: the target `compile()` uses without one (default "openai").
-            adapters: an `AdapterRegistry` with your own targets (default: the built-ins).
+            adapters: an `AdapterRegistry` with your own targets, for this chef (and any other
+                you give it) only: `adapter_registry.with_adapters({"mine": adapter})`
+                (default: the read-only built-ins, `adapter_registry`).
             skills: the skills `activate_skill(name)` finds by name (a list of `Skill`, or what
                 `load_skills` returned); names not registered are looked up in the store's
                 `skills/` namespace.
@@ -412,18 +412,9 @@ class _ChefBase(
             slots=self._slots,
             forced=forced,
         )
-        if self._runs_only_our_code(resolved):
-            flow = paused_steps(flow)
         if self._observer is not None:
             flow = self._observer.compile(flow, resolved, state, self._runtime)
         return state, flow
-
-    def _runs_only_our_code(self, target: str) -> bool:
-        """Whether a compile for `target` runs no user code between its effects: a built-in
-        adapter and the built-in tokenizer (see `contextchef._collector`)."""
-        adapter = self._registry.get(target)
-        tokenizer = self._runtime.counter.tokenizer
-        return is_builtin(adapter) and type(tokenizer) is EstimateTokenizer
 
     def _tool_flow(self, name: str, arguments: object) -> Flow[str]:
         """The flow of one call of an owned tool (`UnknownToolError` before it starts)."""

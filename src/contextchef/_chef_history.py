@@ -4,8 +4,7 @@ The host passes its whole history every turn (`set_history`) or only what is new
 (`append_history`, and the agent loop's `add_response` and `add_tool_result`, which append one
 reply or one tool result); either way only new or changed messages are validated, copied and
 repaired (`MessageIntake`, `HistoryRepair`), and compactions written back earlier are
-re-applied. The collector is paused over this stretch of our own code (see
-`contextchef._collector`).
+re-applied.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from dataclasses import replace
 from typing import Self, cast
 
 from contextchef._chef_parts import Compaction, as_messages
-from contextchef._collector import collector_paused
 from contextchef._memo import ContentDigests, MessageIntake
 from contextchef._repair import HistoryRepair
 from contextchef.adapters.reply import reply_messages
@@ -44,8 +42,7 @@ class HistorySetters:
         content: the same dicts, or fresh ones reloaded from a database or JSON.
         """
         given = as_messages(messages, "history")
-        with collector_paused():
-            self._hold_history(self._history_intake.take(given))
+        self._hold_history(self._history_intake.take(given))
         return self
 
     def append_history(self, messages: Iterable[object]) -> Self:
@@ -55,8 +52,7 @@ class HistorySetters:
         and `set_history` must see the whole list (which stays fast: it re-validates only
         what is new or changed)."""
         given = as_messages(messages, "history")
-        with collector_paused():
-            self._hold_history(self._history_intake.extend(given))
+        self._hold_history(self._history_intake.extend(given))
         return self
 
     def add_response(self, response: object) -> Self:

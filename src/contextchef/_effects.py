@@ -13,11 +13,19 @@ their driver:
 - `Spawn(flow)`: run another flow off the critical path and receive a `Handle` (`done()`,
   `result()`): a worker thread under `drive_sync`, a task on the running loop under
   `drive_async`.
-- `StoreOp(backend, method, args, kwargs, native)`: one storage backend call. `drive_sync`
-  calls it (an async-native backend is refused); `drive_async` awaits an async-native backend
-  directly and runs a synchronous one in a worker thread, so the event loop never blocks.
+- `StoreOp(backend, method, args, kwargs, native)`: one storage backend call. `method` is the
+  backend contract's own method (`StorageBackend.read`, or an optional capability of
+  `contextchef.store.ops.CapableBackend`), so the code that builds the effect names what it
+  calls (go-to-definition lands on the contract) and mypy knows the result type (`StoreOp[T]`).
+  Backends satisfy the contract structurally, without inheriting it, so a driver calls the
+  backend's method of that name. `drive_sync` calls it (an async-native backend is refused);
+  `drive_async` awaits an async-native backend directly and runs a synchronous one in a worker
+  thread, so the event loop never blocks.
 
 Both drivers close the flow when they stop, however they stop, so its `finally` blocks run.
+`intercept(flow, around)` is the one way to wrap a flow (telemetry times its store calls and
+summarizer calls with it): it sees every effect go out and its outcome come back, and changes
+nothing else.
 """
 
 from __future__ import annotations
@@ -29,11 +37,12 @@ import threading
 from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from contextchef.errors import ConfigError
 
 __all__ = [
+    "After",
     "Call",
     "Effect",
     "Emit",
@@ -43,11 +52,13 @@ __all__ = [
     "StoreOp",
     "drive_async",
     "drive_sync",
+    "intercept",
 ]
 
 logger = logging.getLogger("contextchef.effects")
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +90,14 @@ class Spawn:
 
 
 @dataclass(frozen=True, slots=True, init=False)
-class StoreOp:
-    """Effect: `backend.<method>(*args, **kwargs)`; `native` when the backend is async-native."""
+class StoreOp(Generic[T]):
+    """Effect: the backend's `method(*args, **kwargs)`, where `method` is the contract's method
+    (unbound, e.g. `StorageBackend.read`); `native` when the backend is async-native. The flow
+    receives a `T`. Build them with `contextchef.store.ops.BackendOps`, which checks the
+    arguments against `method`'s signature."""
 
     backend: object
-    method: str
+    method: Callable[..., T]
     args: tuple[Any, ...] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     native: bool = False
@@ -91,7 +105,7 @@ class StoreOp:
     def __init__(
         self,
         backend: object,
-        method: str,
+        method: Callable[..., T],
         args: tuple[Any, ...] = (),
         kwargs: Mapping[str, Any] | None = None,
         native: bool = False,
@@ -103,6 +117,11 @@ class StoreOp:
         _set_args(self, args)
         _set_kwargs(self, {} if kwargs is None else kwargs)
         _set_native(self, native)
+
+    @property
+    def name(self) -> str:
+        """The method's name: `"read"`, `"write"`, …"""
+        return self.method.__name__
 
 
 _set_backend, _set_method, _set_args, _set_kwargs, _set_native = (
@@ -118,8 +137,12 @@ class Handle(Protocol):
     def result(self) -> Any: ...
 
 
-Effect = Call | Emit | Spawn | StoreOp
+Effect = Call | Emit | Spawn | StoreOp[Any]
 Flow = Generator[Effect, Any, R]
+After = Callable[[Any, BaseException | None], None]
+"""What `intercept`'s `around` may return for an effect: called with `(result, None)` once the
+effect has been performed, `(None, error)` when it raised (the error then goes into the flow as
+usual), or `(None, exc)` with a `GeneratorExit` when the flow is closed while it waits."""
 
 
 def _refusal(outcome: Any, what: str) -> ConfigError:
@@ -173,8 +196,9 @@ def drive_sync(flow: Flow[R]) -> R:
                         what = f"{type(effect.backend).__name__} (async-native) backend"
                         error = _refusal(None, what)
                         continue
-                    try:
-                        send = getattr(effect.backend, effect.method)(*effect.args, **effect.kwargs)
+                    try:  # the backend's implementation of the contract's method
+                        method = getattr(effect.backend, effect.method.__name__)
+                        send = method(*effect.args, **effect.kwargs)
                     except Exception as exc:
                         error = exc
                 case Call():
@@ -201,8 +225,8 @@ def drive_sync(flow: Flow[R]) -> R:
         flow.close()
 
 
-async def _await_store(op: StoreOp) -> Any:
-    method = getattr(op.backend, op.method)
+async def _await_store(op: StoreOp[Any]) -> Any:
+    method = getattr(op.backend, op.method.__name__)  # the backend's implementation
     if op.native:
         return await method(*op.args, **op.kwargs)
     return await asyncio.to_thread(method, *op.args, **op.kwargs)
@@ -245,5 +269,34 @@ async def drive_async(flow: Flow[R]) -> R:
                     send = asyncio.ensure_future(drive_async(effect.flow))
                 case _:
                     error = _not_an_effect(effect)
+    finally:
+        flow.close()
+
+
+def intercept(flow: Flow[R], around: Callable[[Effect], After | None]) -> Flow[R]:
+    """`flow`, wrapped: `around(effect)` runs before each effect goes out to the driver, and
+    what it returns (if anything) runs with the effect's outcome before `flow` gets it (see
+    `After`). Results, errors, the return value and closing all pass through unchanged, so a
+    wrapped flow behaves exactly as the flow under either driver."""
+    send: Any = None
+    error: BaseException | None = None
+    try:
+        while True:
+            try:
+                effect = flow.throw(error) if error is not None else flow.send(send)
+            except StopIteration as stop:
+                result: R = stop.value
+                return result
+            after = around(effect)
+            try:
+                send, error = (yield effect), None
+            except Exception as exc:  # the effect failed: `flow` decides what that means
+                send, error = None, exc
+            except BaseException as exc:  # closed while waiting: `flow` is closed below
+                if after is not None:
+                    after(None, exc)
+                raise
+            if after is not None:
+                after(send, error)
     finally:
         flow.close()

@@ -47,11 +47,26 @@ class ConversionCache:
       under a key of the adapter's choosing.
     """
 
-    __slots__ = ("_current", "_previous", "_sequence", "generation", "shared", "state")
+    __slots__ = (
+        "_current",
+        "_current_held",
+        "_previous",
+        "_previous_held",
+        "_sequence",
+        "generation",
+        "shared",
+        "state",
+    )
 
     def __init__(self) -> None:
-        self._previous: dict[int, tuple[object, Any]] = {}
-        self._current: dict[int, tuple[object, Any]] = {}
+        # Conversions by `id(message)`, beside the messages themselves (an id is reused once its
+        # object is gone, so a hit must be the very object). Two dicts rather than one of
+        # `(message, value)` pairs: no tuple per entry, which counts towards the collector's
+        # next pass like any container (a cold 10k-message history makes ~10k entries).
+        self._current: dict[int, Any] = {}
+        self._current_held: dict[int, object] = {}
+        self._previous: dict[int, Any] = {}
+        self._previous_held: dict[int, object] = {}
         self._sequence: tuple[tuple[object, ...], list[Any]] = ((), [])
         self.generation = 0
         self.shared = 0
@@ -59,18 +74,23 @@ class ConversionCache:
 
     def convert(self, message: object, convert: Callable[[Any], T]) -> T:
         key = id(message)
-        entry = self._current.get(key) or self._previous.get(key)
-        if entry is not None and entry[0] is message:
-            self._current[key] = entry
-            value: T = entry[1]
+        value: T
+        if self._current_held.get(key) is message:
+            value = self._current[key]
             return value
-        value = convert(message)
-        self._current[key] = (message, value)
+        if self._previous_held.get(key) is message:
+            value = self._previous[key]
+        else:
+            value = convert(message)
+        self._current_held[key] = message
+        self._current[key] = value
         return value
 
     def remember(self, message: object, value: object) -> None:
         """Memoise `value` as `message`'s conversion (one converted without the memo)."""
-        self._current[id(message)] = (message, value)
+        key = id(message)
+        self._current_held[key] = message
+        self._current[key] = value
 
     def convert_all(self, messages: Sequence[object], convert: Callable[[Any], T]) -> list[T]:
         """`[convert(m) for m in messages]`, reusing what the previous call already converted."""
@@ -90,6 +110,7 @@ class ConversionCache:
 
     def sweep(self) -> None:
         self._previous, self._current = self._current, {}
+        self._previous_held, self._current_held = self._current_held, {}
 
 
 class MessageIntake:

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from contextchef.payload_cache import PartFacts, canonical_text, part_facts
+from contextchef.payload_cache import Facts, canonical_text, part_facts
 
 __all__ = ["message_facts"]
 
@@ -56,7 +56,7 @@ def _spelled_alike() -> bool:
 _SPELLED_ALIKE = _spelled_alike()
 
 
-def message_facts(part: Any) -> PartFacts:
+def message_facts(part: Any) -> Facts:
     """`part_facts(part)` for a message part, from pydantic-core's bytes when they are sure to
     have `json`'s length (see the module docstring)."""
     if _SPELLED_ALIKE and type(part) is dict:  # a bare number would have no opener
@@ -65,5 +65,5 @@ def message_facts(part: Any) -> PartFacts:
         except Exception:  # a lone surrogate, a value pydantic-core cannot serialize
             return part_facts(part)
         if _FLOAT_MARK not in raw.translate(_TABLE, _DIGITS) and _BREAKPOINT not in raw:
-            return PartFacts(len(raw) + 1, None, 0)
+            return len(raw) + 1
     return part_facts(part)

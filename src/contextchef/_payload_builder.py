@@ -11,11 +11,8 @@ from the adapter's class or target name.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from contextchef._collector import collector_paused
-from contextchef.adapters import is_builtin
 from contextchef.adapters.base import AdapterInput, ToolDefinition, profile_of
 from contextchef.messages import Message
 from contextchef.placement.announcements import announcement_blocks
@@ -36,13 +33,7 @@ from contextchef.selection.toolkits import directory_text
 if TYPE_CHECKING:
     from contextchef.pipeline import CompileRuntime, CompileState
 
-__all__ = ["PayloadBuilder", "gc_paused"]
-
-
-def gc_paused(adapter: object) -> AbstractContextManager[None]:
-    """`collector_paused()` around a built-in adapter's conversion (see `contextchef._collector`);
-    a user-registered adapter runs with the collector as it is."""
-    return collector_paused() if is_builtin(adapter) else nullcontext()
+__all__ = ["PayloadBuilder"]
 
 
 class PayloadBuilder:
@@ -128,19 +119,18 @@ class PayloadBuilder:
 
     def adapt(self, sandwich: Sandwich) -> dict[str, Any]:
         tools, allowed = self.tools_for(sandwich.messages) if self.shaped else (self.tools, None)
-        with gc_paused(self.adapter):
-            data: dict[str, Any] = self.adapter.compile(
-                AdapterInput(
-                    system=sandwich.system,
-                    messages=sandwich.messages,
-                    tools=tools,
-                    prefill=sandwich.prefill,
-                    cache=self.cache,
-                    server_compaction=self.server,
-                    allowed_tools=allowed,
-                    max_breakpoints=0 if self.runtime.cache.mode == "off" else None,
-                )
+        data: dict[str, Any] = self.adapter.compile(
+            AdapterInput(
+                system=sandwich.system,
+                messages=sandwich.messages,
+                tools=tools,
+                prefill=sandwich.prefill,
+                cache=self.cache,
+                server_compaction=self.server,
+                allowed_tools=allowed,
+                max_breakpoints=0 if self.runtime.cache.mode == "off" else None,
             )
+        )
         with_provider_options(data, self.profile, self.runtime.cache)
         return data
 

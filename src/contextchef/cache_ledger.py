@@ -25,10 +25,14 @@ from contextchef.payload_cache import (
     SECTIONS,
     CacheBreakpoint,
     CacheReport,
+    Facts,
     PartFacts,
     Section,
     canonical_text,
     encoded_text,
+    facts_digest,
+    facts_marks,
+    facts_size,
     part_facts,
     section_lists,
     text_digest,
@@ -44,7 +48,7 @@ class SectionEntry:
     in bytes) and the indices of the parts holding breakpoints."""
 
     parts: list[Any]
-    facts: list[PartFacts]
+    facts: list[Facts]
     offsets: list[int]
     marked: list[int]
 
@@ -54,8 +58,8 @@ class SectionEntry:
     ) -> SectionEntry:
         """The entry of a section with nothing to compare against: every part's facts."""
         facts = [facts_of(part, describe) for part in parts]
-        offsets = [0, *accumulate(known.nbytes for known in facts)]
-        marked = [index for index, known in enumerate(facts) if known.marks]
+        offsets = [0, *accumulate(map(facts_size, facts))]
+        marked = [index for index, known in enumerate(facts) if facts_marks(known)]
         return cls(list(parts), facts, offsets, marked)
 
 
@@ -106,7 +110,7 @@ class LedgerEntry:
         number, position = self._find(index)
         return self.blocks[number].parts[position]
 
-    def fact(self, index: int) -> PartFacts:
+    def fact(self, index: int) -> Facts:
         """The facts of part `index`."""
         number, position = self._find(index)
         return self.blocks[number].facts[position]
@@ -117,10 +121,11 @@ class LedgerEntry:
         number, position = self._find(index)
         facts = self.blocks[number].facts
         known = facts[position]
-        if known.digest is None:
+        digest = facts_digest(known)
+        if digest is None:
             digest = text_digest(canonical_text(self.blocks[number].parts[position]))
-            known = facts[position] = known._replace(digest=digest)
-        return known.digest  # type: ignore[return-value]  # set just above
+            facts[position] = PartFacts(facts_size(known), digest, facts_marks(known))
+        return digest
 
     def start(self, index: int) -> int:
         """The byte offset where part `index` starts (`total` past the last part)."""
@@ -129,8 +134,8 @@ class LedgerEntry:
         return before + self.blocks[number].offsets[position]
 
 
-Describe = Callable[[Any], PartFacts]
-Convert = Callable[[Any, Describe], PartFacts]
+Describe = Callable[[Any], Facts]
+Convert = Callable[[Any, Describe], Facts]
 """`ConversionCache.convert`: the facts of a part, memoised by identity."""
 
 _MISSING: Any = object()
@@ -212,7 +217,7 @@ def _advance_section(
     size, old_size = len(new), len(old)
     limit = min(size, old_size)
     kept, displaced = _take_over(old, new, limit)
-    fresh: list[PartFacts] = []
+    fresh: list[Facts] = []
     change: _Change | None = None
     in_run = True
     for index in range(kept, limit):
@@ -226,7 +231,7 @@ def _advance_section(
             in_run = False
             now = facts_of(part, part_facts)
             if change is None:
-                if now.nbytes != known.nbytes:
+                if facts_size(now) != facts_size(known):
                     change = _Change(index, before)
                 elif (texts := (canonical_text(before), canonical_text(part)))[0] != texts[1]:
                     change = _Change(index, before, texts)
@@ -240,9 +245,9 @@ def _advance_section(
     kept_marks = [index for index in marked if index < kept]
     end = offsets[-1]
     for index, known in enumerate(fresh, kept):
-        end += known.nbytes
+        end += facts_size(known)
         offsets.append(end)
-        if known.marks:
+        if facts_marks(known):
             kept_marks.append(index)
     return SectionEntry(old, facts, offsets, kept_marks), change
 
@@ -329,7 +334,7 @@ class CacheLedger:
         for index in entry.marked:
             section, position = entry.locate(index)
             point = CacheBreakpoint(section, position, entry.start(index + 1))
-            breakpoints.extend([point] * entry.fact(index).marks)
+            breakpoints.extend([point] * facts_marks(entry.fact(index)))
         return CacheReport(
             prefix_bytes=prefix,
             total_bytes=entry.total,

@@ -96,7 +96,8 @@ class UnknownTargetError(ConfigError):
         listing = ", ".join(registered) if registered else "(none)"
         super().__init__(
             f"unknown target {target!r}; registered targets: {listing}. "
-            f"Register an adapter with adapter_registry.register({target!r}, adapter) first."
+            "Give the chef a registry holding your adapter: "
+            f"ContextChef(adapters=adapter_registry.with_adapters({{{target!r}: adapter}}))."
         )
         self.target = target
         self.registered = registered

@@ -43,11 +43,15 @@ __all__ = [
     "SECTIONS",
     "CacheBreakpoint",
     "CacheReport",
+    "Facts",
     "PartFacts",
     "canonical_part",
     "canonical_text",
     "described",
     "encoded_text",
+    "facts_digest",
+    "facts_marks",
+    "facts_size",
     "part_facts",
     "request_parts",
     "section_lists",
@@ -77,7 +81,7 @@ def _unmarked(value: Any) -> Any:
     return value
 
 
-def described(part: object) -> tuple[str, PartFacts]:
+def described(part: object) -> tuple[str, Facts]:
     """A part's canonical text (breakpoints left out) and its facts, from one serialization
     (two for a part holding a breakpoint). `"cache_control":` can only appear unescaped as a
     key: inside a string its quotes are escaped. The digest is left to whoever needs one
@@ -87,7 +91,7 @@ def described(part: object) -> tuple[str, PartFacts]:
     if marks:
         text = _dumps(_unmarked(part))
     size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-    return text, PartFacts(size + 1, None, marks)
+    return text, PartFacts(size + 1, None, marks) if marks else size + 1
 
 
 def canonical_text(part: object) -> str:
@@ -120,7 +124,29 @@ class PartFacts(NamedTuple):
     marks: int
 
 
-def part_facts(part: object) -> PartFacts:
+Facts = int | PartFacts
+"""The facts of a part: its size alone (an `int`) while that is all there is to know (no
+breakpoint, no digest asked for yet), else `PartFacts`. Most parts are the first kind, and an
+int is no container: a cold compile of 10k messages keeps 10k facts alive, and every container
+alive counts towards the collector's next pass."""
+
+
+def facts_size(known: Facts) -> int:
+    """The serialized size of a part, newline included."""
+    return known.nbytes if isinstance(known, PartFacts) else known
+
+
+def facts_marks(known: Facts) -> int:
+    """How many breakpoints a part holds."""
+    return known.marks if isinstance(known, PartFacts) else 0
+
+
+def facts_digest(known: Facts) -> bytes | None:
+    """The digest of a part's canonical text, if it was asked for already."""
+    return known.digest if isinstance(known, PartFacts) else None
+
+
+def part_facts(part: object) -> Facts:
     """The facts of `part` (see `described`)."""
     return described(part)[1]
 

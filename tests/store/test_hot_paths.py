@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from contextchef._effects import StoreOp
 from contextchef.errors import ConfigError
-from contextchef.store import AsyncStore, InMemoryBackend, Store, StoredEntry
+from contextchef.store import AsyncStore, InMemoryBackend, StorageBackend, Store, StoredEntry
 from contextchef.store.backends.inmemory import AsyncInMemoryBackend
 from contextchef.store.entries import utf8_length
 from contextchef.store.paths import _check_path, _valid_entry_path, validate_entry_path
@@ -365,7 +365,10 @@ def test_put_without_meta_stores_fresh_timestamps_and_size() -> None:
     ("record", "changed"),
     [
         (StoredEntry("x", {"a": [1]}), {"content": "y"}),
-        (StoreOp("backend", "write", ("notes", "a"), {"k": 1}, True), {"method": "read"}),
+        (
+            StoreOp("backend", StorageBackend.write, ("notes", "a"), {"k": 1}, True),
+            {"method": StorageBackend.read},
+        ),
     ],
 )
 def test_fast_constructors_keep_frozen_dataclass_behaviour(record: Any, changed: Any) -> None:
@@ -384,6 +387,6 @@ def test_fast_constructors_keep_frozen_dataclass_behaviour(record: Any, changed:
 def test_defaults_are_fresh_empty_dicts() -> None:
     first, second = StoredEntry("x"), StoredEntry("y")
     assert first.meta == {} and type(first.meta) is dict and first.meta is not second.meta
-    op, other = StoreOp("b", "read"), StoreOp("b", "read")
+    op, other = StoreOp("b", StorageBackend.read), StoreOp("b", StorageBackend.read)
     assert op.args == () and op.kwargs == {} and op.kwargs is not other.kwargs
     assert op.native is False

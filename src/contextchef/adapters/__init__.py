@@ -1,7 +1,9 @@
 """Adaptation axis: provider wire formats, in and out.
 
-`adapter_registry` holds the built-in targets; register your own adapter under a new name and
-`compile(target=name)` uses it. A chef may also be given a registry of its own. Each adapter
+`adapter_registry` holds the built-in targets and is read-only: every chef without a registry
+of its own reads it, so nothing one chef (or library) registers can change another's targets.
+Give a chef your own targets with `ContextChef(adapters=adapter_registry.with_adapters({"mine":
+adapter}))`; then `compile(target="mine")` uses yours, on that chef only. Each adapter
 declares what its wire format supports in its `profile` (an `AdapterProfile`): the chef asks the
 profile, never the class or the target name, so an adapter wrapping a built-in one (Anthropic
 through Bedrock, a proxy) keeps what the built-in gets by forwarding its profile.
@@ -13,6 +15,7 @@ from contextchef.adapters.base import (
     AdapterProfile,
     AdapterRegistry,
     ConversionCache,
+    ReadOnlyAdapterRegistry,
     TargetAdapter,
     ToolDefinition,
     normalize_tool,
@@ -29,7 +32,6 @@ from contextchef.adapters.openai_chat import OpenAIChatAdapter
 from contextchef.adapters.openai_responses import OpenAIResponsesAdapter
 
 __all__ = [
-    "BUILTIN_ADAPTERS",
     "AdapterInput",
     "AdapterProfile",
     "AdapterRegistry",
@@ -39,6 +41,7 @@ __all__ = [
     "ImportedHistory",
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
+    "ReadOnlyAdapterRegistry",
     "TargetAdapter",
     "ToolDefinition",
     "adapter_registry",
@@ -48,40 +51,28 @@ __all__ = [
     "from_openai",
     "from_openai_responses",
     "get_adapter",
-    "is_builtin",
     "normalize_tool",
     "normalize_tools",
     "sorted_keys",
 ]
 
 
-BUILTIN_ADAPTERS: tuple[type, ...] = (
-    OpenAIChatAdapter,
-    OpenAIResponsesAdapter,
-    AnthropicAdapter,
-    GeminiAdapter,
-)
-"""The adapter classes contextchef ships (their conversions run no user code)."""
-
-
-def is_builtin(adapter: object) -> bool:
-    """Whether `adapter` is one of contextchef's own, whose conversion runs no user code (so the
-    garbage collector may stay paused across it, see `contextchef._collector`). This is about
-    whose code runs, not about what the wire format supports: that is the adapter's `profile`."""
-    return isinstance(adapter, BUILTIN_ADAPTERS)
+def _builtin_adapters() -> dict[str, TargetAdapter]:
+    return {
+        "openai": OpenAIChatAdapter(),
+        "openai-responses": OpenAIResponsesAdapter(),
+        "anthropic": AnthropicAdapter(),
+        "gemini": GeminiAdapter(),
+    }
 
 
 def builtin_registry() -> AdapterRegistry:
-    """A fresh registry holding the built-in targets."""
-    registry = AdapterRegistry()
-    registry.register("openai", OpenAIChatAdapter())
-    registry.register("openai-responses", OpenAIResponsesAdapter())
-    registry.register("anthropic", AnthropicAdapter())
-    registry.register("gemini", GeminiAdapter())
-    return registry
+    """A fresh registry of your own holding the built-in targets (new adapter objects)."""
+    return AdapterRegistry(_builtin_adapters())
 
 
-adapter_registry = builtin_registry()
+adapter_registry: ReadOnlyAdapterRegistry = ReadOnlyAdapterRegistry(_builtin_adapters())
+"""The built-in targets, read by every chef without `adapters=`; read-only (see the module)."""
 
 
 def get_adapter(name: str) -> TargetAdapter:

@@ -49,13 +49,19 @@ from contextchef import prompts
 from contextchef._jsonvalue import loads_sorted
 from contextchef._sequences import identical_prefix
 from contextchef.adapters.anthropic_compaction import compaction_keys
-from contextchef.adapters.anthropic_turns import Piece, Turns, last_marks, lead_piece, text_block
+from contextchef.adapters.anthropic_turns import (
+    Piece,
+    Turns,
+    last_marks,
+    lead_piece,
+    piece_mark,
+    text_block,
+)
 from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
 from contextchef.adapters.json_args import loads_sorted_fast
 from contextchef.adapters.profile import AdapterProfile
 from contextchef.errors import CompileError, ConfigError
 from contextchef.messages import Message
-from contextchef.placement.breakpoints import AUTO_MARK
 
 __all__ = ["ANTHROPIC_MAX_BREAKPOINTS", "AnthropicAdapter"]
 
@@ -63,7 +69,6 @@ logger = logging.getLogger("contextchef.adapters.anthropic")
 
 ANTHROPIC_MAX_BREAKPOINTS = 4
 _IMAGE_TYPES = frozenset(("image/jpeg", "image/png", "image/gif", "image/webp"))
-_UNCACHEABLE = frozenset(("thinking", "redacted_thinking"))
 _Block = dict[str, Any]
 
 
@@ -222,17 +227,7 @@ def _convert(message: Message) -> Piece:
             blocks = _parts(content)
     else:
         blocks = _system_blocks(message)
-    mark = -1
-    user = bool(message.get("_cache_breakpoint"))
-    if user or message.get(AUTO_MARK):
-        mark = next(
-            (i for i in range(len(blocks) - 1, -1, -1) if blocks[i]["type"] not in _UNCACHEABLE),
-            -1,
-        )
-    return _new_piece(Piece, (role, blocks, mark, {"content": blocks, "role": role}, not user))
-
-
-_new_piece = tuple.__new__  # `Piece(...)` without its Python-level `__new__`
+    return {"content": blocks, "role": role}
 
 
 def _with_cache_control(block: _Block) -> _Block:
@@ -276,10 +271,10 @@ class AnthropicAdapter:
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()  # empty is falsy
-        system: list[Piece] = []
+        system: list[tuple[Message, Piece]] = []
         for index, message in enumerate(request.system):
             try:
-                system.append(cache.convert(message, _convert))
+                system.append((message, cache.convert(message, _convert)))
             except _Unsupported as exc:
                 raise CompileError(f"system prompt message {index}: {exc}") from None
         turns = self._turns(request, cache)
@@ -287,16 +282,18 @@ class AnthropicAdapter:
             logger.debug(
                 "hoisted %d system message(s) from the history into `system`", len(turns.hoisted)
             )
-            system.extend(turns.hoisted)
+            hoisted = zip(turns.hoisted_at, turns.hoisted, strict=True)
+            system += [(request.messages[at], piece) for at, piece in hoisted]
 
         system_blocks: list[_Block] = []
         system_own: list[tuple[int, int]] = []
         system_auto: list[tuple[int, int]] = []
-        for piece in system:
-            if piece.mark >= 0:
-                marks = system_auto if piece.auto else system_own
-                marks.append((-1, len(system_blocks) + piece.mark))
-            system_blocks.extend(piece.blocks)
+        for message, piece in system:
+            mark = piece_mark(message, piece)
+            if mark is not None:
+                marks = system_auto if mark[1] else system_own
+                marks.append((-1, len(system_blocks) + mark[0]))
+            system_blocks.extend(piece["content"])
         messages = turns.wires[:]  # this request's copy: the turns' wires are never mutated
         if request.prefill is not None and _has_text(request.prefill):
             _add_prefill(messages, request.prefill)
@@ -335,7 +332,7 @@ class AnthropicAdapter:
         else:
             shared = identical_prefix(turns.pieces, pieces)
         turns.generation = -1  # until the update is complete
-        turns.update(pieces, shared, cache)
+        turns.update(pieces, request.messages, shared, cache)
         turns.generation = cache.generation
         return turns
 
@@ -384,7 +381,7 @@ def _add_prefill(messages: list[dict[str, Any]], prefill: str) -> None:
     copy); a history with no turn at all starts with the placeholder user turn."""
     block = text_block(prefill)
     if not messages:
-        messages.append(lead_piece(prompts.CONVERSATION_STARTS).wire)
+        messages.append(lead_piece(prompts.CONVERSATION_STARTS))
     last = messages[-1]
     if last["role"] == "assistant":
         messages[-1] = {"content": [*last["content"], block], "role": "assistant"}

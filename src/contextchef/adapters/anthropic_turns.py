@@ -13,25 +13,25 @@ whitespace) is done by the adapter on copies.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
 
 from contextchef import prompts
 from contextchef.adapters.base import ConversionCache
-from contextchef.adapters.merged_groups import MergedGroups
+from contextchef.adapters.merged_groups import ALONE, MergedGroups
+from contextchef.messages import Message
+from contextchef.placement.breakpoints import AUTO_MARK
 
-__all__ = ["Piece", "Turns", "text_block"]
+__all__ = ["Piece", "Turns", "lead_piece", "piece_mark", "text_block"]
 
 Block = dict[str, Any]
+Piece = dict[str, Any]
+"""One IR message converted: `{"content": blocks, "role": role}`, the very dict sent when it
+forms a turn on its own (a system piece is hoisted into `system` instead). Only the dict: one
+container per message the collector has to count, not a record beside it."""
 
-
-class Piece(NamedTuple):
-    """One IR message converted: its wire role, blocks, and the block a breakpoint marks."""
-
-    role: str
-    blocks: list[Block]
-    mark: int  # index in `blocks` of the block that carries the breakpoint, -1 for none
-    wire: dict[str, Any]  # the message as sent when it forms a turn on its own
-    auto: bool = False  # the breakpoint is an automatic one (the host's own take precedence)
+_UNCACHEABLE = frozenset(("thinking", "redacted_thinking"))
 
 
 def text_block(text: str) -> Block:
@@ -40,8 +40,21 @@ def text_block(text: str) -> Block:
 
 def lead_piece(text: str) -> Piece:
     """A placeholder user turn holding `text`."""
-    blocks = [text_block(text)]
-    return Piece("user", blocks, -1, {"content": blocks, "role": "user"})
+    return {"content": [text_block(text)], "role": "user"}
+
+
+def piece_mark(message: Message, piece: Piece) -> tuple[int, bool] | None:
+    """Where `message`'s breakpoint goes in its piece: (the index of the last block that can
+    carry one, whether the mark is an automatic one), or None when it has none (or no such
+    block). The host's own mark (`_cache_breakpoint`) wins over an automatic one."""
+    user = bool(message.get("_cache_breakpoint"))
+    if not user and not message.get(AUTO_MARK):
+        return None
+    blocks = piece["content"]
+    for index in range(len(blocks) - 1, -1, -1):
+        if blocks[index]["type"] not in _UNCACHEABLE:
+            return index, not user
+    return None
 
 
 class _Merge:
@@ -57,10 +70,11 @@ class _Merge:
 class Turns(MergedGroups[Piece, dict[str, Any]]):
     """The turns the pieces of a history merge into, resumable after a shared prefix.
 
-    Turn `t` holds the pieces `groups[t]` (the first of them at index `firsts[t]` of the
-    history) and is sent as `wires[t]`. `own` and `auto` are the
-    (turn, block) positions of the host's and the automatic breakpoints, in order; `hoisted`
-    the history's system pieces (at `hoisted_at`), which go to `system`.
+    Turn `t` is sent as `wires[t]` and holds the pieces `groups[t]` (`ALONE` for a turn of one
+    piece, which is then `wires[t]` itself), the first of them at index `firsts[t]` of the
+    history. `own` and `auto` are the (turn, block) positions of the host's and the automatic
+    breakpoints, in order; `hoisted` the history's system pieces (at `hoisted_at`), which go to
+    `system`.
     """
 
     __slots__ = ("auto", "generation", "own", "pieces")
@@ -72,51 +86,62 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
         self.own: list[tuple[int, int]] = []
         self.auto: list[tuple[int, int]] = []
 
-    def update(self, pieces: list[Piece], shared: int, cache: ConversionCache) -> None:
-        """Merge `pieces`, whose first `shared` are the same objects as last time's first."""
+    def update(
+        self,
+        pieces: list[Piece],
+        messages: Sequence[Message],
+        shared: int,
+        cache: ConversionCache,
+    ) -> None:
+        """Merge `pieces` (of `messages`), whose first `shared` are the same objects as last
+        time's first."""
         start, cut, reuse = self.rewind(shared)
         del self.own[bisect_left(self.own, (cut,)) :]
         del self.auto[bisect_left(self.auto, (cut,)) :]
         self.pieces = pieces
         groups, firsts, wires = self.groups, self.firsts, self.wires
-        group = groups[-1] if groups else []
-        role = group[0].role if group else ""
-        opened = False  # whether `group` was opened by this call (its wire is still to come)
+        merge = partial(_merged, reuse=reuse, cache=cache)
+        # The piece at `start` opens a turn: it opened one last time, after the same turns.
+        role = ""
+        group: list[Piece] = []  # the turn being merged (not yet in `groups`)
+        size = 0  # blocks in `group`
         for index in range(start, len(pieces)):
             piece = pieces[index]
-            if piece.role == "system":
+            blocks = piece["content"]
+            if piece["role"] == "system":
                 self.hoisted.append(piece)
                 self.hoisted_at.append(index)
                 continue
-            if not piece.blocks:
+            if not blocks:
                 continue
-            if piece.role == role:
+            if piece["role"] == role:
                 group.append(piece)
             else:
-                if opened:
-                    wires.append(group[0].wire if len(group) == 1 else _merged(group, reuse, cache))
-                elif not groups and piece.role == "assistant":
+                if group:
+                    self.close(group, merge)
+                elif not groups and piece["role"] == "assistant":
                     # Anthropic wants the user to speak first: the placeholder user turn of
                     # `ensure_valid_history` opens.
-                    lead = lead_piece(prompts.CONVERSATION_CONTINUES)
-                    groups.append([lead])
+                    groups.append(ALONE)
                     firsts.append(index)
-                    wires.append(lead.wire)
-                role = piece.role
+                    wires.append(lead_piece(prompts.CONVERSATION_CONTINUES))
+                role = piece["role"]
                 group = [piece]
-                groups.append(group)
                 firsts.append(index)
-                opened = True
-            if piece.mark >= 0:
-                offset = sum(len(earlier.blocks) for earlier in group) - len(piece.blocks)
-                marks = self.auto if piece.auto else self.own
-                marks.append((len(groups) - 1, offset + piece.mark))
-        if opened:
-            wires.append(group[0].wire if len(group) == 1 else _merged(group, reuse, cache))
+                size = 0
+            size += len(blocks)
+            mark = piece_mark(messages[index], piece)
+            if mark is not None:
+                marks = self.auto if mark[1] else self.own
+                marks.append((len(firsts) - 1, size - len(blocks) + mark[0]))
+        if group:
+            self.close(group, merge)
 
 
 def _merged(
-    group: list[Piece], reuse: dict[int, tuple[list[Piece], dict[str, Any]]], cache: ConversionCache
+    group: list[Piece],
+    reuse: dict[int, tuple[Sequence[Piece], dict[str, Any]]],
+    cache: ConversionCache,
 ) -> dict[str, Any]:
     """The wire form of a turn of several pieces, the same object as before while its pieces
     are the same (what memoises by identity, token counts and the cache ledger, then skips it):
@@ -125,15 +150,15 @@ def _merged(
     prior = reuse.get(id(first))
     if prior is not None and _same(prior[0], group):
         return prior[1]
-    merge: _Merge = cache.convert(first.blocks, _Merge)
+    merge: _Merge = cache.convert(first["content"], _Merge)
     if not _same(merge.pieces, group):
         merge.pieces = tuple(group)
-        content = [block for piece in group for block in piece.blocks]
-        merge.wire = {"content": content, "role": first.role}
+        content = [block for piece in group for block in piece["content"]]
+        merge.wire = {"content": content, "role": first["role"]}
     return merge.wire
 
 
-def _same(a: tuple[Piece, ...] | list[Piece], b: list[Piece]) -> bool:
+def _same(a: Sequence[Piece], b: list[Piece]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 

@@ -1,4 +1,4 @@
-"""What every target adapter receives and returns, the registry, and the per-message cache.
+"""What every target adapter receives and returns, the registries, and the per-message cache.
 
 An adapter turns an assembled sandwich (`AdapterInput`) into exactly the keyword arguments of its
 provider's SDK call. Adapters build every dict with its keys already in sorted code-point order
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Required, TypedDict, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, Required, TypedDict, runtime_checkable
 
 from contextchef._jsonvalue import NotJson, sorted_keys, strict_json
 from contextchef._memo import ConversionCache
 from contextchef.adapters.profile import AdapterProfile, profile_of
-from contextchef.errors import ToolDefinitionError, UnknownTargetError
+from contextchef.errors import ConfigError, ToolDefinitionError, UnknownTargetError
 from contextchef.messages import Message
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ __all__ = [
     "AdapterProfile",
     "AdapterRegistry",
     "ConversionCache",
+    "ReadOnlyAdapterRegistry",
     "TargetAdapter",
     "ToolDefinition",
     "normalize_tool",
@@ -181,11 +182,22 @@ def normalize_tools(tools: Iterable[Mapping[str, Any]]) -> list[ToolDefinition]:
     return result
 
 
-@dataclass
 class AdapterRegistry:
-    """Target name → adapter. The built-in four are registered by `contextchef.adapters`."""
+    """Target name → adapter: the targets the chefs you hand it to compile for
+    (`ContextChef(adapters=...)`).
 
-    _adapters: dict[str, TargetAdapter] = field(default_factory=dict)
+    Start from the built-ins with `adapter_registry.with_adapters({"mine": adapter})` (or
+    `adapter_registry.copy()`), or from nothing with `AdapterRegistry()`. What you register
+    reaches only the chefs given this registry: the default `adapter_registry`, which every
+    other chef reads, is a `ReadOnlyAdapterRegistry`.
+    """
+
+    __slots__ = ("_adapters",)
+
+    def __init__(self, adapters: Mapping[str, TargetAdapter] | None = None) -> None:
+        self._adapters: dict[str, TargetAdapter] = {}
+        for name, adapter in (adapters or {}).items():
+            AdapterRegistry.register(self, name, adapter)
 
     def register(self, name: str, adapter: TargetAdapter) -> None:
         """Register (or replace) the adapter for `name`.
@@ -213,3 +225,41 @@ class AdapterRegistry:
 
     def names(self) -> list[str]:
         return list(self._adapters)
+
+    def copy(self) -> AdapterRegistry:
+        """A registry of your own (always one you can register on) with the same targets."""
+        return AdapterRegistry(self._adapters)
+
+    def with_adapters(self, adapters: Mapping[str, TargetAdapter]) -> AdapterRegistry:
+        """A registry of your own with these targets plus `adapters` (which replace any of the
+        same name); this registry is left as it is."""
+        registry = self.copy()
+        for name, adapter in adapters.items():
+            registry.register(name, adapter)
+        return registry
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(self._adapters)})"
+
+
+class ReadOnlyAdapterRegistry(AdapterRegistry):
+    """A registry nobody can change: the default one (`contextchef.adapters.adapter_registry`),
+    read by every chef not given a registry of its own. Registering there would change the
+    targets of every chef in the process, whoever created it, so `register` and `unregister`
+    raise `ConfigError`; `with_adapters` and `copy` give a registry of your own."""
+
+    __slots__ = ()
+
+    def register(self, name: str, adapter: TargetAdapter) -> NoReturn:
+        raise ConfigError(_read_only(f"register {name!r}"))
+
+    def unregister(self, name: str) -> NoReturn:
+        raise ConfigError(_read_only(f"unregister {name!r}"))
+
+
+def _read_only(what: str) -> str:
+    return (
+        f"cannot {what}: the default adapter registry is read-only (every chef without "
+        "adapters= reads it); give your chef a registry of its own: "
+        "ContextChef(adapters=adapter_registry.with_adapters({name: adapter}))"
+    )

@@ -12,7 +12,8 @@ instruction, a trailing model text taken off) the adapter does on copies.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from functools import partial
+from typing import Any, Protocol, cast
 
 from contextchef._sequences import identical_prefix
 from contextchef.adapters.base import ConversionCache
@@ -79,7 +80,8 @@ class Contents(MergedGroups[Content, Content]):
     Content `c` holds the converted contents `groups[c]` (the first from message `firsts[c]`)
     and is sent as `wires[c]`. `hoisted` are the system parts of the history's system messages
     (part `p` from message `hoisted_at[p]`); `names` maps call ids to function names, and
-    `log` records (message index, call id, name before) to undo them back to any message.
+    `log` records (message index, call id, name before) to undo them back to any message, flat
+    (three items per record: no tuple per tool call for the collector to count).
     """
 
     __slots__ = ("log", "messages", "names", "runs")
@@ -88,7 +90,7 @@ class Contents(MergedGroups[Content, Content]):
         super().__init__()
         self.messages: tuple[Message, ...] = ()
         self.names: dict[str, str] = {}
-        self.log: list[tuple[int, str, str]] = []
+        self.log: list[int | str] = []
         self.runs = 0  # updates completed
 
     def _clear(self) -> None:
@@ -97,13 +99,14 @@ class Contents(MergedGroups[Content, Content]):
         del self.log[:]
         self.names.clear()
 
-    def _rewind(self, shared: int) -> tuple[int, dict[int, tuple[list[Content], Content]]]:
+    def _rewind(self, shared: int) -> tuple[int, dict[int, tuple[Sequence[Content], Content]]]:
         """Forget what the messages from the restart point on made: (restart message, the
         merged contents dropped, by the identity of their first)."""
         start, _, reuse = self.rewind(shared)
         log, names = self.log, self.names
-        while log and log[-1][0] >= start:
-            _, call_id, before = log.pop()
+        while log and cast(int, log[-3]) >= start:
+            before, call_id = cast(str, log.pop()), cast(str, log.pop())
+            del log[-1]
             if before is _MISSING:
                 del names[call_id]
             else:
@@ -127,16 +130,11 @@ class Contents(MergedGroups[Content, Content]):
         memo = bool(self.runs)
         convert = cache.convert
         model_content, user_content = converter.model_content, converter.user_content
-        names, log, groups, firsts, wires = (
-            self.names,
-            self.log,
-            self.groups,
-            self.firsts,
-            self.wires,
-        )
-        group = groups[-1] if groups else []
-        last_role = group[0]["role"] if group else ""
-        opened = False  # whether `group` was opened by this call (its wire is still to come)
+        names, log, firsts = self.names, self.log, self.firsts
+        merge = partial(_merged, reuse=reuse, cache=cache)
+        # The message at `start` opens a content: it opened one last time, after the same ones.
+        group: list[Content] = []  # the content being merged (not yet in `groups`)
+        last_role = ""
         values: list[object] = []  # a first update's conversions, one per message
         for index in range(start, len(sequence)):
             message = sequence[index]
@@ -156,7 +154,7 @@ class Contents(MergedGroups[Content, Content]):
                     )
                     for call in message.get("tool_calls") or ():
                         call_id = call["id"]
-                        log.append((index, call_id, names.get(call_id, _MISSING)))
+                        log += (index, call_id, names.get(call_id, _MISSING))
                         names[call_id] = call["function"]["name"]
                 elif role == "system":
                     parts = convert(message, system_parts) if memo else system_parts(message)
@@ -177,15 +175,13 @@ class Contents(MergedGroups[Content, Content]):
             if content["role"] == last_role:
                 group.append(content)
                 continue
-            if opened:
-                wires.append(group[0] if len(group) == 1 else _merged(group, reuse, cache))
+            if group:
+                self.close(group, merge)
             group = [content]
-            groups.append(group)
             firsts.append(index)
             last_role = content["role"]
-            opened = True
-        if opened:
-            wires.append(group[0] if len(group) == 1 else _merged(group, reuse, cache))
+        if group:
+            self.close(group, merge)
         if values and firsts:  # memoise the messages the next update starts from
             for message, value in zip(
                 sequence[firsts[-1] :], values[firsts[-1] - start :], strict=True
@@ -196,7 +192,9 @@ class Contents(MergedGroups[Content, Content]):
 
 
 def _merged(
-    group: list[Content], reuse: dict[int, tuple[list[Content], Content]], cache: ConversionCache
+    group: list[Content],
+    reuse: dict[int, tuple[Sequence[Content], Content]],
+    cache: ConversionCache,
 ) -> Content:
     """Same-role neighbours as one content, the same object while they are the same objects
     (what memoises by identity, token counts and the cache ledger, then skips it): the content

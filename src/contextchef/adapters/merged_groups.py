@@ -11,28 +11,33 @@ group rebuilt from the very same members keeps its wire object.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar, cast
 
-__all__ = ["MergedGroups"]
+__all__ = ["ALONE", "MergedGroups"]
 
 M = TypeVar("M")  # a member of a group: a converted message
 W = TypeVar("W")  # the wire object a group is sent as
 
+ALONE: tuple[()] = ()
+"""The members kept for a group of one, which is sent as that member."""
+
 
 class MergedGroups(Generic[M, W]):
-    """Group `g` holds `groups[g]` (the first from message `firsts[g]`) and is sent as
-    `wires[g]`; `hoisted[h]` came from message `hoisted_at[h]`."""
+    """Group `g` holds `groups[g]` (the first from message `firsts[g]`; `ALONE` for a group of
+    one, which is then `wires[g]` itself) and is sent as `wires[g]`; `hoisted[h]` came from
+    message `hoisted_at[h]`."""
 
     __slots__ = ("firsts", "groups", "hoisted", "hoisted_at", "wires")
 
     def __init__(self) -> None:
         self.firsts: list[int] = []
-        self.groups: list[list[M]] = []
+        self.groups: list[Sequence[M]] = []
         self.wires: list[W] = []
         self.hoisted: list[Any] = []
         self.hoisted_at: list[int] = []
 
-    def rewind(self, shared: int) -> tuple[int, int, dict[int, tuple[list[M], W]]]:
+    def rewind(self, shared: int) -> tuple[int, int, dict[int, tuple[Sequence[M], W]]]:
         """Forget the groups from the one holding message `shared - 1` on (it may absorb new
         messages) and the hoisted messages from its first on: (the message to restart at, the
         first group dropped, the dropped merged groups by the identity of their first member)."""
@@ -45,3 +50,13 @@ class MergedGroups(Generic[M, W]):
         kept = bisect_left(self.hoisted_at, start)
         del self.hoisted[kept:], self.hoisted_at[kept:]
         return start, cut, reuse
+
+    def close(self, group: list[M], merge: Callable[[list[M]], W]) -> None:
+        """Keep `group`, the one being merged (its `firsts` entry is already there), and its
+        wire: its member for a group of one, else `merge(group)`."""
+        if len(group) == 1:
+            self.groups.append(ALONE)
+            self.wires.append(cast(W, group[0]))
+        else:
+            self.groups.append(group)
+            self.wires.append(merge(group))

@@ -38,12 +38,13 @@ from contextchef.store.backend import (
     Capability,
     ListedEntry,
     SearchHit,
+    StorageBackend,
     StoredEntry,
     Version,
     backend_supports,
 )
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
-from contextchef.store.ops import BackendOps, Op
+from contextchef.store.ops import BackendOps, CapableBackend, Op
 from contextchef.store.paths import (
     URI_PREFIX,
     content_path,
@@ -79,12 +80,12 @@ class PutResult(NamedTuple):
     uri: str
 
 
-def _best_effort(op: StoreOp) -> Op[None]:
+def _best_effort(op: StoreOp[None]) -> Op[None]:
     """Issue `op`, logging instead of raising: a lost access time must never fail a read."""
     try:
         yield op
     except Exception as exc:
-        logger.debug("%s%s failed: %s", op.method, op.args[:2], exc)
+        logger.debug("%s%s failed: %s", op.name, op.args[:2], exc)
 
 
 class StoreCore:
@@ -138,11 +139,11 @@ class StoreCore:
 
     # -- flows ----------------------------------------------------------------------------
 
-    def _note_read(self, ns: str, path: str) -> StoreOp | None:
+    def _note_read(self, ns: str, path: str) -> StoreOp[None] | None:
         """Record a read: the `touch` call for a backend that persists it, else remember it."""
         now = self.clock()
         if self.supports("touch", ns):
-            return self.ops.op("touch", ns, path, now)
+            return self.ops.call(CapableBackend.touch, (ns, path, now))
         seen = self._seen.get(ns)
         if seen is None:
             seen = self._seen[ns] = {}
@@ -152,7 +153,7 @@ class StoreCore:
     def get(self, ns: str, path: str) -> Op[StoredEntry | None]:
         # The hottest flow: its requests are yielded inline rather than through `self.ops.read`.
         validate_entry_path(path)
-        entry: StoredEntry | None = yield self.ops.call("read", (ns, path))
+        entry: StoredEntry | None = yield self.ops.call(StorageBackend.read, (ns, path))
         if entry is not None:
             touch = self._note_read(ns, path)
             if touch is not None:
@@ -174,7 +175,7 @@ class StoreCore:
                     yield from _best_effort(touch)
                 return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
         # The hottest write: its request is yielded inline rather than through `self.ops.write`.
-        yield self.ops.call("write", (ns, path, StoredEntry(content, prepared)))
+        yield self.ops.call(StorageBackend.write, (ns, path, StoredEntry(content, prepared)))
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 
     def append(

@@ -2,25 +2,67 @@
 
 `BackendOps` is bound to one backend (and knows whether it is async-native), so a store flow
 reads as plain code — `entry = yield from ops.read(ns, path)` — while the driver decides how
-to wait (see `contextchef._effects`).
+to wait (see `contextchef._effects`). Every request names the contract method it calls
+(`StorageBackend.read`, `CapableBackend.search`, …): go-to-definition on it lands on the
+contract, and mypy checks the arguments against its signature and knows what comes back.
 """
 
 from __future__ import annotations
 
 import builtins
 import inspect
-from collections.abc import Generator
-from typing import Any, TypeVar
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, TypeVarTuple
 
 from contextchef._effects import StoreOp
-from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
+from contextchef.store.backend import (
+    ListedEntry,
+    SearchHit,
+    StorageBackend,
+    StoredEntry,
+    Version,
+)
 
-__all__ = ["BackendOps", "Op", "is_async_backend"]
+__all__ = ["BackendOps", "CapableBackend", "Op", "is_async_backend"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
+Ts = TypeVarTuple("Ts")
 
-Op = Generator[StoreOp, Any, T]
+Op = Generator[StoreOp[Any], Any, T]
 """A store flow: yields `StoreOp`s, returns a `T`."""
+
+
+class CapableBackend(StorageBackend, Protocol):
+    """A backend with every optional capability: the methods a store flow may call, each only
+    after `supports()` said the backend has it (see `StorageBackend` for what each promises).
+    An async-native backend has the same methods as coroutines."""
+
+    def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]: ...
+
+    def exists(self, ns: str, path: str) -> bool: ...
+
+    def append(self, ns: str, path: str, content: str) -> None: ...
+
+    def search(
+        self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
+    ) -> builtins.list[SearchHit]: ...
+
+    def snapshot(self, ns: str) -> dict[str, StoredEntry]: ...
+
+    def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None: ...
+
+    def get_physical_path(self, ns: str, path: str) -> str | None: ...
+
+    def touch(self, ns: str, path: str, accessed_at: float) -> None: ...
+
+    def history(self, ns: str, path: str) -> builtins.list[StoredEntry]: ...
+
+    def create(self, ns: str, path: str, entry: StoredEntry) -> bool: ...
+
+    def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None: ...
+
+    def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool: ...
 
 
 def is_async_backend(backend: object) -> bool:
@@ -37,71 +79,72 @@ class BackendOps:
         self.backend = backend
         self.native = is_async_backend(backend)
 
-    def op(self, method: str, *args: Any, **kwargs: Any) -> StoreOp:
-        """The effect of `backend.<method>(*args, **kwargs)`."""
+    def op(
+        self, method: Callable[Concatenate[Any, P], T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> StoreOp[T]:
+        """The effect of the backend's `method(*args, **kwargs)`."""
         return StoreOp(self.backend, method, args, kwargs, self.native)
 
-    def call(self, method: str, args: tuple[Any, ...]) -> StoreOp:
-        """The effect of `backend.<method>(*args)`: `op` for the hottest requests, which pass
-        no keywords (one call with no argument packing)."""
+    def call(self, method: Callable[[Any, *Ts], T], args: tuple[*Ts]) -> StoreOp[T]:
+        """The effect of the backend's `method(*args)`: `op` for the hottest requests, which
+        pass no keywords (one call with no argument packing)."""
         return StoreOp(self.backend, method, args, None, self.native)
 
     def read(self, ns: str, path: str) -> Op[StoredEntry | None]:
-        result: StoredEntry | None = yield self.op("read", ns, path)
-        return result
+        return (yield from _answer(self.call(StorageBackend.read, (ns, path))))
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> Op[None]:
-        yield self.op("write", ns, path, entry)
+        yield self.call(StorageBackend.write, (ns, path, entry))
 
     def create(self, ns: str, path: str, entry: StoredEntry) -> Op[bool]:
-        return bool((yield self.op("create", ns, path, entry)))
+        return bool((yield self.call(CapableBackend.create, (ns, path, entry))))
 
     def read_versioned(self, ns: str, path: str) -> Op[tuple[StoredEntry, Version] | None]:
-        result: tuple[StoredEntry, Version] | None = yield self.op("read_versioned", ns, path)
-        return result
+        return (yield from _answer(self.call(CapableBackend.read_versioned, (ns, path))))
 
     def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> Op[bool]:
-        return bool((yield self.op("replace_if", ns, path, entry, expected)))
+        request = self.call(CapableBackend.replace_if, (ns, path, entry, expected))
+        return bool((yield request))
 
     def delete(self, ns: str, path: str) -> Op[bool]:
-        return bool((yield self.op("delete", ns, path)))
+        return bool((yield self.call(StorageBackend.delete, (ns, path))))
 
-    def list(self, ns: str, prefix: str) -> Op[list[ListedEntry]]:
-        result: list[ListedEntry] = yield self.op("list", ns, prefix)
-        return list(result)
+    def list(self, ns: str, prefix: str) -> Op[builtins.list[ListedEntry]]:
+        listed = yield from _answer(self.call(StorageBackend.list, (ns, prefix)))
+        return builtins.list(listed)
 
     def read_all(self, ns: str, prefix: str) -> Op[dict[str, StoredEntry]]:
-        result: dict[str, StoredEntry] = yield self.op("read_all", ns, prefix)
-        return dict(result)
+        return dict((yield from _answer(self.call(CapableBackend.read_all, (ns, prefix)))))
 
     def exists(self, ns: str, path: str) -> Op[bool]:
-        return bool((yield self.op("exists", ns, path)))
+        return bool((yield self.call(CapableBackend.exists, (ns, path))))
 
     def append(self, ns: str, path: str, content: str) -> Op[None]:
-        yield self.op("append", ns, path, content)
+        yield self.call(CapableBackend.append, (ns, path, content))
 
     def search(
         self, ns: str, query: str, prefix: str, limit: int | None
     ) -> Op[builtins.list[SearchHit]]:
-        hits: builtins.list[SearchHit] = yield self.op(
-            "search", ns, query, prefix=prefix, limit=limit
-        )
-        return builtins.list(hits)
+        request = self.op(CapableBackend.search, ns, query, prefix=prefix, limit=limit)
+        return builtins.list((yield from _answer(request)))
 
     def snapshot(self, ns: str) -> Op[dict[str, StoredEntry]]:
-        result: dict[str, StoredEntry] = yield self.op("snapshot", ns)
-        return dict(result)
+        return dict((yield from _answer(self.call(CapableBackend.snapshot, (ns,)))))
 
     def restore(self, ns: str, data: dict[str, StoredEntry]) -> Op[None]:
-        yield self.op("restore", ns, data)
+        yield self.call(CapableBackend.restore, (ns, data))
 
     def history(self, ns: str, path: str) -> Op[builtins.list[StoredEntry]]:
-        versions: builtins.list[StoredEntry] = yield self.op("history", ns, path)
-        return builtins.list(versions)
+        return builtins.list((yield from _answer(self.call(CapableBackend.history, (ns, path)))))
 
     def touch(self, ns: str, path: str, when: float) -> Op[None]:
-        yield self.op("touch", ns, path, when)
+        yield self.call(CapableBackend.touch, (ns, path, when))
 
     def get_physical_path(self, ns: str, path: str) -> Op[str | None]:
-        result: str | None = yield self.op("get_physical_path", ns, path)
-        return result
+        return (yield from _answer(self.call(CapableBackend.get_physical_path, (ns, path))))
+
+
+def _answer(request: StoreOp[T]) -> Op[T]:
+    """Issue `request`; its answer, typed as the contract method's result."""
+    answer: T = yield request
+    return answer

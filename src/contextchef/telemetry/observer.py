@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 
-from contextchef._effects import Call, Flow, StoreOp
+from contextchef._effects import After, Call, Effect, Flow, StoreOp, intercept
 from contextchef._version import __version__
 from contextchef.events import WindowExceeded
 from contextchef.memory.entry import MEMORY_NAMESPACE
@@ -280,42 +280,34 @@ class Instrumentation:
         """`flow`, with a child span around each store call and summarizer call, and `span`
         current while any other effect (a user hook, an event handler) runs."""
         parent = trace.set_span_in_context(span)
-        send: Any = None
-        error: BaseException | None = None
-        try:
-            while True:
-                try:
-                    effect = flow.throw(error) if error is not None else flow.send(send)
-                except StopIteration as stop:
-                    result: R = stop.value
-                    return result
-                child = self._child(tracer, effect, parent)
-                token = otel_context.attach(
-                    trace.set_span_in_context(child, parent) if child is not None else parent
-                )
-                try:
-                    send, error = (yield effect), None
-                except Exception as exc:
-                    send, error = None, exc
-                finally:
-                    otel_context.detach(token)
+
+        def around(effect: Effect) -> After:
+            child = self._child(tracer, effect, parent)
+            token = otel_context.attach(
+                trace.set_span_in_context(child, parent) if child is not None else parent
+            )
+
+            def after(result: Any, error: BaseException | None) -> None:
+                otel_context.detach(token)
                 if child is not None:
-                    self._ended(child, effect, send, error)
+                    self._ended(child, effect, result, error)
                 if error is None and isinstance(effect, StoreOp):
                     _store_event(span, effect, runtime)
-        finally:
-            flow.close()
+
+            return after
+
+        return intercept(flow, around)
 
     def _child(self, tracer: Any, effect: object, parent: Any) -> Any:
         attributes: dict[str, Any]
         if isinstance(effect, StoreOp):
-            attributes = {"contextchef.store.operation": effect.method}
+            attributes = {"contextchef.store.operation": effect.name}
             if effect.args and isinstance(effect.args[0], str):
                 attributes["contextchef.store.namespace"] = effect.args[0]
             if len(effect.args) > 1 and isinstance(effect.args[1], str):
                 attributes["contextchef.store.path"] = effect.args[1]
             return tracer.start_span(
-                f"contextchef.store.{effect.method}", context=parent, attributes=attributes
+                f"contextchef.store.{effect.name}", context=parent, attributes=attributes
             )
         if isinstance(effect, Call) and effect.what == SUMMARIZER:
             transcript = effect.args[0] if effect.args else None
@@ -328,8 +320,11 @@ class Instrumentation:
         return None
 
     def _ended(self, child: Any, effect: object, result: Any, error: BaseException | None) -> None:
-        if error is not None:
+        if isinstance(error, Exception):
             _failed(child, error)
+            return
+        if error is not None:  # the flow was abandoned (closed) while the effect ran
+            child.end()
             return
         if isinstance(effect, Call) and isinstance(result, str):
             child.set_attribute("contextchef.summary.output_chars", len(result))
@@ -382,13 +377,14 @@ def _reuse_ratio(meta: Any) -> float | None:
     return None
 
 
-def _store_event(span: Any, op: StoreOp, runtime: CompileRuntime | None) -> None:
+def _store_event(span: Any, op: StoreOp[Any], runtime: CompileRuntime | None) -> None:
     """A span event for a store write that means something to the reader of a trace."""
-    if op.method not in STORE_WRITES or len(op.args) < 2 or not isinstance(op.args[0], str):
+    name = op.name
+    if name not in STORE_WRITES or len(op.args) < 2 or not isinstance(op.args[0], str):
         return
     ns, path = op.args[0], op.args[1]
     attributes: dict[str, Any] = {
-        "contextchef.store.operation": op.method,
+        "contextchef.store.operation": name,
         "contextchef.store.path": str(path),
     }
     if ns == MEMORY_NAMESPACE:
@@ -396,7 +392,7 @@ def _store_event(span: Any, op: StoreOp, runtime: CompileRuntime | None) -> None
         return
     if runtime is None:
         return
-    if ns == runtime.offload.namespace and op.method != "delete":
+    if ns == runtime.offload.namespace and name != "delete":
         entry = op.args[2] if len(op.args) > 2 else None
         size = getattr(entry, "bytes", None)
         if isinstance(size, int):
@@ -404,5 +400,5 @@ def _store_event(span: Any, op: StoreOp, runtime: CompileRuntime | None) -> None
         span.add_event("contextchef.offload", attributes)
         return
     janitor = runtime.janitor
-    if janitor is not None and ns == janitor.overflow.archive and op.method != "delete":
+    if janitor is not None and ns == janitor.overflow.archive and name != "delete":
         span.add_event("contextchef.archive", attributes)
