@@ -58,7 +58,7 @@ Progress = Callable[[int, int], None]
 """A progress callback: `(steps done, steps in all)`."""
 
 
-LATEST_SCHEMA_VERSION = 5
+LATEST_SCHEMA_VERSION = 6
 """The newest schema this build understands; always equal to `MIGRATIONS[-1].version`."""
 
 

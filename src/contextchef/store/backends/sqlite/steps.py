@@ -13,14 +13,17 @@ Tables (the current shape is the sum of the migrations below):
   `entries_fts` is an FTS5 external-content index over path and content, kept in sync by
   triggers; the update trigger fires only when path or content changed, so meta-only writes
   never rewrite the index (and `touch` never writes `entries` at all).
-- `memories`: keyed facts, one *current* row per (project, key) (a partial unique index), older
-  versions kept with `superseded_by` pointing at their successor; deletion is a `deleted_at`
-  mark, never a destructive overwrite. `memory_log` is the append-only log of memory mutations
-  (updates are refused by a trigger), pruned by the retention policy of `_memories.py`. The
-  backend serves its `memory` namespace from these two tables (see `_memories.py`).
-- `memories_fts`: FTS5 external-content index over the key and content of every memory version
+- `memories`: the entries of the *versioned namespaces* (named in `versioned_namespaces`, see
+  `_versioned.py`), one *current* row per (project, namespace, key) (a partial unique index),
+  older versions kept with `superseded_by` pointing at their successor; deletion is a
+  `deleted_at` mark, never a destructive overwrite. `memory_log` is the append-only log of
+  their mutations (updates are refused by a trigger), pruned by the retention policy of
+  `_versioned.py`. (The names are historical: until m006 only one namespace kept versions.)
+- `memories_fts`: FTS5 external-content index over the key and content of every version
   (versions are immutable, so rows are indexed on insert and removed on delete only); search
   keeps the current rows.
+- `versioned_namespaces`: per project, the namespaces whose entries live in `memories`, as the
+  store declared them (`keep_versions`); a namespace once declared stays versioned.
 - `entry_access`: the last read time of an entry, one small row per entry that was ever read
   (or written with an explicit `accessed_at`), deleted with the entry by its foreign key.
 
@@ -217,6 +220,38 @@ def m005_move_access_times_to_entry_access(conn: sqlite3.Connection) -> None:
             """INSERT INTO entry_access(entry_id, accessed_at)
         SELECT id, accessed_at FROM entries WHERE accessed_at IS NOT NULL""",
             "UPDATE entries SET accessed_at = NULL WHERE accessed_at IS NOT NULL",
+        ),
+    )
+
+
+@migration
+def m006_add_versioned_namespaces(conn: sqlite3.Connection) -> None:
+    """Versions for any namespace the store declares, not one fixed namespace.
+
+    `memories` and `memory_log` rows name their namespace (every row already there belongs to
+    the one namespace that kept versions before this step, which the column default records),
+    the one-current-row index is per namespace, and `versioned_namespaces` lists each project's
+    versioned namespaces, starting with those that already have versions.
+    """
+    _run(
+        conn,
+        (
+            """CREATE TABLE versioned_namespaces (
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        namespace TEXT NOT NULL,
+        declared_at REAL NOT NULL,
+        PRIMARY KEY (project_id, namespace)
+    )""",
+            "ALTER TABLE memories ADD COLUMN namespace TEXT NOT NULL DEFAULT 'memory'",
+            "ALTER TABLE memory_log ADD COLUMN namespace TEXT NOT NULL DEFAULT 'memory'",
+            "DROP INDEX memories_current",
+            """CREATE UNIQUE INDEX memories_current ON memories(project_id, namespace, key)
+        WHERE superseded_by IS NULL AND deleted_at IS NULL""",
+            "DROP INDEX memories_history",
+            "CREATE INDEX memories_history ON memories(project_id, namespace, key, id)",
+            """INSERT INTO versioned_namespaces(project_id, namespace, declared_at)
+        SELECT project_id, namespace, (julianday('now') - 2440587.5) * 86400.0
+        FROM (SELECT DISTINCT project_id, namespace FROM memories)""",
         ),
     )
 
