@@ -246,10 +246,11 @@ class InvalidPathError(StoreError):
 class StoreCapabilityError(StoreError):
     """The backend does not implement an optional capability this operation needs."""
 
-    def __init__(self, namespace: str, missing: list[str]) -> None:
+    def __init__(self, namespace: str, missing: list[str], *, hint: str | None = None) -> None:
         super().__init__(
             f"namespace {namespace!r} needs the storage backend to implement: "
-            f"{', '.join(missing)}; the configured backend does not.",
+            f"{', '.join(missing)}; the configured backend does not."
+            + (f" {hint}" if hint else ""),
             namespace=namespace,
         )
         self.missing = missing

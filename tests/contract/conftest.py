@@ -54,7 +54,11 @@ def _close_postgres() -> Iterator[None]:
 
 
 NAMESPACES = ("notes", "memory")
-"""The namespaces the raw protocol tests run in (`memory` is stored apart on SQLite)."""
+"""The namespaces the raw protocol tests run in: `notes` plain, `memory` versioned (declared by
+the `backend` fixture, as `Memory` declares it), so the whole suite covers both storages."""
+
+VERSIONED = "memory"
+"""The namespace every `backend` of the suite keeps versions of."""
 
 
 @pytest.fixture(params=NAMESPACES)
@@ -69,7 +73,9 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def backend(backend_name: str, tmp_path: Path) -> Any:
-    return BACKENDS[backend_name](tmp_path)
+    opened = BACKENDS[backend_name](tmp_path)
+    opened.keep_versions(VERSIONED)
+    return opened
 
 
 @pytest.fixture(params=sorted(PERSISTENT))

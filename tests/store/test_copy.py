@@ -66,6 +66,7 @@ def _entries(project: str) -> dict[tuple[str, str], StoredEntry]:
 def _fill(path: Path) -> None:
     for project in PROJECTS:
         backend = SQLiteBackend(path, project=project)
+        backend.keep_versions("memory")  # as `Memory` declares it: copies carry it along
         try:
             for (ns, entry_path), entry in _entries(project).items():
                 backend.write(ns, entry_path, entry)

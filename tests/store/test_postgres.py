@@ -167,7 +167,7 @@ def test_passwords_stay_out_of_repr_logs_and_errors_with_dsn_parameters(
 
 def test_memory_keeps_every_version_like_sqlite(fresh_schema: str) -> None:
     with PostgresBackend(pg.DSN, schema=fresh_schema, project="test:history") as backend:
-        store = Store(backend)
+        store = Store(backend, versioned=["memory"])  # what `Memory` declares
         assert store.namespace("memory").supports("history")
         assert not store.namespace("notes").supports("history")
         memory = Memory(store)
@@ -277,6 +277,7 @@ def test_write_many_lands_every_entry_or_none(fresh_schema: str) -> None:
             async with AsyncPostgresBackend(
                 pg.DSN, schema=fresh_schema, project="test:bulk"
             ) as native:
+                await native.keep_versions("memory")  # what `Memory` declares
                 await native.write_many("memory", {"a": StoredEntry("1"), "b": StoredEntry("2")})
                 assert not await native.replace_if("memory", "a", StoredEntry("3"), "not-a-version")
                 assert await native.search("memory", "1", limit=0) == []

@@ -111,6 +111,9 @@ class MemoryCore:
             )
         parse_ttl(default_ttl)
         self.store = store
+        # Memory's history is every version of its facts: ask the store to keep them, on every
+        # backend that can (the others still serve memory; `history` then says they cannot).
+        store.keep_versions(NS, required=False)
         self.default_ttl = default_ttl
         self.allowed: tuple[str, ...] | None = (
             None

@@ -170,7 +170,8 @@ class _MemoryBase:
         return self._core.counter.mode
 
     def supports_history(self) -> bool:
-        """Whether the backend keeps every version of a memory (see `history`)."""
+        """Whether the backend keeps every version of a memory (see `history`): every built-in
+        backend does; one without the `keep_versions` capability does not."""
         return self._core.store.supports("history", MEMORY_NAMESPACE)
 
     def is_allowed(self, key: str) -> bool:
@@ -227,8 +228,9 @@ class Memory(_MemoryBase):
         return drive_sync(self._core.delete(key))
 
     def history(self, key: str) -> tuple[MemoryEntry, ...]:
-        """Every version `key` has had, oldest first, on a backend that keeps them (SQLite);
-        `StoreCapabilityError` elsewhere. Deleted and expired versions are included."""
+        """Every version `key` has had, oldest first; deleted and expired versions are
+        included. Memory declares its namespace versioned, which every built-in backend honours;
+        a backend that keeps no versions raises `StoreCapabilityError` (`supports_history()`)."""
         return drive_sync(self._core.history(key))
 
     # -- model path -------------------------------------------------------------------------

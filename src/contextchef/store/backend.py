@@ -41,6 +41,7 @@ Capability = Literal[
     "create",
     "read_versioned",
     "replace_if",
+    "keep_versions",
 ]
 CAPABILITIES: tuple[Capability, ...] = (
     "read_all",
@@ -55,6 +56,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     "create",
     "read_versioned",
     "replace_if",
+    "keep_versions",
 )
 
 Version = str
@@ -130,9 +132,24 @@ class StorageBackend(Protocol):
     - `snapshot(ns) -> dict[str, StoredEntry]` and `restore(ns, snapshot) -> None`
     - `get_physical_path(ns, path) -> str | None`
     - `touch(ns, path, accessed_at) -> None` (persists the last-read time for eviction)
-    - `history(ns, path) -> list[StoredEntry]`: every version of an entry, oldest first, the
-      current one (if any) last, each with its meta plus `recorded_at` and, when they apply,
-      `superseded_at`/`deleted_at`; for backends that keep versions (SQLite's `memory`)
+    - `keep_versions(ns) -> None`: from now on, keep every version of the entries of `ns` (a
+      *versioned namespace*). Which namespaces are versioned is configuration the store hands
+      down (`Store(backend, versioned=[...])`, or a feature such as memory declaring its own
+      namespace); the backend honours any name it is given and never picks one itself.
+      Idempotent. Entries already in `ns` become the first version of their history. A
+      persistent backend records the declaration with the data, so whoever opens the same
+      storage later keeps versioning `ns` without being told again.
+    - `history(ns, path) -> list[StoredEntry]`: every version of an entry of a versioned
+      namespace, oldest first, the current one (if any) last, each with the meta it was
+      written with plus `recorded_at` (when the version was recorded) and, when they apply,
+      `superseded_at` (the `recorded_at` of its successor) and `deleted_at` (it was the
+      current version when the entry was deleted). Every write, append, create or
+      compare-and-swap that lands records a version (a backend may skip a rewrite that changes
+      nothing); a delete marks the current version deleted and keeps it; writing the path
+      again starts a new version after it; a `touch` is not a version; `restore` is the same
+      deletes and writes. `[]` for a path never written; `StoreCapabilityError` for a
+      namespace that is not versioned. `supports("history", ns)` is True exactly for the
+      versioned namespaces.
     - `create(ns, path, entry) -> bool`: create-if-absent in one step. True when this call
       created the entry, False (nothing written) when one was already there, whoever wrote it
       and in whichever process: of racing creators exactly one gets True.
@@ -158,6 +175,13 @@ class StorageBackend(Protocol):
       a finished temporary file into place (`os.link`, which fails on an existing name).
       Without `fcntl` (Windows) the lock is only an in-process one: atomic between threads,
       not between processes.
+
+    Where the built-in backends keep versions (all four offer `keep_versions` for every
+    namespace): `InMemoryBackend` in a list per entry; `FileSystemBackend` in an append-only
+    file per entry under the namespace's hidden `.versions/` directory (whose presence is the
+    declaration); `SQLiteBackend` as rows of its `memories` table, named in
+    `versioned_namespaces`; PostgreSQL as rows of `memory_versions`, recorded by a trigger for
+    the namespaces named in `versioned_namespaces`.
     """
 
     def read(self, ns: str, path: str) -> StoredEntry | None: ...

@@ -11,8 +11,10 @@ written one at a time, or in batches of `WRITE_BATCH` where the target has `writ
 (PostgreSQL). Content is copied byte for byte; the meta too (free keys, `created_at`, `updated_at`,
 and `accessed_at` where the target keeps it). An entry the target already holds with the same
 content, free meta and times is left alone, so running the same copy again writes nothing.
-Entries of the target that the source lacks are kept (a copy, not a mirror). For the `memory`
-namespace the current version of each entry is copied, not its history.
+Entries of the target that the source lacks are kept (a copy, not a mirror). A namespace the
+source keeps versions of (`history`) is declared versioned in the target too, where the target
+can keep versions (`keep_versions`); the current version of each entry is copied, not its
+history.
 """
 
 from __future__ import annotations
@@ -165,6 +167,12 @@ def _copy_entries(
     writer.flush()
 
 
+def _carry_versions(source: StorageBackend, target: StorageBackend, ns: str) -> None:
+    """Declare `ns` versioned in `target` when `source` keeps its versions and `target` can."""
+    if backend_supports(source, "history", ns) and backend_supports(target, "keep_versions", ns):
+        target.keep_versions(ns)  # type: ignore[attr-defined]
+
+
 def copy_store(
     source: Location,
     target: Location,
@@ -191,6 +199,7 @@ def copy_store(
     for project in chosen:
         with source.open(project) as reader, target.open(project) as writer:
             for _, ns, paths in (item for item in plan if item[0] == project):
+                _carry_versions(reader, writer, ns)
                 copied = unchanged = size = 0
                 for written, nbytes in _copy_entries(reader, writer, ns, paths):
                     copied, unchanged = copied + written, unchanged + (not written)

@@ -10,6 +10,10 @@ a `str` that encodes as UTF-8; meta must be JSON-shaped (it has to survive every
 `bytes` and `accessed_at` are derived by the backend and never taken from the caller; missing
 `created_at`/`updated_at` are filled in with the clock.
 
+Versioned namespaces (see `versioning`) are configuration of the store: `versioned=`, or
+`keep_versions(ns)` from the feature that owns a namespace. Each declaration reaches the backend
+before the next flow that writes or reads versions.
+
 Atomic operations: `create` is create-if-absent and `update` a compare-and-swap loop (read the
 entry with its version, compute, `replace_if`, retry up to `CAS_ATTEMPTS` times, then raise
 `StoreConflictError`). Both are exact where the backend offers the `create` and `replace_if`
@@ -23,7 +27,7 @@ from __future__ import annotations
 import builtins
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
 from typing import Any, NamedTuple, Unpack
 
@@ -53,6 +57,7 @@ from contextchef.store.paths import (
     validate_prefix,
 )
 from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
+from contextchef.store.versioning import declare_flow, no_versions_error
 
 __all__ = [
     "CAS_ATTEMPTS",
@@ -97,6 +102,7 @@ class StoreCore:
         *,
         eviction: Mapping[str, EvictionPolicy | Mapping[str, Any]] | None = None,
         clock: Callable[[], float] = time.time,
+        versioned: Iterable[str] | None = None,
     ) -> None:
         for method in ("read", "write", "delete", "list"):
             if not callable(getattr(backend, method, None)):
@@ -118,6 +124,12 @@ class StoreCore:
         self._capabilities: dict[tuple[str, str], bool] = {}
         # Read times for backends without `touch`; lost when the process ends.
         self._seen: dict[str, dict[str, float]] = {}
+        self.versioned: set[str] = set()  # the namespaces declared versioned through this store
+        self._undeclared: set[str] = set()  # declared here, not yet handed to the backend
+        if isinstance(versioned, str):
+            raise ConfigError("versioned must be a list of namespaces, not a single string")
+        for ns in versioned or ():
+            self.keep_versions(ns)
 
     # -- capabilities ---------------------------------------------------------------------
 
@@ -130,12 +142,37 @@ class StoreCore:
                 raise ConfigError(
                     f"unknown capability {capability!r}; known: {', '.join(CAPABILITIES)}"
                 )
-            known = self._capabilities[key] = backend_supports(self.backend, capability, ns)
+            known = backend_supports(self.backend, capability, ns)
+            if known or capability != "history":  # a namespace may be declared versioned later
+                self._capabilities[key] = known
         return known
 
     def require(self, capability: Capability, ns: str) -> None:
         if not self.supports(capability, ns):
             raise StoreCapabilityError(ns, [capability])
+
+    # -- versioned namespaces ---------------------------------------------------------------
+
+    def keep_versions(self, ns: str, *, required: bool = True) -> bool:
+        """Declare `ns` versioned (see `versioning`); True when it keeps versions from now on.
+        A backend that cannot keep them raises `StoreCapabilityError`, or, with
+        `required=False` (a feature versioning its namespace where it can), returns False."""
+        validate_namespace(ns)
+        if ns in self.versioned:
+            return True
+        if not self.supports("keep_versions", ns):
+            if self.supports("history", ns):
+                return True  # versioned by the backend itself, without being told
+            if required:
+                raise self._no_versions(ns)
+            return False
+        self.versioned.add(ns)
+        self._undeclared.add(ns)
+        self._capabilities[("history", ns)] = True
+        return True
+
+    def _no_versions(self, ns: str) -> StoreCapabilityError:
+        return no_versions_error(self.backend, ns, self.supports("keep_versions", ns))
 
     # -- flows ----------------------------------------------------------------------------
 
@@ -165,6 +202,8 @@ class StoreCore:
     ) -> Op[PutResult]:
         if path is not None:
             validate_entry_path(path)
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
         check_content(content, ns=ns, path=path)
         prepared = prepare_meta(meta, self.clock())
         if path is None:
@@ -182,6 +221,8 @@ class StoreCore:
         self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
     ) -> Op[PutResult]:
         validate_entry_path(path)
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
         check_content(content, ns=ns, path=path)
         if meta is None and self.supports("append", ns):
             yield from self.ops.append(ns, path, content)
@@ -199,6 +240,8 @@ class StoreCore:
         """Write `path` only when nothing is there; True when this call created it."""
         validate_entry_path(path)
         check_content(content, ns=ns, path=path)
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
         entry = StoredEntry(content, prepare_meta(meta, self.clock()))
         if self.supports("create", ns):
             return (yield from self.ops.create(ns, path, entry))
@@ -211,6 +254,8 @@ class StoreCore:
         """The entry and its version (None when the backend has no compare-and-swap), or None;
         a hit refreshes its last-read time like `get`."""
         validate_entry_path(path)
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
         version: Version | None = None
         if self.supports("replace_if", ns) and self.supports("read_versioned", ns):
             found = yield from self.ops.read_versioned(ns, path)
@@ -236,6 +281,8 @@ class StoreCore:
         `expected` None (a backend without `replace_if`) it is a plain write."""
         validate_entry_path(path)
         check_content(content, ns=ns, path=path)
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
         entry = StoredEntry(content, prepare_meta(meta, self.clock()))
         if expected is None:
             yield from self.ops.write(ns, path, entry)
@@ -261,6 +308,8 @@ class StoreCore:
 
     def delete(self, ns: str, path: str) -> Op[bool]:
         validate_entry_path(path)
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
         deleted = yield from self.ops.delete(ns, path)
         self._seen.get(ns, {}).pop(path, None)
         return deleted
@@ -310,9 +359,17 @@ class StoreCore:
         return (yield from self.ops.get_physical_path(ns, path))
 
     def history(self, ns: str, path: str) -> Op[builtins.list[StoredEntry]]:
+        """Every version of `ns/path`, oldest first; `StoreCapabilityError` when `ns` keeps
+        no versions (see `keep_versions`)."""
         validate_entry_path(path)
-        self.require("history", ns)
-        return (yield from self.ops.history(ns, path))
+        if not (self.supports("history", ns) or self.supports("keep_versions", ns)):
+            raise self._no_versions(ns)
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
+        try:  # the backend knows best: another store may have declared `ns` versioned
+            return (yield from self.ops.history(ns, path))
+        except StoreCapabilityError:
+            raise self._no_versions(ns) from None
 
     def snapshot(self, ns: str) -> Op[dict[str, StoredEntry]]:
         self.require("snapshot", ns)
@@ -330,12 +387,16 @@ class StoreCore:
                 raise ConfigError(f"snapshot value for {path!r} is not a StoredEntry")
             check_content(entry.content, ns=ns, path=path)
             checked[path] = StoredEntry(entry.content, prepare_meta(entry.meta, self.clock()))
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
         yield from self.ops.restore(ns, checked)
         self._seen.pop(ns, None)
 
     def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Op[CleanupReport]:
         validate_namespace(ns)
         policy = self.eviction.get(ns, EvictionPolicy()).override(**caps)
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
         report = yield from cleanup_flow(
             self.ops, ns, policy, self.clock(), self._seen.setdefault(ns, {})
         )

@@ -94,9 +94,9 @@ class SQLiteLocation:
                 rows = conn.execute(
                     "SELECT p.identity, e.namespace FROM entries AS e "
                     "JOIN projects AS p ON p.id = e.project_id GROUP BY 1, 2 "
-                    "UNION SELECT p.identity, 'memory' FROM memories AS m "
+                    "UNION SELECT p.identity, m.namespace FROM memories AS m "
                     "JOIN projects AS p ON p.id = m.project_id "
-                    "WHERE m.superseded_by IS NULL AND m.deleted_at IS NULL GROUP BY 1"
+                    "WHERE m.superseded_by IS NULL AND m.deleted_at IS NULL GROUP BY 1, 2"
                 ).fetchall()
         finally:
             backend.close()

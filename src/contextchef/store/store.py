@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, Self, TypeVar, Unpack
 
 from contextchef._effects import drive_sync
@@ -59,8 +59,9 @@ class StoreBase(Generic[V]):
         *,
         eviction: Mapping[str, EvictionPolicy | Mapping[str, Any]] | None = None,
         clock: Callable[[], float] = time.time,
+        versioned: Iterable[str] | None = None,
     ) -> None:
-        self._attach(StoreCore(backend, eviction=eviction, clock=clock))
+        self._attach(StoreCore(backend, eviction=eviction, clock=clock, versioned=versioned))
 
     def _attach(self, core: StoreCore) -> None:
         """Take `core` as this store's state (a new one, or one shared with a twin)."""
@@ -126,6 +127,17 @@ class StoreBase(Generic[V]):
         """Whether the backend offers `capability` for namespace `ns`."""
         return self._core.supports(capability, validate_namespace(ns))
 
+    def keep_versions(self, ns: str) -> None:
+        """Declare `ns` versioned: from now on the backend keeps every version of its entries,
+        read with `namespace(ns).history(path)`. `StoreCapabilityError` when the backend keeps
+        no versions (see `supports("keep_versions", ns)`)."""
+        self._core.keep_versions(ns)
+
+    @property
+    def versioned(self) -> frozenset[str]:
+        """The namespaces declared versioned through this store (`versioned=`, `keep_versions`)."""
+        return frozenset(self._core.versioned)
+
     def eviction_policy(self, ns: str) -> EvictionPolicy:
         """The caps `cleanup(ns)` applies when called without overrides."""
         return self._core.eviction.get(validate_namespace(ns), EvictionPolicy())
@@ -166,6 +178,8 @@ class Store(StoreBase["NamespaceView"]):
         backend: any `StorageBackend` (an async one needs `AsyncStore`).
         eviction: per-namespace caps for `cleanup()`, as `EvictionPolicy` or plain dicts.
         clock: the time source for timestamps and eviction (seconds since the epoch).
+        versioned: namespaces whose every version the backend keeps (`history`); raises
+            `StoreCapabilityError` when the backend keeps none (`keep_versions` missing).
     """
 
     def _attach(self, core: StoreCore) -> None:
@@ -248,8 +262,9 @@ class NamespaceView(ViewBase):
         return self._run(self._core.physical_path(self._ns, path))
 
     def history(self, path: str) -> builtins.list[StoredEntry]:
-        """Every stored version of `path`, oldest first (raises `StoreCapabilityError` where the
-        backend keeps no versions; SQLite keeps them for `memory/`)."""
+        """Every stored version of `path`, oldest first, each with `recorded_at` and, where
+        they apply, `superseded_at` and `deleted_at` in its meta; `StoreCapabilityError`
+        unless this namespace is versioned (`Store(versioned=[...])`, `keep_versions`)."""
         return self._run(self._core.history(self._ns, path))
 
     def snapshot(self) -> dict[str, StoredEntry]:

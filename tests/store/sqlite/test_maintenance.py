@@ -23,6 +23,7 @@ CONTENT = "payload {i:04d} " + "filler text that takes room " * 10
 def populate(path: Path, n: int = 300) -> dict[str, str]:
     expected = {f"e/{i:04d}": CONTENT.format(i=i) for i in range(n)}
     with SQLiteBackend(path, project="test:maint") as backend:
+        backend.keep_versions("memory")  # as `Memory` declares it
         with backend.batch():
             for key, value in expected.items():
                 backend.write("notes", key, StoredEntry(value, {"i": key}))
@@ -107,7 +108,7 @@ def test_vacuum_shrinks_and_prunes(db_path: Path, monkeypatch: pytest.MonkeyPatc
             backend.delete("notes", f"e/{i:04d}")
         for i in range(5):
             backend.write("memory", "k", StoredEntry(f"v{i}"))
-    monkeypatch.setattr("contextchef.store.backends.sqlite._memories.LOG_MAX_ROWS_PER_PROJECT", 2)
+    monkeypatch.setattr("contextchef.store.backends.sqlite._versioned.LOG_MAX_ROWS_PER_PROJECT", 2)
     steps: list[tuple[int, int]] = []
     report = mt.vacuum(db_path, progress=lambda d, t: steps.append((d, t)))
     assert report.bytes_after < report.bytes_before

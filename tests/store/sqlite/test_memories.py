@@ -1,8 +1,10 @@
-"""The `memory` namespace on SQLite: versions in `memories`, soft deletes, the log, `history`."""
+"""A versioned namespace on SQLite (`memory`, declared by the test as memory declares it):
+versions in `memories`, soft deletes, the log, `history`."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,16 @@ from contextchef.errors import StoreCapabilityError, StoreError
 from contextchef.memory import Memory
 from contextchef.store import Store, StoredEntry, backend_supports
 from contextchef.store.backends.sqlite import SQLiteBackend
-from contextchef.store.backends.sqlite._memories import prune_memory_log
+from contextchef.store.backends.sqlite._versioned import prune_memory_log
+from tests.contract.helpers import Minimal
+
+
+@pytest.fixture
+def backend(db_path: Path) -> Iterator[SQLiteBackend]:
+    """A backend whose `memory` namespace keeps versions (what `Memory` declares)."""
+    with SQLiteBackend(db_path, project="test:unit") as opened:
+        opened.keep_versions("memory")
+        yield opened
 
 
 def _log(backend: SQLiteBackend) -> list[tuple[str, str]]:
@@ -137,6 +148,8 @@ def test_projects_do_not_share_memories(db_path: Path) -> None:
         SQLiteBackend(db_path, project="test:p1") as p1,
         SQLiteBackend(db_path, project="test:p2") as p2,
     ):
+        p1.keep_versions("memory")
+        p2.keep_versions("memory")
         _write(p1, "k", "one")
         _write(p2, "k", "two")
         assert p1.read("memory", "k").content == "one"  # type: ignore[union-attr]
@@ -191,8 +204,8 @@ def test_retention_prunes_by_age_and_count(backend: SQLiteBackend) -> None:
 def test_log_is_pruned_while_writing(
     backend: SQLiteBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("contextchef.store.backends.sqlite._memories.PRUNE_EVERY", 4)
-    monkeypatch.setattr("contextchef.store.backends.sqlite._memories.LOG_MAX_ROWS_PER_PROJECT", 2)
+    monkeypatch.setattr("contextchef.store.backends.sqlite._versioned.PRUNE_EVERY", 4)
+    monkeypatch.setattr("contextchef.store.backends.sqlite._versioned.LOG_MAX_ROWS_PER_PROJECT", 2)
     for i in range(8):
         _write(backend, "k", f"v{i}")
     assert len(_log(backend)) <= 4
@@ -270,7 +283,7 @@ def test_memory_history_lists_every_version_on_sqlite(tmp_path: Path) -> None:
     assert versions[1].description == "the objective"
     assert memory.get("goal") is None
 
-    plain = Memory(Store(InMemoryBackend()))
+    plain = Memory(Store(Minimal(InMemoryBackend())))  # a backend that keeps no versions
     assert not plain.supports_history()
     with pytest.raises(StoreCapabilityError):
         plain.history("goal")

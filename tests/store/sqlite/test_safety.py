@@ -32,6 +32,7 @@ runner = CliRunner()
 
 def populate(path: Path) -> None:
     with SQLiteBackend(path, project="test:safety") as backend:
+        backend.keep_versions("memory")  # as `Memory` declares it
         for i in range(20):
             backend.write("notes", f"n/{i:02d}", StoredEntry(f"note {i}"))
         backend.write("memory", "k", StoredEntry("v"))

@@ -10,6 +10,10 @@ therefore under `AsyncStore`, which runs it in worker threads). `create`, `read_
 `replace_if` run under the same lock; a version is a backend-wide counter value taken by each
 write, so a deleted and re-created entry never repeats one.
 
+Versioned namespaces (`keep_versions`, declared by the store) keep a list of versions per entry:
+every write records one (the previous one gets `superseded_at`), a delete marks the current one
+`deleted_at`, and `history` returns them oldest first, like SQLite's (see `backend.py`).
+
 Like the filesystem, it refuses to use one path both as an entry and as a directory
 (`a` and `a/b`): a test double that accepted what the disk backend refuses would hide the bug.
 """
@@ -22,10 +26,11 @@ import itertools
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from contextchef.errors import EntryExistsError
+from contextchef.errors import EntryExistsError, StoreCapabilityError
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
 from contextchef.store.entries import appended, utf8_length
 from contextchef.store.search import scan
@@ -47,6 +52,29 @@ def _parents(path: str) -> list[str]:
     return parents
 
 
+@dataclass(slots=True)
+class _Version:
+    """One recorded version of an entry of a versioned namespace."""
+
+    entry: StoredEntry
+    recorded_at: float
+    superseded_at: float | None = None
+    deleted_at: float | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.superseded_at is None and self.deleted_at is None
+
+    def as_entry(self) -> StoredEntry:
+        meta = copy.deepcopy(dict(self.entry.meta))
+        meta["recorded_at"] = self.recorded_at
+        if self.superseded_at is not None:
+            meta["superseded_at"] = self.superseded_at
+        if self.deleted_at is not None:
+            meta["deleted_at"] = self.deleted_at
+        return StoredEntry(self.entry.content, meta)
+
+
 class InMemoryBackend:
     """A process-lifetime `StorageBackend`: every optional capability but `touch` and files."""
 
@@ -56,6 +84,8 @@ class InMemoryBackend:
         self._lock = threading.RLock()
         self._versions: dict[tuple[str, str], int] = {}
         self._clock = itertools.count(1)
+        self._kept: set[str] = set()
+        self._histories: dict[tuple[str, str], list[_Version]] = {}
 
     # -- required -------------------------------------------------------------------------
 
@@ -73,6 +103,8 @@ class InMemoryBackend:
                 self._claim(ns, bucket, path)
             bucket[path] = frozen
             self._versions[ns, path] = next(self._clock)
+            if ns in self._kept:
+                self._record(ns, path, frozen)
 
     def delete(self, ns: str, path: str) -> bool:
         with self._lock:
@@ -80,6 +112,8 @@ class InMemoryBackend:
             if bucket is None or bucket.pop(path, None) is None:
                 return False
             self._versions.pop((ns, path), None)
+            if ns in self._kept:
+                self._mark_deleted(ns, path)
             dirs = self._dirs.setdefault(ns, {})
             for parent in _parents(path):
                 left = dirs[parent] - 1
@@ -137,6 +171,9 @@ class InMemoryBackend:
 
     def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
         with self._lock:
+            if ns in self._kept:
+                for path in self._data.get(ns, {}).keys() - snapshot.keys():
+                    self._mark_deleted(ns, path)
             self._data.pop(ns, None)
             self._dirs.pop(ns, None)
             for key in [key for key in self._versions if key[0] == ns]:
@@ -144,7 +181,42 @@ class InMemoryBackend:
             for path, entry in snapshot.items():
                 self.write(ns, path, entry)
 
+    def supports(self, capability: str, ns: str) -> bool:
+        """Every capability it has a method for; `history` for the versioned namespaces."""
+        if capability == "history":
+            return ns in self._kept
+        return callable(getattr(self, capability, None))
+
+    def keep_versions(self, ns: str) -> None:
+        """Keep every version of `ns` from now on; its current entries are the first ones."""
+        with self._lock:
+            if ns in self._kept:
+                return
+            self._kept.add(ns)
+            for path, entry in self._items(ns, ""):
+                self._record(ns, path, entry)
+
+    def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
+        """Every version of `ns/path`, oldest first (see `StorageBackend`)."""
+        with self._lock:
+            if ns not in self._kept:
+                raise StoreCapabilityError(ns, ["history"])
+            return [version.as_entry() for version in self._histories.get((ns, path), ())]
+
     # -- internals ------------------------------------------------------------------------
+
+    def _record(self, ns: str, path: str, entry: StoredEntry) -> None:
+        """Make `entry` the current version of `ns/path`, superseding the live one."""
+        now = time.time()
+        versions = self._histories.setdefault((ns, path), [])
+        if versions and versions[-1].live:
+            versions[-1].superseded_at = now
+        versions.append(_Version(entry, now))
+
+    def _mark_deleted(self, ns: str, path: str) -> None:
+        versions = self._histories.get((ns, path))
+        if versions and versions[-1].live:
+            versions[-1].deleted_at = time.time()
 
     def _items(self, ns: str, prefix: str) -> builtins.list[tuple[str, StoredEntry]]:
         bucket = self._data.get(ns, {})
@@ -238,3 +310,13 @@ class AsyncInMemoryBackend:
 
     async def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
         self.inner.restore(ns, snapshot)
+
+    def supports(self, capability: str, ns: str) -> bool:
+        """The inner backend's answer (a plain call: capabilities are configuration)."""
+        return self.inner.supports(capability, ns)
+
+    async def keep_versions(self, ns: str) -> None:
+        self.inner.keep_versions(ns)
+
+    async def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
+        return self.inner.history(ns, path)

@@ -21,7 +21,6 @@ Guarantees:
   files, dotfiles, symlinks and names the path rules reject. Access times for
   least-recently-read eviction are the files' `atime`, set explicitly by `touch` and left alone
   by the backend's own reads (`O_NOATIME`), so they survive a restart.
-
 - **Atomic commands across processes.** Every write of a namespace (write, delete, append,
   create, replace_if) holds the namespace lock (see `locking`: `flock` on the namespace
   directory on POSIX; in-process only where that is impossible, e.g. Windows). `append` is
@@ -29,11 +28,14 @@ Guarantees:
   place, and the replace keeps appends crash-safe). `create` links a finished temporary file
   into place, failing on an existing name. `read_versioned` hands out a SHA-256 of the file's
   bytes as the version; `replace_if` re-reads and compares it under the lock.
+- **Versions.** A versioned namespace (`keep_versions`) keeps every version of each entry in
+  append-only hidden files under its `.versions/` directory, recorded under the namespace lock
+  after each write and delete (see `versions`).
 
 A path is either an entry or a directory: writing `a` while `a/b` exists (or the reverse)
-raises `EntryExistsError`. On a case- or
-normalisation-insensitive filesystem (macOS, Windows) two keys that differ only in case share
-one file; nothing escapes, but the second write replaces the first.
+raises `EntryExistsError`. On a case- or normalisation-insensitive filesystem (macOS, Windows)
+two keys that differ only in case share one file; nothing escapes, but the second write
+replaces the first.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from contextchef.store.backends.filesystem.layout import (
 )
 from contextchef.store.backends.filesystem.locking import namespace_lock
 from contextchef.store.backends.filesystem.sweep import sweep_temp_files
+from contextchef.store.backends.filesystem.versions import VersionFiles
 from contextchef.store.backends.filesystem.walk import decode_file, read_file, walk_dir
 from contextchef.store.entries import appended
 from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
@@ -103,6 +106,7 @@ class FileSystemBackend:
         self._ns_dirs: dict[str, Path] = {}
         self._fsync = fsync
         self._token = secrets.token_hex(4)
+        self._versions = VersionFiles(self._dirs, self._ns_dir, self._spot, fsync=fsync)
         self._counter = itertools.count()
         swept = {self._root}
         swept.update(
@@ -128,6 +132,7 @@ class FileSystemBackend:
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         with self._locked(ns):
             self._put(ns, path, entry, exclusive=False)
+            self._record(ns, path)
 
     def _put(self, ns: str, path: str, entry: StoredEntry, *, exclusive: bool) -> bool:
         """Write (or, `exclusive`, create) the file under the namespace lock the caller holds."""
@@ -160,7 +165,10 @@ class FileSystemBackend:
 
     def delete(self, ns: str, path: str) -> bool:
         with self._locked(ns, create=False):
-            return self._delete(ns, path)
+            deleted = self._delete(ns, path)
+            if deleted:
+                self._versions.record(ns, path, None)
+            return deleted
 
     def _delete(self, ns: str, path: str) -> bool:
         with self._located(ns, path, "delete") as spot:
@@ -190,10 +198,14 @@ class FileSystemBackend:
     def append(self, ns: str, path: str, content: str) -> None:
         with self._locked(ns):
             self._put(ns, path, appended(self.read(ns, path), content), exclusive=False)
+            self._record(ns, path)
 
     def create(self, ns: str, path: str, entry: StoredEntry) -> bool:
         with self._locked(ns):
-            return self._put(ns, path, entry, exclusive=True)
+            created = self._put(ns, path, entry, exclusive=True)
+            if created:
+                self._record(ns, path)
+            return created
 
     def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
         with self._located(ns, path, "read") as spot:
@@ -207,7 +219,9 @@ class FileSystemBackend:
             current = self.read_versioned(ns, path)
             if current is None or current[1] != expected:
                 return False
-            return self._put(ns, path, entry, exclusive=False)
+            self._put(ns, path, entry, exclusive=False)
+            self._record(ns, path)
+            return True
 
     def search(
         self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
@@ -255,6 +269,29 @@ class FileSystemBackend:
             )
         return str(candidate)
 
+    def supports(self, capability: str, ns: str) -> bool:
+        """Every capability it has a method for; `history` for the versioned namespaces."""
+        if capability == "history":
+            return self._versions.is_versioned(ns)
+        return callable(getattr(self, capability, None))
+
+    # -- versions (see `versions`) --------------------------------------------------------
+
+    def keep_versions(self, ns: str) -> None:
+        """Keep every version of `ns` from now on (its `.versions/` directory says so to every
+        later backend); its current entries are the first versions."""
+        with self._locked(ns), translate_errors(ns, "", "keep versions of"):
+            self._versions.adopt(ns, self._walk(ns, "", True))
+
+    def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
+        """Every version of `ns/path`, oldest first (see `StorageBackend`)."""
+        return self._versions.history(ns, path, self.read(ns, path))
+
+    def _record(self, ns: str, path: str) -> None:
+        """Record the entry just written as a version (the caller holds the namespace lock)."""
+        if self._versions.is_versioned(ns):
+            self._versions.record(ns, path, self.read(ns, path))
+
     # -- layout and names -----------------------------------------------------------------
 
     def _layout(self, ns: str) -> Layout:
@@ -271,6 +308,9 @@ class FileSystemBackend:
             known = Path(directory).absolute() if directory is not None else self._root / ns
             self._ns_dirs[ns] = known
         return known
+
+    def _spot(self, ns: str, path: str) -> tuple[builtins.list[str], str]:
+        return self._split(self._layout(ns), path)
 
     @staticmethod
     def _split(layout: Layout, path: str) -> tuple[builtins.list[str], str]:

@@ -197,13 +197,47 @@ def search(pid: str, ns: str, query: str, prefix: str, limit: int | None) -> Pla
     return [SearchHit(r[0], row_meta(r), decode(r[1]) or None, float(r[2])) for r in rows]
 
 
-def history(pid: str, path: str) -> Plan:
-    """Every recorded version of memory `path`, oldest first (see migration m002), each with
+def versioned_namespaces(pid: str) -> Plan:
+    """The namespaces the schema keeps versions of for project `pid` (see migration m004)."""
+    rows = yield _only("SELECT namespace FROM versioned_namespaces WHERE project = %s", (pid,))
+    return frozenset(str(row[0]) for row in rows)
+
+
+def keep_versions(pid: str, ns: str) -> Plan:
+    """Declare `ns` versioned for project `pid`. Its entries become the first version of their
+    history; writers wait on a lock while that happens, so none of their writes goes
+    unrecorded (once per project and namespace: a declared one returns at once)."""
+    key = (pid, ns)
+    rows = yield Query(
+        "SELECT 1 FROM versioned_namespaces WHERE project = %s AND namespace = %s", key
+    )
+    if rows:
+        return
+    yield Query("LOCK TABLE entries IN SHARE MODE")
+    rows = yield Query(
+        "INSERT INTO versioned_namespaces (project, namespace, declared_at) "
+        "VALUES (%s, %s, extract(epoch FROM clock_timestamp())) "
+        "ON CONFLICT DO NOTHING RETURNING 1",
+        key,
+    )
+    if rows:
+        yield Query(
+            "INSERT INTO memory_versions (project, namespace, path, version, content, meta, "
+            "created_at, updated_at, accessed_at, bytes, recorded_at) "
+            "SELECT project, namespace, path, version, content, meta, created_at, updated_at, "
+            "accessed_at, bytes, extract(epoch FROM clock_timestamp()) FROM entries "
+            f"WHERE {_SCOPE} ORDER BY path",
+            key,
+        )
+
+
+def history(pid: str, ns: str, path: str) -> Plan:
+    """Every recorded version of `ns/path`, oldest first (see migration m004), each with
     `recorded_at` and, when they apply, `superseded_at` and `deleted_at` in its meta."""
     rows = yield _only(
         f"SELECT recorded_at, superseded_at, deleted_at, {_ENTRY} FROM memory_versions "
-        "WHERE project = %s AND path = %s ORDER BY id",
-        (pid, path),
+        "WHERE project = %s AND namespace = %s AND path = %s ORDER BY id",
+        (pid, ns, path),
     )
     versions = []
     for recorded, superseded, deleted, *entry in rows:

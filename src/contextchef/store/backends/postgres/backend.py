@@ -3,8 +3,11 @@
 Both run the plans of `_sql.py` (the SQL lives there once) on a psycopg 3 connection pool, each
 plan in one transaction; they differ only in the call style (the async one awaits
 `AsyncConnectionPool` natively: no thread hop). Every capability but `get_physical_path`
-(entries are rows), and `history` for the `memory` namespace, whose versions are kept in
-`memory_versions` (see migrations.py), like SQLite's.
+(entries are rows), and `history` for the versioned namespaces (`keep_versions`: the store
+declares them, the schema remembers them per project), whose versions a trigger
+records in `memory_versions` (see migrations.py), like SQLite's. The set is read when the
+backend opens; `history` of a namespace it does not know reads it again, so a declaration by
+another worker is seen.
 
 Concurrency: `append` is one upsert (`content = content || %s`), so concurrent appends from any
 number of connections all land; `create` is `INSERT … ON CONFLICT DO NOTHING`, so of racing
@@ -20,25 +23,19 @@ from __future__ import annotations
 
 import builtins
 import logging
-import os
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef.errors import ConfigError, StoreCapabilityError, StoreUnavailableError
-from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StoredEntry, Version
+from contextchef.errors import StoreUnavailableError
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
 from contextchef.store.backends.postgres import _sql
+from contextchef.store.backends.postgres._base import Base
 from contextchef.store.backends.postgres._common import (
     NOT_ALONE,
-    chosen,
-    connect_kwargs,
     execute,
     execute_async,
-    project_identity,
     redact,
-    require_psycopg,
-    split_dsn,
     translate,
-    validate_schema,
 )
 from contextchef.store.backends.postgres._sql import Plan
 from contextchef.store.backends.postgres.migrations import migrate_plan
@@ -47,86 +44,8 @@ __all__ = ["AsyncPostgresBackend", "PostgresBackend"]
 
 log = logging.getLogger("contextchef.store.backends.postgres.backend")
 
-MEMORY_NAMESPACE = "memory"
-"""The namespace whose versions are kept (table `memory_versions`)."""
 
-DEFAULT_STATEMENT_TIMEOUT_S = 30.0
-"""How long one statement may run before the server cancels it."""
-
-DEFAULT_SCHEMA = "contextchef"
-"""The schema used when neither `schema=` nor the DSN's `contextchef_schema` names one."""
-
-
-class _Base:
-    """Options shared by both drivers; the capabilities they report."""
-
-    def __init__(
-        self,
-        dsn: str,
-        *,
-        schema: str | None = None,
-        pool_size: int = 4,
-        project: str | os.PathLike[str] | None = None,
-        statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT_S,
-        connect_timeout: float = 10.0,
-    ) -> None:
-        """Open a store over `dsn` (the pool of the sync backend opens now, the async one's on
-        first use), migrating `schema` to the latest version.
-
-        Args:
-            dsn: a libpq connection string or URI (`postgresql://user@host/db`); a URI may
-                carry `contextchef_schema=` and `contextchef_project=` query parameters (read
-                here as `schema` and `project`, removed before connecting).
-            schema: the PostgreSQL schema holding the tables (created and migrated on open);
-                default: the DSN's `contextchef_schema`, else `"contextchef"`.
-            pool_size: the most connections this backend holds.
-            project: a directory whose identity is derived, or an explicit identity string;
-                default: the DSN's `contextchef_project`, else the working directory's project.
-            statement_timeout: seconds one statement may run (server-side `statement_timeout`).
-            connect_timeout: seconds to wait for a connection from the pool.
-        """
-        require_psycopg()
-        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
-            raise ConfigError(f"pool_size must be an int of at least 1, got {pool_size!r}")
-        self._dsn, params = split_dsn(dsn)
-        self.schema = validate_schema(chosen("schema", schema, params) or DEFAULT_SCHEMA)
-        self.project = project_identity(chosen("project", project, params))
-        self._pool_size = pool_size
-        self._kwargs = connect_kwargs(self.schema, statement_timeout, self._dsn)
-        self._connect_timeout = connect_timeout
-        self._start()
-
-    def _start(self) -> None:
-        raise NotImplementedError
-
-    def _pool_options(self) -> dict[str, Any]:
-        """The pool's options (both drivers): opened explicitly, sized and named per schema."""
-        return {
-            "min_size": 1,
-            "max_size": self._pool_size,
-            "kwargs": self._kwargs,
-            "open": False,
-            "timeout": self._connect_timeout,
-            "name": f"contextchef-{self.schema}",
-        }
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({redact(self._dsn)!r}, schema={self.schema!r})"
-
-    def supports(self, capability: str, ns: str) -> bool:
-        """Every capability but `get_physical_path` (rows, not files); `history` for the
-        `memory` namespace only (its versions are kept, like SQLite's)."""
-        if capability == "history":
-            return ns == MEMORY_NAMESPACE
-        return capability in CAPABILITIES and capability != "get_physical_path"
-
-    def _history_plan(self, ns: str, path: str) -> Plan:
-        if ns != MEMORY_NAMESPACE:
-            raise StoreCapabilityError(ns, ["history"])
-        return _sql.history(self.project, path)
-
-
-class PostgresBackend(_Base):
+class PostgresBackend(Base):
     """The sync protocol over `psycopg_pool.ConnectionPool` (options: see `__init__`)."""
 
     def _start(self) -> None:
@@ -137,6 +56,7 @@ class PostgresBackend(_Base):
             self._pool.open(wait=True, timeout=self._connect_timeout)
         try:
             self._run(migrate_plan(self.schema), "migrating the schema")
+            self._versioned = self._run(*self._versioned_plan())
         except BaseException:
             self._pool.close()
             raise
@@ -240,8 +160,16 @@ class PostgresBackend(_Base):
         plan = _sql.touch(self.project, ns, path, float(accessed_at))
         self._run(plan, f"touching {ns}/{path}", ns, path)
 
+    def keep_versions(self, ns: str) -> None:
+        """Keep every version of `ns` from now on, for every backend over this schema."""
+        if ns not in self._versioned:
+            self._run(_sql.keep_versions(self.project, ns), f"versioning {ns}", ns)
+            self._versioned |= {ns}
+
     def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
-        """Every version of memory `path`, oldest first (the `memory` namespace only)."""
+        """Every version of `ns/path`, oldest first (a versioned namespace only)."""
+        if ns not in self._versioned:
+            self._versioned = self._run(*self._versioned_plan())
         plan = self._history_plan(ns, path)
         return self._run(plan, f"reading the history of {ns}/{path}", ns, path)  # type: ignore[no-any-return]
 
@@ -251,7 +179,7 @@ class PostgresBackend(_Base):
         return self._run(_sql.inventory(), "listing the projects")  # type: ignore[no-any-return]
 
 
-class AsyncPostgresBackend(_Base):
+class AsyncPostgresBackend(Base):
     """The async protocol, natively, over `psycopg_pool.AsyncConnectionPool`.
 
     Same arguments as `PostgresBackend`. The pool opens (and the schema migrates) on the first
@@ -273,6 +201,7 @@ class AsyncPostgresBackend(_Base):
         self._pool = pool
         try:
             await self._run(migrate_plan(self.schema), "migrating the schema")
+            self._versioned = await self._run(*self._versioned_plan())
         except BaseException:
             self._pool = None
             await pool.close()
@@ -386,7 +315,19 @@ class AsyncPostgresBackend(_Base):
         plan = _sql.touch(self.project, ns, path, float(accessed_at))
         await self._run(plan, f"touching {ns}/{path}", ns, path)
 
+    async def keep_versions(self, ns: str) -> None:
+        """See `PostgresBackend.keep_versions`."""
+        if self._pool is None:
+            await self.open()
+        if ns not in self._versioned:
+            await self._run(_sql.keep_versions(self.project, ns), f"versioning {ns}", ns)
+            self._versioned |= {ns}
+
     async def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
-        """Every version of memory `path`, oldest first (the `memory` namespace only)."""
+        """See `PostgresBackend.history`."""
+        if self._pool is None:
+            await self.open()
+        if ns not in self._versioned:
+            self._versioned = await self._run(*self._versioned_plan())
         plan = self._history_plan(ns, path)
         return await self._run(plan, f"reading the history of {ns}/{path}", ns, path)  # type: ignore[no-any-return]

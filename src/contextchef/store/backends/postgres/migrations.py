@@ -12,12 +12,14 @@ Tables: `schema_migrations(version, name, applied_at)` and `entries`, one row pe
 (project, namespace, path) with the content, free meta (JSON text), times, byte length, a
 `version` counter bumped by every rewrite (never by `touch`) and a generated `tsv` column
 (`simple` configuration over path and content) under a GIN index for full-text search.
-`memory_versions` (m002) keeps every version of the `memory` namespace's entries, as SQLite's
-`memories` table does: triggers on `entries` record each new `version` of a memory row (in the
-writing transaction, whichever statement wrote it), mark the one it supersedes
-(`superseded_at`) and mark the current one `deleted_at` when the row is deleted; a `touch`
-records nothing. `history` reads them. The search index keeps no pending list (m003), so a
-search never scans unindexed writes.
+`memory_versions` keeps every version of the entries of the *versioned namespaces*, as SQLite's
+`memories` table does: triggers on `entries` record each new `version` of a row whose namespace
+`versioned_namespaces` names for its project (in the writing transaction, whichever statement
+wrote it), mark the one it supersedes (`superseded_at`) and mark the current one `deleted_at`
+when the row is deleted; a `touch` records nothing. `history` reads them. Until m004 one fixed
+namespace was versioned (m002); since, the store declares which (`keep_versions`), and the
+table's name is historical. The search index keeps no pending list (m003), so a search never
+scans unindexed writes.
 """
 
 from __future__ import annotations
@@ -114,10 +116,66 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "SELECT gin_clean_pending_list('entries_tsv'::regclass)",
         ),
     ),
+    (
+        "m004_versioned_namespaces",
+        (
+            # The namespaces whose versions are kept, as the store declares them; the rows
+            # already in memory_versions are the one namespace m002 versioned.
+            """CREATE TABLE versioned_namespaces (
+        project TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        declared_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (project, namespace)
+    )""",
+            "ALTER TABLE memory_versions ADD COLUMN namespace TEXT NOT NULL DEFAULT 'memory'",
+            "ALTER TABLE memory_versions ALTER COLUMN namespace DROP DEFAULT",
+            "DROP INDEX memory_versions_key",
+            "CREATE INDEX memory_versions_key ON memory_versions (project, namespace, path, id)",
+            "DROP TRIGGER memory_versions_write ON entries",
+            "DROP TRIGGER memory_versions_delete ON entries",
+            "DROP FUNCTION memory_versions_record()",
+            """CREATE FUNCTION entry_versions_record() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        stamp DOUBLE PRECISION := extract(epoch FROM clock_timestamp());
+        row_project TEXT := CASE WHEN TG_OP = 'DELETE' THEN OLD.project ELSE NEW.project END;
+        row_ns TEXT := CASE WHEN TG_OP = 'DELETE' THEN OLD.namespace ELSE NEW.namespace END;
+    BEGIN
+        IF NOT EXISTS (SELECT 1 FROM versioned_namespaces
+                       WHERE project = row_project AND namespace = row_ns) THEN
+            RETURN NULL;
+        END IF;
+        IF TG_OP = 'DELETE' THEN
+            UPDATE memory_versions SET deleted_at = stamp
+            WHERE project = OLD.project AND namespace = OLD.namespace AND path = OLD.path
+                AND superseded_at IS NULL AND deleted_at IS NULL;
+            RETURN NULL;
+        END IF;
+        IF TG_OP = 'UPDATE' AND NEW.version = OLD.version THEN
+            RETURN NULL;
+        END IF;
+        UPDATE memory_versions SET superseded_at = stamp
+        WHERE project = NEW.project AND namespace = NEW.namespace AND path = NEW.path
+            AND superseded_at IS NULL AND deleted_at IS NULL;
+        INSERT INTO memory_versions (project, namespace, path, version, content, meta,
+            created_at, updated_at, accessed_at, bytes, recorded_at)
+        VALUES (NEW.project, NEW.namespace, NEW.path, NEW.version, NEW.content, NEW.meta,
+            NEW.created_at, NEW.updated_at, NEW.accessed_at, NEW.bytes, stamp);
+        RETURN NULL;
+    END
+    $$""",
+            """CREATE TRIGGER entry_versions_write AFTER INSERT OR UPDATE ON entries
+        FOR EACH ROW EXECUTE FUNCTION entry_versions_record()""",
+            """CREATE TRIGGER entry_versions_delete AFTER DELETE ON entries
+        FOR EACH ROW EXECUTE FUNCTION entry_versions_record()""",
+            """INSERT INTO versioned_namespaces (project, namespace, declared_at)
+        SELECT project, namespace, extract(epoch FROM clock_timestamp())
+        FROM (SELECT DISTINCT project, namespace FROM memory_versions) AS versioned""",
+        ),
+    ),
 )
 """`(name, statements)` per step, oldest first; the position (from 1) is the version."""
 
-LATEST_SCHEMA_VERSION = 3
+LATEST_SCHEMA_VERSION = 4
 """The newest schema version this build writes; a test keeps it equal to len(MIGRATIONS)."""
 
 

@@ -1,8 +1,8 @@
 """The embedded default store: SQLite with a schema fence, migrations and stable project identity.
 
 `SQLiteBackend` implements the whole storage protocol over one machine-wide `context.db`, and
-keeps every version of the `memory` namespace (the `history` capability); `maintenance`,
-`backup` and `repair` hold the operations behind `contextchef db`.
+keeps every version of the namespaces the store declares versioned (`keep_versions`,
+`history`); `maintenance`, `backup` and `repair` hold the operations behind `contextchef db`.
 """
 
 from contextchef.store.backends.sqlite.backend import SQLiteBackend

@@ -16,8 +16,9 @@ of a 10 MiB entry a 10 MiB write.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
-from contextchef.store.backends.sqlite._memories import MEMORY_NAMESPACE, MemoryTable
+from contextchef.store.backends.sqlite._versioned import VersionedTable
 from contextchef.store.backends.sqlite.connection import nowait_transaction
 
 __all__ = ["MAX_PENDING", "AccessTimes", "record_access"]
@@ -30,8 +31,9 @@ class AccessTimes:
     """The access times of one backend that could not be written yet. Not thread-safe: the
     backend calls it under its own lock."""
 
-    def __init__(self, memories: MemoryTable) -> None:
-        self._memories = memories
+    def __init__(self, versions: VersionedTable, is_versioned: Callable[[str], bool]) -> None:
+        self._versions = versions
+        self._is_versioned = is_versioned
         self._pending: dict[tuple[str, str], float] = {}
 
     def __bool__(self) -> bool:
@@ -61,8 +63,8 @@ class AccessTimes:
             return locked
 
     def _write(self, conn: sqlite3.Connection, pid: int, ns: str, path: str, at: float) -> None:
-        if ns == MEMORY_NAMESPACE:
-            self._memories.touch(conn, pid, path, at)
+        if self._is_versioned(ns):
+            self._versions.touch(conn, pid, ns, path, at)
             return
         record_access(conn, pid, ns, path, at)
 

@@ -1,12 +1,15 @@
 """`SQLiteBackend`: the embedded default store, one shared database file per machine.
 
 Every entry is scoped to the backend's project, so two projects never see each other's entries
-while a clone of the same repository shares them. Entries of notes/, vfs/, archive/ (and any
-other namespace) are rows of `entries`, overwritten and deleted in place. The `memory`
-namespace is served from the `memories` table instead (see _memories.py): the same protocol,
-but every change is a new version (the old one kept through `superseded_by`), a delete is a
-soft delete, every mutation is logged in `memory_log`, and the optional `history` capability
-returns a key's versions.
+while a clone of the same repository shares them. Entries are rows of `entries`, overwritten
+and deleted in place, except in the *versioned namespaces* the store declares
+(`keep_versions`): the database records each one in `versioned_namespaces` and serves it from
+the `memories` table (see _versioned.py): the same protocol, but every change is a new version
+(the old one kept through `superseded_by`), a delete is a soft delete, every mutation is logged
+in `memory_log`, and `history` returns a key's versions. Declarations are per project. The
+project's versioned namespaces are read when the project is resolved and again in every write
+transaction, so a declaration made by another process is honoured by this one's next write
+(its reads follow from then on).
 
 Meta: `created_at`, `updated_at`, `accessed_at` and `bytes` are columns (`bytes` is always the
 UTF-8 length of the content; `accessed_at` lives in the small `entry_access` table, so a read
@@ -35,7 +38,6 @@ import logging
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,14 +51,14 @@ from contextchef.store.backend import (
     StoredEntry,
     Version,
 )
-from contextchef.store.backends.sqlite._access import AccessTimes, record_access
+from contextchef.store.backends.sqlite._access import AccessTimes
 from contextchef.store.backends.sqlite._atomic import (
     ENTRY_FROM,
     insert_if_absent,
     row_version,
     versioned_row,
 )
-from contextchef.store.backends.sqlite._memories import MEMORY_NAMESPACE, MemoryTable
+from contextchef.store.backends.sqlite._entries import append_entry, restore_entries, upsert_entry
 from contextchef.store.backends.sqlite._query import (
     fts_query,
     prefix_bounds,
@@ -64,6 +66,7 @@ from contextchef.store.backends.sqlite._query import (
     search_entries,
     split_meta,
 )
+from contextchef.store.backends.sqlite._versioned import VersionedTable, versioned_namespaces
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
 from contextchef.store.backends.sqlite.identity import (
     ProjectRef,
@@ -88,7 +91,7 @@ _SCOPE_E = "e.project_id = ? AND e.namespace = ?"
 
 class SQLiteBackend:
     """The full `StorageBackend` protocol over one SQLite file: every capability except
-    `get_physical_path`, and `history` for the `memory` namespace.
+    `get_physical_path`, and `history` for the versioned namespaces.
 
     Args:
         path: the database file; default: `context.db` in the data directory
@@ -124,8 +127,9 @@ class SQLiteBackend:
             self._hold.release()
             raise
         self._pid = os.getpid()
-        self._memories = MemoryTable()
-        self._access = AccessTimes(self._memories)
+        self._versions = VersionedTable()
+        self._versioned: frozenset[str] = frozenset()  # the project's, once it is resolved
+        self._access = AccessTimes(self._versions, lambda ns: ns in self._versioned)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -173,6 +177,8 @@ class SQLiteBackend:
         self, doing: str, *, ns: str | None = None, path: str | None = None
     ) -> Iterator[sqlite3.Connection]:
         with self.connection(doing, ns=ns, path=path) as conn, write_transaction(conn):
+            if self._project is not None:  # another process may have declared one since
+                self._versioned = versioned_namespaces(conn, self._project.id)
             if self._access and self._project is not None:
                 self._access.flush(conn, self._project.id)
             yield conn
@@ -198,6 +204,7 @@ class SQLiteBackend:
                     self._project = project_for_identity(conn, identity)
                 else:
                     self._project = resolve_project(conn, spec, allow_home=self._allow_home)
+                self._versioned = versioned_namespaces(conn, self._project.id)
         return self._project
 
     # -- required protocol ------------------------------------------------------------------
@@ -205,8 +212,8 @@ class SQLiteBackend:
     def read(self, ns: str, path: str) -> StoredEntry | None:
         pid = self.project.id
         with self.connection(f"reading {ns}/{path}", ns=ns, path=path) as conn:
-            if ns == MEMORY_NAMESPACE:
-                return self._memories.read(conn, pid, path)
+            if ns in self._versioned:
+                return self._versions.read(conn, pid, ns, path)
             row = conn.execute(
                 f"SELECT {_ENTRY} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path = ?",
                 (pid, ns, path),
@@ -217,20 +224,20 @@ class SQLiteBackend:
         meta, times = split_meta(entry.meta, ns, path)
         pid = self.project.id
         with self._writing(f"writing {ns}/{path}", ns=ns, path=path) as conn:
-            if ns == MEMORY_NAMESPACE:
-                self._memories.write(conn, pid, path, entry.content, entry.meta)
+            if ns in self._versioned:
+                self._versions.write(conn, pid, ns, path, entry.content, entry.meta)
                 return
-            self._upsert(conn, pid, ns, path, entry.content, meta, times)
+            upsert_entry(conn, pid, ns, path, entry.content, meta, times)
 
     def create(self, ns: str, path: str, entry: StoredEntry) -> bool:
         """Write `path` only when absent, in one statement; True when this call created it."""
         meta, times = split_meta(entry.meta, ns, path)
         pid = self.project.id
         with self._writing(f"creating {ns}/{path}", ns=ns, path=path) as conn:
-            if ns == MEMORY_NAMESPACE:
-                if self._memories.exists(conn, pid, path):
+            if ns in self._versioned:
+                if self._versions.exists(conn, pid, ns, path):
                     return False
-                self._memories.write(conn, pid, path, entry.content, entry.meta)
+                self._versions.write(conn, pid, ns, path, entry.content, entry.meta)
                 return True
             return insert_if_absent(conn, pid, ns, path, entry.content, meta, times)
 
@@ -238,8 +245,8 @@ class SQLiteBackend:
         """The entry and its version token (see the module docstring), or None."""
         pid = self.project.id
         with self.connection(f"reading {ns}/{path}", ns=ns, path=path) as conn:
-            if ns == MEMORY_NAMESPACE:
-                return self._memories.read_versioned(conn, pid, path)
+            if ns in self._versioned:
+                return self._versions.read_versioned(conn, pid, ns, path)
             row = versioned_row(conn, pid, ns, path)
         return None if row is None else (StoredEntry(row[1], row_meta(row)), row_version(row))
 
@@ -248,51 +255,19 @@ class SQLiteBackend:
         meta, times = split_meta(entry.meta, ns, path)
         pid = self.project.id
         with self._writing(f"writing {ns}/{path}", ns=ns, path=path) as conn:
-            if ns == MEMORY_NAMESPACE:
-                return self._memories.replace_if(conn, pid, path, entry, expected)
+            if ns in self._versioned:
+                return self._versions.replace_if(conn, pid, ns, path, entry, expected)
             row = versioned_row(conn, pid, ns, path)
             if row is None or row_version(row) != expected:
                 return False
-            self._upsert(conn, pid, ns, path, entry.content, meta, times)
+            upsert_entry(conn, pid, ns, path, entry.content, meta, times)
         return True
-
-    @staticmethod
-    def _upsert(
-        conn: sqlite3.Connection,
-        pid: int,
-        ns: str,
-        path: str,
-        content: str,
-        meta: str,
-        times: dict[str, float],
-    ) -> None:
-        conn.execute(
-            "INSERT INTO entries(project_id, namespace, path, content, meta, created_at, "
-            "updated_at, bytes) VALUES (:pid, :ns, :path, :content, :meta, "
-            "coalesce(:created, :now), coalesce(:updated, :now), :bytes) "
-            "ON CONFLICT(project_id, namespace, path) DO UPDATE SET content = excluded.content, "
-            "meta = excluded.meta, created_at = coalesce(:created, entries.created_at), "
-            "updated_at = excluded.updated_at, bytes = excluded.bytes",
-            {
-                "pid": pid,
-                "ns": ns,
-                "path": path,
-                "content": content,
-                "meta": meta,
-                "created": times.get("created_at"),
-                "updated": times.get("updated_at"),
-                "now": time.time(),
-                "bytes": len(content.encode("utf-8")),
-            },
-        )
-        if "accessed_at" in times:  # without one, the entry keeps the access time it had
-            record_access(conn, pid, ns, path, times["accessed_at"])
 
     def delete(self, ns: str, path: str) -> bool:
         pid = self.project.id
         with self._writing(f"deleting {ns}/{path}", ns=ns, path=path) as conn:
-            if ns == MEMORY_NAMESPACE:
-                return self._memories.delete(conn, pid, path)
+            if ns in self._versioned:
+                return self._versions.delete(conn, pid, ns, path)
             cursor = conn.execute(
                 f"DELETE FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
             )
@@ -311,10 +286,10 @@ class SQLiteBackend:
             return conn.execute(sql, params).fetchall()
 
     def list(self, ns: str, prefix: str = "") -> builtins.list[ListedEntry]:
-        if ns == MEMORY_NAMESPACE:
-            pid = self.project.id
+        pid = self.project.id  # (resolving the project reads its versioned namespaces)
+        if ns in self._versioned:
             with self.connection(f"listing {ns}/{prefix}", ns=ns) as conn:
-                return self._memories.list(conn, pid, prefix)
+                return self._versions.list(conn, pid, ns, prefix)
         rows = self._rows(ns, prefix, _LISTED, f"listing {ns}/{prefix}")
         return [ListedEntry(row[0], row_meta(row)) for row in rows]
 
@@ -322,37 +297,48 @@ class SQLiteBackend:
 
     def supports(self, capability: str, ns: str) -> bool:
         """Every capability but `get_physical_path` (entries are rows, not files); `history`
-        only for the `memory` namespace, the one that keeps versions."""
+        only for the versioned namespaces."""
         if capability == "history":
-            return ns == MEMORY_NAMESPACE
+            self.project.id  # noqa: B018 (resolving the project reads its versioned namespaces)
+            return ns in self._versioned
         return capability in CAPABILITIES and capability != "get_physical_path"
 
+    def keep_versions(self, ns: str) -> None:
+        """Keep every version of `ns` from now on, for every opener of this database: the name
+        goes to `versioned_namespaces`, the namespace's entries move to `memories`."""
+        pid = self.project.id
+        if ns in self._versioned:
+            return
+        with self._writing(f"keeping versions of {ns}", ns=ns) as conn:
+            self._versions.adopt(conn, pid, ns)
+            self._versioned = self._versioned | {ns}
+
     def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
-        """Every version of `memory/<path>`, oldest first, the current one (if any) last.
+        """Every version of `ns/path`, oldest first, the current one (if any) last.
 
         Each version's meta is the entry's meta plus `recorded_at` (when the version was
         written) and, when they apply, `superseded_at` and `deleted_at`. Raises
-        `StoreCapabilityError` for any other namespace: only `memory` keeps versions.
+        `StoreCapabilityError` for a namespace that is not versioned.
         """
-        if ns != MEMORY_NAMESPACE:
-            raise StoreCapabilityError(ns, ["history"])
         pid = self.project.id
+        if ns not in self._versioned:
+            raise StoreCapabilityError(ns, ["history"])
         with self.connection(f"reading the history of {ns}/{path}", ns=ns, path=path) as conn:
-            return self._memories.history(conn, pid, path)
+            return self._versions.history(conn, pid, ns, path)
 
     def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
-        if ns == MEMORY_NAMESPACE:
-            pid = self.project.id
+        pid = self.project.id
+        if ns in self._versioned:
             with self.connection(f"reading {ns}/{prefix}*", ns=ns) as conn:
-                return self._memories.read_all(conn, pid, prefix)
+                return self._versions.read_all(conn, pid, ns, prefix)
         rows = self._rows(ns, prefix, f"e.path, {_ENTRY}", f"reading {ns}/{prefix}*")
         return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
 
     def exists(self, ns: str, path: str) -> bool:
         pid = self.project.id
         with self.connection(f"checking {ns}/{path}", ns=ns, path=path) as conn:
-            if ns == MEMORY_NAMESPACE:
-                return self._memories.exists(conn, pid, path)
+            if ns in self._versioned:
+                return self._versions.exists(conn, pid, ns, path)
             row = conn.execute(
                 f"SELECT 1 FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
             ).fetchone()
@@ -360,19 +346,11 @@ class SQLiteBackend:
 
     def append(self, ns: str, path: str, content: str) -> None:
         pid = self.project.id
-        now = time.time()
         with self._writing(f"appending to {ns}/{path}", ns=ns, path=path) as conn:
-            if ns == MEMORY_NAMESPACE:
-                self._memories.append(conn, pid, path, content)
+            if ns in self._versioned:
+                self._versions.append(conn, pid, ns, path, content)
                 return
-            conn.execute(
-                "INSERT INTO entries(project_id, namespace, path, content, created_at, "
-                "updated_at, bytes) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(project_id, namespace, path) DO UPDATE SET "
-                "content = entries.content || excluded.content, "
-                "updated_at = excluded.updated_at, bytes = entries.bytes + excluded.bytes",
-                (pid, ns, path, content, now, now, len(content.encode("utf-8"))),
-            )
+            append_entry(conn, pid, ns, path, content)
 
     def search(
         self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
@@ -381,10 +359,9 @@ class SQLiteBackend:
         if match is None or (limit is not None and limit <= 0):
             return []
         pid = self.project.id
-        if ns == MEMORY_NAMESPACE:
-            with self.connection(f"searching {ns} for {query!r}", ns=ns) as conn:
-                return self._memories.search(conn, pid, query, prefix, limit)
         with self.connection(f"searching {ns} for {query!r}", ns=ns) as conn:
+            if ns in self._versioned:
+                return self._versions.search(conn, pid, ns, query, prefix, limit)
             return search_entries(conn, pid, ns, match, prefix, limit)
 
     def snapshot(self, ns: str) -> dict[str, StoredEntry]:
@@ -393,22 +370,13 @@ class SQLiteBackend:
     def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
         """Make namespace `ns` hold exactly `snapshot`, atomically."""
         pid = self.project.id
-        dumped = {path: split_meta(entry.meta, ns, path) for path, entry in snapshot.items()}
+        for path, entry in snapshot.items():
+            split_meta(entry.meta, ns, path)  # refuse unserialisable meta before writing
         with self._writing(f"restoring {ns}", ns=ns) as conn:
-            if ns == MEMORY_NAMESPACE:
-                self._memories.restore(conn, pid, snapshot)
-                return
-            existing = {
-                row[0]
-                for row in conn.execute(f"SELECT path FROM entries WHERE {_SCOPE}", (pid, ns))
-            }
-            conn.executemany(
-                f"DELETE FROM entries WHERE {_SCOPE} AND path = ?",
-                [(pid, ns, path) for path in existing - snapshot.keys()],
-            )
-            for path, entry in snapshot.items():
-                meta, times = dumped[path]
-                self._upsert(conn, pid, ns, path, entry.content, meta, times)
+            if ns in self._versioned:
+                self._versions.restore(conn, pid, ns, snapshot)
+            else:
+                restore_entries(conn, pid, ns, snapshot)
 
     def get_physical_path(self, ns: str, path: str) -> str | None:
         """None: an entry is a database row, not a file a tool could open."""

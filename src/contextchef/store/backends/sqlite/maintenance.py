@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contextchef.errors import ForeignDatabaseError, StoreError
-from contextchef.store.backends.sqlite._memories import prune_memory_log
+from contextchef.store.backends.sqlite._versioned import prune_memory_log
 from contextchef.store.backends.sqlite.connection import (
     connect,
     translate_errors,
@@ -184,8 +184,8 @@ class DatabaseInfo:
 def info(path: Path) -> DatabaseInfo:
     """Path, schema version and fence, sizes, and row counts per namespace and project.
 
-    `entries` counts the `entries` table; the `memory` namespace lives in `memories`, counted
-    (current versions only) in `memories`.
+    `entries` counts the `entries` table; the versioned namespaces live in `memories`, counted
+    (current versions only, all namespaces together) in `memories`.
     """
     if path.is_file():
         require_ours(path, doing="describe")

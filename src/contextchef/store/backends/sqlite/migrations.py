@@ -1,28 +1,6 @@
 """The schema and its migrations: named, ordered functions, each applied once in a transaction.
 
-Tables (the current shape is the sum of the migrations below):
-
-- `projects` (one row per project; `identity` is the first identity ever computed for it, or
-  the explicit identity it was opened with), `project_aliases` (every identity that maps to a
-  project: each git root, each `dir:` hash) and `project_dirs` (the last identity resolved for
-  each directory, reused when git fails transiently).
-- `entries`: the store's text entries, unique per (project, namespace, path), with their times,
-  byte size and free meta JSON. Its `accessed_at` column is unused since m005 (always NULL):
-  the access time lives in `entry_access`, so recording a read never rewrites the entry's row
-  (SQLite rewrites a whole record, 10 MiB of content included, for any UPDATE of it).
-  `entries_fts` is an FTS5 external-content index over path and content, kept in sync by
-  triggers; the update trigger fires only when path or content changed, so meta-only writes
-  never rewrite the index (and `touch` never writes `entries` at all).
-- `memories`: keyed facts, one *current* row per (project, key) (a partial unique index), older
-  versions kept with `superseded_by` pointing at their successor; deletion is a `deleted_at`
-  mark, never a destructive overwrite. `memory_log` is the append-only log of memory mutations
-  (updates are refused by a trigger), pruned by the retention policy of `_memories.py`. The
-  backend serves its `memory` namespace from these two tables (see `_memories.py`).
-- `memories_fts`: FTS5 external-content index over the key and content of every memory version
-  (versions are immutable, so rows are indexed on insert and removed on delete only); search
-  keeps the current rows.
-- `entry_access`: the last read time of an entry, one small row per entry that was ever read
-  (or written with an explicit `accessed_at`), deleted with the entry by its foreign key.
+The tables themselves, and the steps that made them, are in `steps.py`.
 
 Rules (each one a lesson from the peer inventoried in shared/reference):
 
@@ -48,8 +26,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from contextchef.errors import MigrationError, SchemaTooNewError
@@ -61,6 +38,7 @@ from contextchef.store.backends.sqlite.connection import (
     write_transaction,
 )
 from contextchef.store.backends.sqlite.private import private_sidecars
+from contextchef.store.backends.sqlite.steps import MIGRATIONS, Migration
 
 __all__ = [
     "LATEST_SCHEMA_VERSION",
@@ -80,195 +58,7 @@ Progress = Callable[[int, int], None]
 """A progress callback: `(steps done, steps in all)`."""
 
 
-@dataclass(frozen=True, slots=True)
-class Migration:
-    """One schema step: its version (position in the chain), name and body."""
-
-    version: int
-    name: str
-    apply: Callable[[sqlite3.Connection], None]
-
-
-_CHAIN: list[Migration] = []
-
-
-def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
-    """Register `fn` as the next migration; its function name is its permanent id."""
-    _CHAIN.append(Migration(len(_CHAIN) + 1, fn.__name__, fn))
-    return fn
-
-
-def _run(conn: sqlite3.Connection, statements: Iterable[str]) -> None:
-    for statement in statements:
-        conn.execute(statement)
-
-
-@migration
-def m001_create_projects_and_entries(conn: sqlite3.Connection) -> None:
-    """The bookkeeping table, project identities and the entries of the context store."""
-    _run(
-        conn,
-        (
-            """CREATE TABLE schema_migrations (
-        version INTEGER PRIMARY KEY,
-        name TEXT NOT NULL,
-        applied_at REAL NOT NULL
-    )""",
-            """CREATE TABLE projects (
-        id INTEGER PRIMARY KEY,
-        identity TEXT NOT NULL UNIQUE,
-        created_at REAL NOT NULL
-    )""",
-            """CREATE TABLE project_aliases (
-        alias TEXT PRIMARY KEY,
-        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-        created_at REAL NOT NULL
-    )""",
-            "CREATE INDEX project_aliases_project ON project_aliases(project_id)",
-            """CREATE TABLE project_dirs (
-        path TEXT PRIMARY KEY,
-        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-        identity TEXT NOT NULL,
-        seen_at REAL NOT NULL
-    )""",
-            "CREATE INDEX project_dirs_project ON project_dirs(project_id)",
-            """CREATE TABLE entries (
-        id INTEGER PRIMARY KEY,
-        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-        namespace TEXT NOT NULL,
-        path TEXT NOT NULL,
-        content TEXT NOT NULL,
-        meta TEXT NOT NULL DEFAULT '{}',
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL,
-        accessed_at REAL,
-        bytes INTEGER NOT NULL,
-        UNIQUE (project_id, namespace, path)
-    )""",
-        ),
-    )
-
-
-@migration
-def m002_add_entries_fts(conn: sqlite3.Connection) -> None:
-    """Full-text search over entries; triggers skip updates that leave path and content alone."""
-    _run(
-        conn,
-        (
-            """CREATE VIRTUAL TABLE entries_fts USING fts5(
-        path, content, content='entries', content_rowid='id',
-        tokenize='unicode61 remove_diacritics 2'
-    )""",
-            """CREATE TRIGGER entries_fts_insert AFTER INSERT ON entries BEGIN
-        INSERT INTO entries_fts(rowid, path, content) VALUES (new.id, new.path, new.content);
-    END""",
-            """CREATE TRIGGER entries_fts_delete AFTER DELETE ON entries BEGIN
-        INSERT INTO entries_fts(entries_fts, rowid, path, content)
-        VALUES ('delete', old.id, old.path, old.content);
-    END""",
-            """CREATE TRIGGER entries_fts_update AFTER UPDATE OF path, content ON entries
-    WHEN old.content IS NOT new.content OR old.path IS NOT new.path BEGIN
-        INSERT INTO entries_fts(entries_fts, rowid, path, content)
-        VALUES ('delete', old.id, old.path, old.content);
-        INSERT INTO entries_fts(rowid, path, content) VALUES (new.id, new.path, new.content);
-    END""",
-            # Entries written before this step are indexed from the content table.
-            "INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')",
-        ),
-    )
-
-
-@migration
-def m003_create_memories(conn: sqlite3.Connection) -> None:
-    """Keyed memories with supersession history, and their append-only mutation log."""
-    _run(
-        conn,
-        (
-            """CREATE TABLE memories (
-        id INTEGER PRIMARY KEY,
-        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-        key TEXT NOT NULL,
-        content TEXT NOT NULL,
-        meta TEXT NOT NULL DEFAULT '{}',
-        created_at REAL NOT NULL,
-        superseded_by INTEGER REFERENCES memories(id) ON DELETE SET NULL
-            DEFERRABLE INITIALLY DEFERRED,
-        deleted_at REAL
-    )""",
-            """CREATE UNIQUE INDEX memories_current ON memories(project_id, key)
-        WHERE superseded_by IS NULL AND deleted_at IS NULL""",
-            "CREATE INDEX memories_history ON memories(project_id, key, id)",
-            """CREATE TABLE memory_log (
-        id INTEGER PRIMARY KEY,
-        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-        memory_id INTEGER,
-        key TEXT NOT NULL,
-        op TEXT NOT NULL CHECK (op IN ('create', 'update', 'delete')),
-        at REAL NOT NULL
-    )""",
-            "CREATE INDEX memory_log_project ON memory_log(project_id, id)",
-            "CREATE INDEX memory_log_at ON memory_log(at)",
-            """CREATE TRIGGER memory_log_append_only BEFORE UPDATE ON memory_log BEGIN
-        SELECT RAISE(ABORT, 'memory_log is append-only');
-    END""",
-        ),
-    )
-
-
-@migration
-def m004_add_memories_fts(conn: sqlite3.Connection) -> None:
-    """Full-text search over memory versions, so the `memory` namespace searches like the rest."""
-    _run(
-        conn,
-        (
-            """CREATE VIRTUAL TABLE memories_fts USING fts5(
-        key, content, content='memories', content_rowid='id',
-        tokenize='unicode61 remove_diacritics 2'
-    )""",
-            """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts(rowid, key, content) VALUES (new.id, new.key, new.content);
-    END""",
-            """CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, key, content)
-        VALUES ('delete', old.id, old.key, old.content);
-    END""",
-            """CREATE TRIGGER memories_fts_update AFTER UPDATE OF key, content ON memories
-    WHEN old.content IS NOT new.content OR old.key IS NOT new.key BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, key, content)
-        VALUES ('delete', old.id, old.key, old.content);
-        INSERT INTO memories_fts(rowid, key, content) VALUES (new.id, new.key, new.content);
-    END""",
-            # Versions recorded before this step are indexed from the content table.
-            "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')",
-        ),
-    )
-
-
-@migration
-def m005_move_access_times_to_entry_access(conn: sqlite3.Connection) -> None:
-    """Access times in a table of their own; existing ones move there, the column is emptied.
-
-    The column stays (dropping one needs SQLite 3.35 and rewrites every row) but is never
-    read or written again.
-    """
-    _run(
-        conn,
-        (
-            """CREATE TABLE entry_access (
-        entry_id INTEGER PRIMARY KEY REFERENCES entries(id) ON DELETE CASCADE,
-        accessed_at REAL NOT NULL
-    )""",
-            """INSERT INTO entry_access(entry_id, accessed_at)
-        SELECT id, accessed_at FROM entries WHERE accessed_at IS NOT NULL""",
-            "UPDATE entries SET accessed_at = NULL WHERE accessed_at IS NOT NULL",
-        ),
-    )
-
-
-MIGRATIONS: tuple[Migration, ...] = tuple(_CHAIN)
-"""Every migration, oldest first; `MIGRATIONS[i].version == i + 1`."""
-
-LATEST_SCHEMA_VERSION = 5
+LATEST_SCHEMA_VERSION = 6
 """The newest schema this build understands; always equal to `MIGRATIONS[-1].version`."""
 
 

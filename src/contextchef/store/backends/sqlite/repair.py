@@ -59,6 +59,7 @@ SALVAGE_ORDER = (
     "entry_access",
     "memories",
     "memory_log",
+    "versioned_namespaces",
 )
 """Tables copied, parents before children so foreign keys hold."""
 
@@ -204,10 +205,32 @@ def _legacy_access_times(source: sqlite3.Connection, dest: sqlite3.Connection) -
     return report
 
 
+def _legacy_versioned_namespaces(dest: sqlite3.Connection) -> TableSalvage:
+    """`versioned_namespaces` of a file older than m006: the namespaces of the (salvaged)
+    `memories` rows, as m006 records them."""
+    report = TableSalvage("versioned_namespaces")
+    with write_transaction(dest):
+        report.recovered = report.source_rows = _declare_salvaged_namespaces(dest)
+    return report
+
+
+def _declare_salvaged_namespaces(dest: sqlite3.Connection) -> int:
+    """Name every namespace that has rows in `memories` in `versioned_namespaces` (a lost
+    declaration would hide its rows); how many were added."""
+    return dest.execute(
+        "INSERT INTO versioned_namespaces(project_id, namespace, declared_at) "
+        "SELECT DISTINCT project_id, namespace, ? FROM memories WHERE true "
+        "ON CONFLICT DO NOTHING",
+        (time.time(),),
+    ).rowcount
+
+
 def _copy_table(source: sqlite3.Connection, dest: sqlite3.Connection, table: str) -> TableSalvage:
     present = set(_columns(source, table))
     if table == "entry_access" and not present and "accessed_at" in _columns(source, "entries"):
         return _legacy_access_times(source, dest)
+    if table == "versioned_namespaces" and not present:
+        return _legacy_versioned_namespaces(dest)
     report = TableSalvage(table)
     wanted = _columns(dest, table)
     columns = [c for c in wanted if c in present]
@@ -234,6 +257,8 @@ def _copy_table(source: sqlite3.Connection, dest: sqlite3.Connection, table: str
                 "AND superseded_by NOT IN (SELECT id FROM memories)",
                 (time.time(),),
             )
+        if table == "versioned_namespaces":
+            _declare_salvaged_namespaces(dest)
     return report
 
 

@@ -1,0 +1,104 @@
+"""What both PostgreSQL drivers share: their options, the schema's versioned namespaces and the
+capabilities they report (see `backend.py` for the drivers themselves)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from contextchef.errors import ConfigError, StoreCapabilityError
+from contextchef.store.backend import CAPABILITIES
+from contextchef.store.backends.postgres import _sql
+from contextchef.store.backends.postgres._common import (
+    chosen,
+    connect_kwargs,
+    project_identity,
+    redact,
+    require_psycopg,
+    split_dsn,
+    validate_schema,
+)
+from contextchef.store.backends.postgres._sql import Plan
+
+__all__ = ["DEFAULT_SCHEMA", "DEFAULT_STATEMENT_TIMEOUT_S", "Base"]
+
+
+DEFAULT_STATEMENT_TIMEOUT_S = 30.0
+"""How long one statement may run before the server cancels it."""
+
+DEFAULT_SCHEMA = "contextchef"
+"""The schema used when neither `schema=` nor the DSN's `contextchef_schema` names one."""
+
+
+class Base:
+    """Options shared by both drivers; the capabilities they report."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str | None = None,
+        pool_size: int = 4,
+        project: str | os.PathLike[str] | None = None,
+        statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT_S,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        """Open a store over `dsn` (the pool of the sync backend opens now, the async one's on
+        first use), migrating `schema` to the latest version.
+
+        Args:
+            dsn: a libpq connection string or URI (`postgresql://user@host/db`); a URI may
+                carry `contextchef_schema=` and `contextchef_project=` query parameters (read
+                here as `schema` and `project`, removed before connecting).
+            schema: the PostgreSQL schema holding the tables (created and migrated on open);
+                default: the DSN's `contextchef_schema`, else `"contextchef"`.
+            pool_size: the most connections this backend holds.
+            project: a directory whose identity is derived, or an explicit identity string;
+                default: the DSN's `contextchef_project`, else the working directory's project.
+            statement_timeout: seconds one statement may run (server-side `statement_timeout`).
+            connect_timeout: seconds to wait for a connection from the pool.
+        """
+        require_psycopg()
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ConfigError(f"pool_size must be an int of at least 1, got {pool_size!r}")
+        self._dsn, params = split_dsn(dsn)
+        self.schema = validate_schema(chosen("schema", schema, params) or DEFAULT_SCHEMA)
+        self.project = project_identity(chosen("project", project, params))
+        self._pool_size = pool_size
+        self._kwargs = connect_kwargs(self.schema, statement_timeout, self._dsn)
+        self._connect_timeout = connect_timeout
+        self._versioned: frozenset[str] = frozenset()
+        self._start()
+
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def _pool_options(self) -> dict[str, Any]:
+        """The pool's options (both drivers): opened explicitly, sized and named per schema."""
+        return {
+            "min_size": 1,
+            "max_size": self._pool_size,
+            "kwargs": self._kwargs,
+            "open": False,
+            "timeout": self._connect_timeout,
+            "name": f"contextchef-{self.schema}",
+        }
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({redact(self._dsn)!r}, schema={self.schema!r})"
+
+    def supports(self, capability: str, ns: str) -> bool:
+        """Every capability but `get_physical_path` (rows, not files); `history` for the
+        namespaces known to be versioned (an async backend knows them once open)."""
+        if capability == "history":
+            return ns in self._versioned
+        return capability in CAPABILITIES and capability != "get_physical_path"
+
+    def _versioned_plan(self) -> tuple[Plan, str]:
+        """The plan reading this project's versioned namespaces, and what it is doing."""
+        return _sql.versioned_namespaces(self.project), "reading the versioned namespaces"
+
+    def _history_plan(self, ns: str, path: str) -> Plan:
+        if ns not in self._versioned:
+            raise StoreCapabilityError(ns, ["history"])
+        return _sql.history(self.project, ns, path)

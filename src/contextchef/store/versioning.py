@@ -1,0 +1,43 @@
+"""Versioned namespaces: the store's side of the `keep_versions` and `history` capabilities.
+
+Which namespaces keep every version of their entries is *configuration*, never a name a backend
+knows: a store is built with `versioned=[...]`, or the feature that owns a namespace declares it
+(memory declares its own, where the backend can keep versions). `StoreCore.keep_versions`
+records the declaration without any I/O, so it works the same over a synchronous and an
+async-native backend; `declare_flow` hands the pending ones to the backend (its
+`keep_versions(ns)`) at the start of the next flow that writes, compare-and-swaps or reads
+versions. Reads that come first need no declaration: until the backend has heard it, the
+entries are where an unversioned namespace keeps them.
+
+`history` on a namespace that keeps no versions raises `StoreCapabilityError`, whose message
+says which of the two cases it is: the backend can keep versions but nobody declared the
+namespace, or the backend keeps none at all (no `keep_versions` capability).
+"""
+
+from __future__ import annotations
+
+from contextchef.errors import StoreCapabilityError
+from contextchef.store.ops import BackendOps, Op
+
+__all__ = ["declare_flow", "no_versions_error"]
+
+
+def declare_flow(ops: BackendOps, pending: set[str]) -> Op[None]:
+    """Send `keep_versions(ns)` for each namespace of `pending` (sorted), removing each from
+    `pending` once the backend accepted it (a failure leaves it pending, to be sent again)."""
+    for ns in sorted(pending):
+        yield ops.op("keep_versions", ns)
+        pending.discard(ns)
+
+
+def no_versions_error(backend: object, ns: str, can_keep: bool) -> StoreCapabilityError:
+    """The error for reading the versions of `ns`, which keeps none; `can_keep`: whether the
+    backend could keep them if `ns` were declared versioned."""
+    if can_keep:
+        hint = (
+            f"{ns!r} is not a versioned namespace: declare it with "
+            f"Store(backend, versioned=[{ns!r}]) or store.keep_versions({ns!r})."
+        )
+        return StoreCapabilityError(ns, ["history"], hint=hint)
+    hint = f"{type(backend).__name__} keeps no versions of its entries."
+    return StoreCapabilityError(ns, ["keep_versions", "history"], hint=hint)
