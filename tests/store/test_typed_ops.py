@@ -50,6 +50,7 @@ REQUESTS: list[tuple[str, tuple[Any, ...], Any]] = [
     ("history", ("notes", "a.md"), [ENTRY]),
     ("touch", ("notes", "a.md", 7.0), None),
     ("get_physical_path", ("notes", "a.md"), "/tmp/a.md"),
+    ("keep_versions", ("notes",), None),
 ]
 
 

@@ -64,6 +64,8 @@ class CapableBackend(StorageBackend, Protocol):
 
     def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool: ...
 
+    def keep_versions(self, ns: str) -> None: ...
+
 
 def is_async_backend(backend: object) -> bool:
     """Whether `backend.read` is a coroutine function (an `AsyncStorageBackend`)."""
@@ -139,6 +141,9 @@ class BackendOps:
 
     def touch(self, ns: str, path: str, when: float) -> Op[None]:
         yield self.call(CapableBackend.touch, (ns, path, when))
+
+    def keep_versions(self, ns: str) -> Op[None]:
+        yield self.call(CapableBackend.keep_versions, (ns,))
 
     def get_physical_path(self, ns: str, path: str) -> Op[str | None]:
         return (yield from _answer(self.call(CapableBackend.get_physical_path, (ns, path))))

@@ -26,7 +26,7 @@ def declare_flow(ops: BackendOps, pending: set[str]) -> Op[None]:
     """Send `keep_versions(ns)` for each namespace of `pending` (sorted), removing each from
     `pending` once the backend accepted it (a failure leaves it pending, to be sent again)."""
     for ns in sorted(pending):
-        yield ops.op("keep_versions", ns)
+        yield from ops.keep_versions(ns)
         pending.discard(ns)
 
 
