@@ -16,9 +16,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contextchef._intake import fast_intake
+from contextchef._intake import fast_intake, intake_message
 from contextchef._jsonvalue import MAX_DEPTH
-from contextchef._memo import intake_message
 from tests.benchmark_transcript import benchmark_transcript
 from tests.intake_oracle import oracle_intake
 
