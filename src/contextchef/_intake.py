@@ -160,14 +160,13 @@ def _record(rule: Record, depth: int, *, trusted: bool = False) -> _Fast:
     checks = {f.key: _fast(f.rule, depth + 1) for f in fields if f.key not in later}
     # Fields whose rule says more than "any string or None": present, they need their check
     # even when every value of the record is a string or None.
-    lane = frozenset(key for key in checks if not _plain(_rule(rule, key)))
+    lane = frozenset(f.key for f in fields if f.key in checks and not _plain(f.rule))
 
     # the first two required strings and the first required container, inline: most records
     # have no more (a tool call: id and function; its function: name and arguments)
-    first, second, *more_strings = [*strings, ("", False, None), ("", False, None)]
-    key1, nonempty1, problem1 = first
-    key2, nonempty2, problem2 = second
-    more_strings = more_strings[:-2] if len(strings) > 2 else []
+    none = ("", False, None)
+    (key1, nonempty1, problem1), (key2, nonempty2, problem2) = (*strings, none, none)[:2]
+    more_strings = strings[2:]
     container = next(iter(present), "")
     more_present = len(present) > 1
     few = tuple((key, checks[key]) for key in lane) if len(lane) <= 2 else ()
@@ -223,10 +222,6 @@ def _record(rule: Record, depth: int, *, trusted: bool = False) -> _Fast:
         return out
 
     return record
-
-
-def _rule(record: Record, key: str) -> Rule:
-    return next(f.rule for f in record.fields if f.key == key)
 
 
 def _str(rule: Str) -> _Fast:
