@@ -1,7 +1,8 @@
 """Cold-path benchmark: message intake and the cold cache ledger's sizing, each against the
 reference path it replaces, in the same run.
 
-- intake: `intake_message` (the one-pass fast path) vs `validate_message` + `strict_json`;
+- intake: `intake_message` (the one-pass fast path) vs `reference_intake` (`validate_message` +
+  `strict_json`), both read from the message schema;
 - sizing: `message_facts` (pydantic-core bytes, guarded) vs `part_facts` (`json.dumps`) over the
   message parts of each target's payload.
 
@@ -19,17 +20,11 @@ from typing import Any
 from compile import SYSTEM, transcript
 
 from contextchef import ContextChef
-from contextchef._jsonvalue import strict_json
-from contextchef._memo import intake_message
+from contextchef._intake import intake_message, reference_intake
 from contextchef._part_sizes import message_facts
-from contextchef.messages import validate_message
 from contextchef.payload_cache import part_facts
 
 TARGETS = ("openai", "openai-responses", "anthropic", "gemini")
-
-
-def reference_intake(message: Any, index: int) -> Any:
-    return strict_json(validate_message(message, index))
 
 
 def best_ms(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:

@@ -1,6 +1,10 @@
-"""A frozen copy of message intake as it was before the one-pass fast path (commit 6634caa):
-`validate_message` (messages.py) then `strict_json` (_jsonvalue.py), verbatim. The differential
-tests compare `intake_message` against it, so the oracle stays independent of later edits."""
+"""A frozen copy of message intake as it was before the one-pass fast path (commit 6634caa) and
+before the message schema (issue 22): `validate_message` (messages.py) then `strict_json`
+(_jsonvalue.py), verbatim.
+
+A regression fixture, no longer the oracle: the differential tests compare the fast path against
+the schema-driven reference path (`_intake.reference_intake`), and the reference path against
+this copy, so the schema keeps every sentence, field and order of errors users saw before it."""
 
 # ruff: noqa
 from __future__ import annotations

@@ -1,7 +1,14 @@
-"""`intake_message` (the one-pass fast path with its fallback) against the intake as it was
-(tests/intake_oracle.py, a frozen copy of `validate_message` then `strict_json`): for every
-message, valid or not, the same copy (equal, same key order at every level, same types, the same
-`json.dumps` bytes) or the same error (type, text, index and field)."""
+"""`intake_message` (the fast path, with its fallback) against the reference path
+(`reference_intake`: the schema's validator, then `strict_json`), both read from
+`messages.MESSAGE_SCHEMA`: for every message, valid or not, the same copy (equal, same key order
+at every level, same types, the same `json.dumps` bytes) or the same error (type, text, index and
+field).
+
+Every message is also run through tests/intake_oracle.py, a frozen copy of the intake as it was
+before the schema (hand-written `validate_message`, then `strict_json`): a regression fixture
+that holds the reference path to the sentences, fields and order of errors users have always
+seen. A deliberate change of one of them updates the fixture in the same commit.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +23,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contextchef._intake import fast_intake
+from contextchef._intake import fast_intake, intake_message, reference_intake
 from contextchef._jsonvalue import MAX_DEPTH
-from contextchef._memo import intake_message
 from tests.benchmark_transcript import benchmark_transcript
 from tests.intake_oracle import oracle_intake
 
@@ -90,9 +96,9 @@ def typed(value: Any) -> Any:
 
 
 def same(message: Any, index: int | None = 3) -> None:
-    expected = outcome(oracle_intake, message, index)
-    got = outcome(intake_message, message, index)
-    assert got == expected
+    expected = outcome(reference_intake, message, index)
+    assert outcome(intake_message, message, index) == expected
+    assert expected == outcome(oracle_intake, message, index)  # the regression fixture
 
 
 def nested(depth: int, leaf: Any = 1, kind: str = "list") -> Any:
@@ -283,7 +289,7 @@ def test_cycles_in_every_place() -> None:
 def test_the_benchmark_transcript_copies_identically_on_the_fast_path() -> None:
     for index, message in enumerate(benchmark_transcript(600)):
         same(message, index)
-        assert typed(fast_intake(message)) == typed(oracle_intake(message, index))
+        assert typed(fast_intake(message)) == typed(reference_intake(message, index))
 
 
 TEMPLATES: list[dict[str, Any]] = [

@@ -1,272 +1,341 @@
-"""One-pass intake of a host message: validate while copying, for the common case only.
+"""Message intake: the private strict-JSON copy the chef keeps of each host message, made by two
+paths that read one schema (`messages.MESSAGE_SCHEMA`).
 
-`fast_intake` accepts a message made of exact built-in types (`dict`, `list`, `str`, `int`,
-`float`, `bool`, None) that `validate_message` would accept, and returns the same sorted-key
-strict-JSON copy `strict_json` would make, in one walk with no ABC checks. Anything else (a
-fault, a tuple, a `Mapping` or `str` subclass, a huge integer, a cycle) raises `Unusual`, and the
-caller reruns the reference path (`validate_message`, then `strict_json`), which gives the exact
-result or error. The fast path never runs host code: it touches exact built-in types only.
+- The reference path, `reference_intake`: `validate_message` (the schema's validator), then
+  `strict_json`. It takes any `Mapping`, sequence or subclass, and names every fault exactly.
+- The fast path, `fast_intake`: for a message made of exact built-in types (`dict`, `list`,
+  `str`, `int`, `float`, `bool`, None), the same copy in one walk that checks the schema's rules
+  as it copies, with no ABC checks. `fast_intake_for` builds it from the schema once, at import:
+  a closure per rule, composed (no source text, nothing `eval`-ed, no cache). Anything else (a
+  fault, a tuple, a `Mapping` or `str` subclass, a huge integer, a cycle) raises `Unusual`, and
+  `intake_message` reruns the reference path, which gives the exact result or error. The fast
+  path never runs host code: it touches exact built-in types only.
+
+How the fast path reads a rule: a `Record` copies the dict with sorted keys; while every value is
+a string or None and no field whose rule says more than "any string or None" is present, the
+copy is the answer (after the required scalar fields' checks); otherwise each field's closure
+checks and copies its value, and keys the record does not name are copied as strict JSON.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from contextchef._jsonvalue import MAX_DEPTH
-from contextchef.messages import arguments_problem
+from contextchef._fastcopy import Unusual, exact_json, sorted_copy
+from contextchef._jsonvalue import MAX_DEPTH, NotJson, strict_json
+from contextchef._schema import (
+    AnyOf,
+    Attachment,
+    Flag,
+    Forbidden,
+    Json,
+    ListOf,
+    MessageSchema,
+    Nullable,
+    OneOf,
+    Record,
+    Rule,
+    Str,
+    Tagged,
+    dict_like,
+)
+from contextchef.errors import MessageError
+from contextchef.messages import MESSAGE_SCHEMA, Message, validate_message
 
-__all__ = ["Unusual", "fast_intake"]
-
-
-class Unusual(Exception):
-    """The fast path declines this message; the reference path decides."""
-
-
-_ROLES = frozenset(("system", "user", "assistant", "tool"))
-_PHASES = frozenset(("commentary", "final_answer"))
-_SAFE_INT_BITS = 2000  # as `_jsonvalue`: ints this short always print
-
-# Nesting budgets as `strict_json` counts them: the message itself has MAX_DEPTH, each level of
-# containers one less.
-_IN_MESSAGE = MAX_DEPTH - 1  # a value of the message
-_IN_LIST = MAX_DEPTH - 2  # an item of a list in the message: a content part, a tool call
-
-
-_ONLY_STR = frozenset((str,)).issuperset
-_ONLY_STR_OR_NONE = frozenset((str, type(None))).issuperset
-_ONLY_SCALARS = frozenset((str, type(None), bool)).issuperset
-
-_Copier = Callable[[dict[str, Any]], dict[str, Any]]
-_COPIERS: dict[tuple[str, ...], _Copier] = {}
-_MAX_SHAPES = 2048
-_MAX_SHAPE_CHARS = 400
-
-
-def _sorted_copy(value: dict[str, Any]) -> dict[str, Any]:
-    """`{key: value[key] for key in sorted(value)}` for a dict whose keys are all exact `str`,
-    by a copier compiled once per key order (a dict display: about 3x faster than sorting).
-
-    Used for messages, tool calls, their functions and content parts, whose keys the IR names:
-    a history holds a handful of key orders. Past `_MAX_SHAPES` of them, or for keys longer
-    than `_MAX_SHAPE_CHARS` in all, this sorts as usual."""
-    shape = tuple(value)
-    copier = _COPIERS.get(shape)
-    if copier is None:
-        if len(_COPIERS) >= _MAX_SHAPES or sum(map(len, shape)) > _MAX_SHAPE_CHARS:
-            return {key: value[key] for key in sorted(value)}
-        copier = _COPIERS[shape] = _compile_copier(shape)
-    return copier(value)
+__all__ = [
+    "Unusual",
+    "fast_intake",
+    "fast_intake_for",
+    "intake_message",
+    "reference_intake",
+]
 
 
-def _compile_copier(shape: tuple[str, ...]) -> _Copier:
-    # Keys are exact strings, and `repr` of a string is always a string literal: the source
-    # holds nothing but a dict display of literals and subscripts.
-    items = ", ".join(f"{key!r}: value[{key!r}]" for key in sorted(shape))
-    copier: _Copier = eval(f"lambda value: {{{items}}}")
-    return copier
+_Fast = Callable[[Any], Any]
 
 
-def fast_intake(message: Any) -> dict[str, Any]:
-    """The private copy `strict_json(validate_message(message))` would return, or `Unusual`."""
-    if type(message) is not dict or not _ONLY_STR(map(type, message)):
-        raise Unusual
-    out = _sorted_copy(message)
-    role = out.get("role")
-    if type(role) is not str or role not in _ROLES:
-        raise Unusual
-    if not (_ONLY_STR_OR_NONE(map(type, out.values())) and _CHECKED_KEYS.isdisjoint(out)):
-        for key in list(out):  # a value that is not a string, or a key with rules of its own
-            value = out[key]
-            kind = type(value)
-            if key in _CHECKED:
-                out[key] = _CHECKED[key](value, role)
-            elif key == "content":
-                if kind is list:
-                    out[key] = [_part(part) for part in value]
-                elif kind is not str and value is not None:
-                    raise Unusual
-            elif kind is not str and value is not None and kind is not bool:
-                out[key] = _exact(value, _IN_MESSAGE)
-    if role == "tool":
-        call_id = out.get("tool_call_id")
-        if type(call_id) is not str or not call_id:
-            raise Unusual
-    return out
+def intake_message(message: object, index: int | None = None) -> Message:
+    """A private copy of a host message: validated against the schema, keys sorted, and strict
+    JSON all through (`strict_json`: no cycle, no nesting beyond `MAX_DEPTH`, string keys, no
+    NaN or infinity, no unprintable integer, no set or foreign object), else `MessageError`
+    naming the index and the field. `fast_intake` when it can, else the reference path."""
+    try:
+        return cast(Message, fast_intake(message))
+    except (Unusual, RecursionError):
+        return reference_intake(message, index)
 
 
-def _exact(value: Any, budget: int) -> Any:
-    """`_jsonvalue._strict` restricted to exact built-in types (else `Unusual`)."""
-    kind = type(value)
-    if kind is dict:
-        if not budget or not _ONLY_STR(map(type, value)):
-            raise Unusual
-        out = {key: value[key] for key in sorted(value)}  # host keys: not worth a copier
-        if not _ONLY_SCALARS(map(type, out.values())):
-            budget -= 1
-            for key in list(out):
-                out[key] = _exact(out[key], budget)
-        return out
-    if kind is list:
-        if not budget:
-            raise Unusual
-        if _ONLY_SCALARS(map(type, value)):
-            return value.copy()
-        budget -= 1
-        return [_exact(item, budget) for item in value]
-    if kind is str or kind is bool or value is None:
-        return value
-    if kind is int:
-        if value.bit_length() > _SAFE_INT_BITS:
-            raise Unusual
-        return value
-    if kind is float and value - value == 0.0:  # not NaN nor an infinity
-        return value
-    raise Unusual
-
-
-def _part(part: Any) -> Any:
-    """A content part: `_validate_part`'s rules on exact types, then its copy."""
-    if type(part) is not dict:
-        raise Unusual
-    kind = part.get("type")
-    if kind == "text":
-        if type(part.get("text")) is not str:
-            raise Unusual
-    elif kind == "image" or kind == "document":
-        sources = [key for key in ("data", "url", "text") if type(part.get(key)) is str]
-        if kind == "image" and "text" in sources:
-            sources.remove("text")
-        if len(sources) != 1:
-            raise Unusual
-        if sources[0] == "data" and type(part.get("media_type")) is not str:
-            raise Unusual
-    else:
-        raise Unusual
-    if _ONLY_STR(map(type, part)):
-        copy = _sorted_copy(part)
-        if _ONLY_SCALARS(map(type, copy.values())):
-            return copy
-    return _exact(part, _IN_LIST)
-
-
-def _tool_calls(calls: Any, role: str) -> Any:
-    if calls is None:
-        return None
-    if role != "assistant" or type(calls) is not list:
-        raise Unusual
-    return [_tool_call(call) for call in calls]
-
-
-def _tool_call(call: Any) -> Any:
-    """A tool call: `_validate_tool_calls`' rules on exact types, then its copy (the usual
-    `{id, type, function: {name, arguments}}` built directly, without a walk)."""
-    if type(call) is not dict or not _ONLY_STR(map(type, call)):
-        raise Unusual
-    call_id = call.get("id")
-    function = call.get("function")
-    if type(call_id) is not str or not call_id or type(function) is not dict:
-        raise Unusual
-    name = function.get("name")
-    arguments = function.get("arguments")
-    if type(name) is not str or not name or type(arguments) is not str:
-        raise Unusual
-    if not _ONLY_STR(map(type, function)) or arguments_problem(arguments) is not None:
-        raise Unusual
-    inner: dict[str, Any]
-    if len(function) == 2:  # exactly the two strings just checked
-        inner = {"arguments": arguments, "name": name}
-    else:
-        inner = _sorted_copy(function)
-        if not _ONLY_SCALARS(map(type, inner.values())):
-            return _checked_call(call)
-    kind = call.get("type")
-    if len(call) == 3 and type(kind) is str:  # exactly id, function and a string type
-        return {"function": inner, "id": call_id, "type": kind}
-    out = _sorted_copy(call)
-    out["function"] = None
-    if not _ONLY_SCALARS(map(type, out.values())):
-        return _checked_call(call)
-    signature = out.get("gemini_thought_signature")
-    if signature is not None and type(signature) is not str:
-        raise Unusual
-    out["function"] = inner
-    return out
-
-
-def _checked_call(call: dict[str, Any]) -> Any:
-    """A validated tool call holding nested values: its signature's rule, then the full walk."""
-    signature = call.get("gemini_thought_signature")
-    if signature is not None and type(signature) is not str:
-        raise Unusual
-    return _exact(call, _IN_LIST)
-
-
-def _thinking(value: Any, role: str) -> Any:
-    if value is None:
-        return None
-    if type(value) is not dict or type(value.get("thinking")) is not str:
-        raise Unusual
-    return _exact(value, _IN_MESSAGE)
-
-
-def _dict_list(value: Any, role: str) -> Any:
-    """`redacted_thinking` and `openai_reasoning`: None or a list of dicts."""
-    if value is None:
-        return None
-    if type(value) is not list:
-        raise Unusual
-    for item in value:
-        if type(item) is not dict:
-            raise Unusual
-    return _exact(value, _IN_MESSAGE)
-
-
-def _redacted(value: Any, role: str) -> Any:
-    copy = _dict_list(value, role)
-    if copy is not None:
-        for item in value:
-            if type(item.get("data")) is not str:
-                raise Unusual
+def reference_intake(message: object, index: int | None = None) -> Message:
+    """`intake_message` by the reference path: `validate_message`, then `strict_json`."""
+    checked = validate_message(message, index)
+    try:
+        copy: Message = strict_json(checked)
+    except NotJson as exc:
+        problem, field = exc.describe("the message"), exc.where() or None
+        raise MessageError(problem, index=index, field=field) from None
     return copy
 
 
-def _flag(value: Any, role: str) -> Any:
+def fast_intake_for(schema: MessageSchema) -> _Fast:
+    """The fast path for `schema`: a message's copy, or `Unusual`."""
+    roles = {role: _record(rule, 0, trusted=True) for role, rule in schema.roles.items()}
+
+    def intake(message: Any) -> Any:
+        if type(message) is not dict:
+            raise Unusual
+        role = message.get("role")
+        if type(role) is not str:
+            raise Unusual
+        by_role = roles.get(role)
+        if by_role is None:
+            raise Unusual
+        return by_role(message)
+
+    return intake
+
+
+def _fast(rule: Rule, depth: int) -> _Fast:
+    """The check-and-copy of `rule` for a value `depth` levels inside the message."""
+    if isinstance(rule, Str):
+        return _str(rule)
+    if isinstance(rule, Flag):
+        return _flag
+    if isinstance(rule, OneOf):
+        return _one_of(frozenset(value for value in rule.values if type(value) is str))
+    if isinstance(rule, Forbidden):
+        return _none
+    if isinstance(rule, Nullable):
+        return _nullable(_fast(rule.rule, depth), _any_text(rule.rule))
+    if isinstance(rule, ListOf):
+        return _list_of(_fast(rule.item, depth + 1))
+    if isinstance(rule, Record):
+        return _record(rule, depth)
+    if isinstance(rule, Attachment):
+        return _attachment(rule.sources, MAX_DEPTH - depth)
+    if isinstance(rule, AnyOf):
+        return _any_of(rule, depth)
+    if isinstance(rule, Tagged):
+        return _tagged(rule, depth)
+    return _json(MAX_DEPTH - depth)
+
+
+def _any_text(rule: Rule) -> bool:
+    """Whether `rule` accepts every string as it is (so a string needs no call)."""
+    if isinstance(rule, Str):
+        return not rule.nonempty and rule.problem is None
+    if isinstance(rule, Nullable):
+        return _any_text(rule.rule)
+    if isinstance(rule, AnyOf):
+        return any(_any_text(option) for option in rule.options)
+    return isinstance(rule, Json)
+
+
+def _plain(rule: Rule) -> bool:
+    """Whether `rule` accepts every string and None as they are."""
+    return isinstance(rule, Json) or (isinstance(rule, Nullable) and _any_text(rule.rule))
+
+
+def _record(rule: Record, depth: int, *, trusted: bool = False) -> _Fast:
+    """A dict's sorted copy with its fields' rules applied; `trusted`: the caller has checked
+    that it is a dict."""
+    budget = MAX_DEPTH - depth - 1  # for the values of keys the record does not name
+    fields = [f for f in rule.fields if not isinstance(f.rule, Json)]
+    if not fields:
+        return _open(budget + 1)
+    # Required strings are checked after the copy, inline, whatever their value; other required
+    # scalars by their closure. Required containers (never a string or None) must be present.
+    strings = tuple(
+        (f.key, f.rule.nonempty, f.rule.problem)
+        for f in fields
+        if f.required and isinstance(f.rule, Str)
+    )
+    scalars = tuple(
+        (f.key, _fast(f.rule, depth + 1))
+        for f in fields
+        if f.required and isinstance(f.rule, Flag | OneOf)
+    )
+    later = {key for key, *_ in strings} | {key for key, _ in scalars}
+    present = frozenset(f.key for f in fields if f.required and f.key not in later)
+    checks = {f.key: _fast(f.rule, depth + 1) for f in fields if f.key not in later}
+    # Fields whose rule says more than "any string or None": present, they need their check
+    # even when every value of the record is a string or None.
+    lane = frozenset(f.key for f in fields if f.key in checks and not _plain(f.rule))
+
+    # the first two required strings and the first required container, inline: most records
+    # have no more (a tool call: id and function; its function: name and arguments)
+    none = ("", False, None)
+    (key1, nonempty1, problem1), (key2, nonempty2, problem2) = (*strings, none, none)[:2]
+    more_strings = strings[2:]
+    container = next(iter(present), "")
+    more_present = len(present) > 1
+    few = tuple((key, checks[key]) for key in lane) if len(lane) <= 2 else ()
+
+    def record(value: Any) -> Any:
+        if not trusted and type(value) is not dict:
+            raise Unusual
+        out, odd = sorted_copy(value)
+        if few:  # a lane of one or two keys: look them up
+            for key, check in few:
+                item = out.get(key, out)
+                if item is not out:
+                    odd -= type(item) is not str and item is not None
+                    out[key] = check(item)
+        elif lane and not lane.isdisjoint(out):  # a long one (a message's): what it shares
+            for key in lane.intersection(out):
+                item = out[key]
+                odd -= type(item) is not str and item is not None
+                out[key] = checks[key](item)
+        if odd > 0:  # values neither a string nor None, under keys outside the lane
+            for key, item in out.items():  # (replacing values while iterating is safe)
+                kind = type(item)
+                if kind is str or item is None or key in lane:
+                    continue
+                field = checks.get(key)
+                if field is not None:
+                    out[key] = field(item)
+                elif kind is not bool:
+                    out[key] = exact_json(item, budget)
+        if key1:
+            item = out.get(key1)
+            if type(item) is not str or (nonempty1 and not item):
+                raise Unusual
+            if problem1 is not None and problem1(item) is not None:
+                raise Unusual
+            if key2:
+                item = out.get(key2)
+                if type(item) is not str or (nonempty2 and not item):
+                    raise Unusual
+                if problem2 is not None and problem2(item) is not None:
+                    raise Unusual
+                for key, nonempty, problem in more_strings:
+                    item = out.get(key)
+                    if type(item) is not str or (nonempty and not item):
+                        raise Unusual
+                    if problem is not None and problem(item) is not None:
+                        raise Unusual
+        if scalars:
+            for key, check in scalars:
+                check(out.get(key))
+        if container and (container not in out or (more_present and not out.keys() >= present)):
+            raise Unusual
+        return out
+
+    return record
+
+
+def _str(rule: Str) -> _Fast:
+    nonempty, problem = rule.nonempty, rule.problem
+
+    def text(value: Any) -> Any:
+        if type(value) is not str or (nonempty and not value):
+            raise Unusual
+        if problem is not None and problem(value) is not None:
+            raise Unusual
+        return value
+
+    return text
+
+
+def _flag(value: Any) -> Any:
     if type(value) is not bool:
         raise Unusual
     return value
 
 
-def _phase(value: Any, role: str) -> Any:
-    if value is not None and (type(value) is not str or value not in _PHASES):
+def _none(value: Any) -> Any:
+    if value is not None:
         raise Unusual
-    return value
+    return None
 
 
-def _signature(value: Any, role: str) -> Any:
-    if value is not None and type(value) is not str:
-        raise Unusual
-    return value
+def _one_of(values: frozenset[str]) -> _Fast:
+    def one_of(value: Any) -> Any:
+        if type(value) is not str or value not in values:
+            raise Unusual
+        return value
+
+    return one_of
 
 
-def _compaction(value: Any, role: str) -> Any:
-    if value is None:
-        return None
-    if type(value) is not dict or value.get("type") != "compaction":
-        raise Unusual
-    return _exact(value, _IN_MESSAGE)
+def _nullable(inner: _Fast, any_text: bool) -> _Fast:
+    def nullable(value: Any) -> Any:
+        if value is None or (any_text and type(value) is str):
+            return value
+        return inner(value)
+
+    return nullable
 
 
-_CHECKED = {
-    "tool_calls": _tool_calls,
-    "thinking": _thinking,
-    "redacted_thinking": _redacted,
-    "openai_reasoning": _dict_list,
-    "pinned": _flag,
-    "_cache_breakpoint": _flag,
-    "openai_phase": _phase,
-    "gemini_thought_signature": _signature,
-    "anthropic_compaction": _compaction,
-}
-"""The keys `validate_message` constrains beyond strict JSON, with their check-and-copy."""
-_CHECKED_KEYS = frozenset(_CHECKED)
+def _list_of(item: _Fast) -> _Fast:
+    def list_of(value: Any) -> Any:
+        if type(value) is not list:
+            raise Unusual
+        return [item(each) for each in value]
+
+    return list_of
+
+
+def _any_of(rule: AnyOf, depth: int) -> _Fast:
+    by_type: dict[type, _Fast] = {}
+    for option in rule.options:
+        kind = dict if dict_like(option) else list if isinstance(option, ListOf) else str
+        by_type.setdefault(kind, _fast(option, depth))
+
+    def any_of(value: Any) -> Any:
+        check = by_type.get(type(value))
+        if check is None:
+            raise Unusual
+        return check(value)
+
+    return any_of
+
+
+def _tagged(rule: Tagged, depth: int) -> _Fast:
+    tag = rule.tag
+    variants = {name: _fast(variant, depth) for name, variant in rule.variants.items()}
+
+    def tagged(value: Any) -> Any:
+        if type(value) is not dict:
+            raise Unusual
+        kind = value.get(tag)
+        check = variants.get(kind) if type(kind) is str else None
+        if check is None:
+            raise Unusual
+        return check(value)
+
+    return tagged
+
+
+def _attachment(sources: tuple[str, ...], budget: int) -> _Fast:
+    def attachment(value: Any) -> Any:
+        if type(value) is not dict:
+            raise Unusual
+        found = [key for key in sources if type(value.get(key)) is str]
+        if len(found) != 1 or (found[0] == "data" and type(value.get("media_type")) is not str):
+            raise Unusual
+        return exact_json(value, budget)
+
+    return attachment
+
+
+def _json(budget: int) -> _Fast:
+    def json_value(value: Any) -> Any:
+        return exact_json(value, budget)
+
+    return json_value
+
+
+def _open(budget: int) -> _Fast:
+    """A record that names no field: any dict of strict JSON."""
+
+    def open_record(value: Any) -> Any:
+        if type(value) is not dict:
+            raise Unusual
+        return exact_json(value, budget)
+
+    return open_record
+
+
+fast_intake = fast_intake_for(MESSAGE_SCHEMA)
+"""The fast path of the message schema: `reference_intake`'s copy, or `Unusual`."""

@@ -7,6 +7,7 @@ chef sorts once, when a value enters (`sorted_keys`, `loads_sorted`), not on eve
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -16,6 +17,7 @@ __all__ = [
     "NotJson",
     "canonical_json",
     "copy_json",
+    "json_text_problem",
     "loads_sorted",
     "sorted_keys",
     "stable_order",
@@ -236,3 +238,52 @@ def _locate(value: Any, path: list[str | int], budget: int, open_: set[int]) -> 
     return NotJson(
         f"is a {kind.__name__}; JSON values are dict, list, str, number, bool or None", path
     )
+
+
+_EXPONENT = re.compile(r"[eE]\+?\d\d\d")
+"""An exponent of three digits or more: the only way a JSON number overflows to infinity."""
+
+
+class _NotFinite(ValueError):
+    """A NaN or infinity met while parsing."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0.0:
+        raise _NotFinite(text)
+    return value
+
+
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def json_text_problem(raw: str, what: str) -> str | None:
+    """Why a JSON text that parses is not strict JSON (NaN, Infinity, 1e999, an integer beyond
+    Python's int-to-str limit, nesting beyond `MAX_DEPTH`), as a sentence about `what`; None if
+    it is strict JSON or not JSON at all.
+
+    A short string is parsed only when it could hold such a value (two substring tests and a
+    regex); a long one is parsed outright, which costs less than scanning it with a regex."""
+    short = len(raw) <= 2 * MAX_DEPTH  # too short to nest deeper, or to hold a 640-digit int
+    if short and "NaN" not in raw and "Infinity" not in raw and not _EXPONENT.search(raw):
+        return None
+    try:
+        value = _STRICT_DECODER.decode(raw)
+        if raw.count("[") + raw.count("{") > MAX_DEPTH:
+            strict_json(value)
+    except json.JSONDecodeError:
+        return None
+    except _NotFinite as exc:
+        return f"{what} holds {exc}, a number strict JSON does not have"
+    except NotJson as exc:
+        return exc.describe(what, what)
+    except RecursionError:
+        return f"{what} is nested more than {MAX_DEPTH} levels deep"
+    except ValueError as exc:  # int(): an integer longer than the int-to-str limit
+        return f"{what} holds a number Python cannot read: {exc}"
+    return None

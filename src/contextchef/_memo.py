@@ -12,13 +12,11 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, count, islice
 from operator import ne
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
-from contextchef._intake import Unusual, fast_intake
-from contextchef._jsonvalue import NotJson, strict_json
+from contextchef._intake import intake_message  # re-exported: the pipeline takes it from here
 from contextchef._sequences import identical_prefix
-from contextchef.errors import MessageError
-from contextchef.messages import Message, validate_message
+from contextchef.messages import Message
 
 __all__ = [
     "DIGEST_SIZE",
@@ -124,7 +122,8 @@ class MessageIntake:
     memoised on a copy (conversions, token counts, digests) stays valid that way. A message
     changed in place gets a fresh copy. Nothing is kept if validation fails, and nothing of the
     host's is held: a host that reloads its history can free the old one.
-    Each copy is made by `intake_message`, so every message the chef holds is strict JSON.
+    Each copy is made by `_intake.intake_message` (validated against the message schema), so
+    every message the chef holds is strict JSON.
     "Equal" is Python's `==`, under which `1`, `1.0` and `True` are one value: a message whose
     only change is between those keeps its earlier copy.
     """
@@ -200,26 +199,6 @@ def _equal_ends(given: list[object], copies: list[Message]) -> tuple[int, int]:
         return shared, next(compress(count(), backwards), room)
     except Exception:
         return 0, 0
-
-
-def intake_message(message: object, index: int | None = None) -> Message:
-    """A private copy of a host message: validated (`validate_message`), keys sorted, and strict
-    JSON all through (`strict_json`: no cycle, no nesting beyond `MAX_DEPTH`, string keys, no
-    NaN or infinity, no unprintable integer, no set or foreign object), else `MessageError`
-    naming the index and the field. The copy and the checks are one walk: `fast_intake` for
-    messages of plain built-in types, else (and for every fault, to name it exactly) the
-    reference path below."""
-    try:
-        return cast(Message, fast_intake(message))
-    except (Unusual, RecursionError):
-        pass
-    checked = validate_message(message, index)
-    try:
-        copy: Message = strict_json(checked)
-    except NotJson as exc:
-        problem, field = exc.describe("the message"), exc.where() or None
-        raise MessageError(problem, index=index, field=field) from None
-    return copy
 
 
 DIGEST_SIZE = 16
