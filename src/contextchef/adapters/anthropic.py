@@ -256,6 +256,7 @@ class AnthropicAdapter:
     any) and server-side compaction (`anthropic_compaction`).
     """
 
+    __slots__ = ("_max_cache_breakpoints", "_profile")
     name = "anthropic"
 
     def __init__(self, *, max_cache_breakpoints: int = ANTHROPIC_MAX_BREAKPOINTS) -> None:
@@ -264,10 +265,19 @@ class AnthropicAdapter:
                 f"max_cache_breakpoints must be between 0 and {ANTHROPIC_MAX_BREAKPOINTS}, "
                 f"got {max_cache_breakpoints}"
             )
-        self.max_cache_breakpoints = max_cache_breakpoints
-        self.profile = AdapterProfile(
+        self._max_cache_breakpoints = max_cache_breakpoints
+        self._profile = AdapterProfile(
             cache_breakpoints=max_cache_breakpoints, server_compaction=True
         )
+
+    @property
+    def max_cache_breakpoints(self) -> int:
+        """The breakpoint budget (read-only: the default registry's adapter is every chef's)."""
+        return self._max_cache_breakpoints
+
+    @property
+    def profile(self) -> AdapterProfile:
+        return self._profile
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()  # empty is falsy

@@ -148,8 +148,15 @@ class GeminiAdapter:
     name = "gemini"
     profile = AdapterProfile(cached_content=True)
 
+    __slots__ = ("_send_call_ids",)
+
     def __init__(self, *, send_call_ids: bool = True) -> None:
-        self.send_call_ids = send_call_ids
+        self._send_call_ids = send_call_ids
+
+    @property
+    def send_call_ids(self) -> bool:
+        """Whether call ids are sent (read-only: the default registry's adapter is shared)."""
+        return self._send_call_ids
 
     def _call_id(self, call_id: str) -> str | None:
         if not self.send_call_ids or call_id.startswith(SYNTHETIC_CALL_ID_PREFIX):

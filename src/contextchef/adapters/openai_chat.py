@@ -79,8 +79,16 @@ class OpenAIChatAdapter:
     name = "openai"
     profile = AdapterProfile(allowed_tools=True, prompt_cache_key=True)
 
+    __slots__ = ("_preserve_thinking_as_text",)
+
     def __init__(self, *, preserve_thinking_as_text: bool = False) -> None:
-        self.preserve_thinking_as_text = preserve_thinking_as_text
+        self._preserve_thinking_as_text = preserve_thinking_as_text
+
+    @property
+    def preserve_thinking_as_text(self) -> bool:
+        """Whether thinking is kept as text (read-only: the default registry's adapter is
+        shared)."""
+        return self._preserve_thinking_as_text
 
     def _wire(self, message: Message) -> dict[str, Any]:
         return message if _is_wire_ready(message) else self._convert(message)  # type: ignore[return-value]

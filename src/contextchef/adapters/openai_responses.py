@@ -124,6 +124,7 @@ class OpenAIResponsesAdapter:
     `prompt_cache_key`, no breakpoints.
     """
 
+    __slots__ = ()
     name = "openai-responses"
     profile = AdapterProfile(allowed_tools=True, prompt_cache_key=True)
 
