@@ -27,7 +27,7 @@ from contextchef.errors import ConfigError, ToolDefinitionError, UnknownTargetEr
 from contextchef.messages import Message, ToolDefinition
 
 if TYPE_CHECKING:
-    from contextchef.selection.server import ServerCompaction
+    from contextchef.selection.server_compaction import ServerCompaction
 
 __all__ = [
     "AdapterInput",

@@ -25,7 +25,7 @@ from contextchef.placement.announcements import announcement_blocks
 from contextchef.placement.assembler import Sandwich, assemble
 from contextchef.placement.breakpoints import mark_stable_prefix
 from contextchef.selection.pruner import PrunerState
-from contextchef.selection.server import ServerCompaction
+from contextchef.selection.server_compaction import ServerCompaction
 from contextchef.selection.skill_tools import skill_allowed_names
 from contextchef.selection.tool_plan import referenced_tools
 from contextchef.selection.toolkits import directory_text
