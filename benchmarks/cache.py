@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import compile as workload
 
-import contextchef.pipeline as pipeline
+import contextchef.compiler.pipeline as pipeline
 from contextchef import CacheReport, ContextChef
 from contextchef._effects import Flow
 

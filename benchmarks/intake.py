@@ -21,8 +21,8 @@ from compile import SYSTEM, transcript
 
 from contextchef import ContextChef
 from contextchef._intake import intake_message, reference_intake
-from contextchef._part_sizes import message_facts
-from contextchef.payload_cache import part_facts
+from contextchef.cache._part_sizes import message_facts
+from contextchef.cache.economics import part_facts
 
 TARGETS = ("openai", "openai-responses", "anthropic", "gemini")
 

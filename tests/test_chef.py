@@ -164,7 +164,7 @@ def test_events_fire_in_order_and_a_raising_handler_never_fails_compile(
     chef.on("compile:start", lambda e: seen.append(f"start:{e.target}"))
     chef.on("compile:start", boom)
     chef.on("compile:done", lambda e: seen.append(f"done:{len(e.payload['messages'])}"))
-    with caplog.at_level(logging.WARNING, logger="contextchef.pipeline"):
+    with caplog.at_level(logging.WARNING, logger="contextchef.compiler.pipeline"):
         payload = chef.compile()
     assert seen == ["start:openai", "done:3"]  # system prompt, store instruction, "hi"
     assert "handler bug" in caplog.text

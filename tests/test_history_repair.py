@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextchef import prompts
-from contextchef.messages import Message, ensure_valid_history
+from contextchef import ensure_valid_history, prompts
+from contextchef.messages import Message
 
 
 def calls(*ids: str) -> Message:

@@ -22,10 +22,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from contextchef import ContextChef, Payload, _memo
+from contextchef import ContextChef, Payload, _memo, ensure_valid_history
 from contextchef.adapters import adapter_registry
 from contextchef.errors import MessageError
-from contextchef.messages import ensure_valid_history
 
 TARGETS = adapter_registry.names()
 CALL_IDS = ["a", "b", "c"]  # few, so duplicates, orphans and unanswered calls all happen

@@ -6,16 +6,10 @@ from typing import Any
 
 import pytest
 
-from contextchef import prompts
+from contextchef import ensure_valid_history, prompts
 from contextchef._memo import MessageIntake
 from contextchef.errors import MessageError
-from contextchef.messages import (
-    content_text,
-    ensure_valid_history,
-    group_turns,
-    validate_history,
-    validate_message,
-)
+from contextchef.messages import content_text, group_turns, validate_history, validate_message
 
 
 def call(call_id: str, name: str = "ls", arguments: str = "{}") -> dict[str, Any]:

@@ -4,6 +4,7 @@ Everything a user needs is importable from here; the names are listed, by group,
 "Public API" table (a test keeps the two equal). Modules whose names start with `_` are private.
 """
 
+from contextchef._repair import HistoryFix, ensure_valid_history
 from contextchef._version import __version__
 from contextchef.adapters import (
     AdapterInput,
@@ -22,6 +23,7 @@ from contextchef.adapters import (
     from_openai_responses,
     get_adapter,
 )
+from contextchef.cache.economics import CacheBreakpoint, CacheReport
 from contextchef.chef import AsyncContextChef, ContextChef, Snapshot
 from contextchef.errors import (
     CompileAbortedError,
@@ -62,7 +64,6 @@ from contextchef.errors import (
 from contextchef.events import (
     AssembleContext,
     CacheFinding,
-    CompileDone,
     CompileStart,
     PipelineInvariant,
     WindowExceeded,
@@ -75,15 +76,8 @@ from contextchef.memory import (
     MemoryChange,
     MemoryEntry,
 )
-from contextchef.messages import (
-    HistoryFix,
-    Message,
-    ensure_valid_history,
-    group_turns,
-    validate_history,
-)
-from contextchef.payload import CompileMeta, LayerTokens, Payload
-from contextchef.payload_cache import CacheBreakpoint, CacheReport
+from contextchef.messages import Message, group_turns, validate_history
+from contextchef.payload import CompileDone, CompileMeta, LayerTokens, Payload
 from contextchef.placement.announcements import Announcement
 from contextchef.placement.xml import object_to_xml
 from contextchef.pool import AsyncChefPool, ChefPool

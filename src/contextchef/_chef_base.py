@@ -7,7 +7,6 @@ chef as it was.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Self
@@ -43,15 +42,21 @@ from contextchef.adapters import (
     adapter_registry,
     normalize_tools,
 )
+from contextchef.cache.planning import CacheOptions
+from contextchef.compiler.pipeline import (
+    CompileRuntime,
+    CompileState,
+    Payload,
+    Signal,
+    compile_flow,
+)
 from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.events import Handlers, Slots
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.messages import Message
-from contextchef.pipeline import CompileRuntime, CompileState, Payload, Signal, compile_flow
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
-from contextchef.prompt_cache import CacheOptions
 from contextchef.prompts import Vocabulary
 from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.selection.budget import JanitorConfig
@@ -347,14 +352,6 @@ class _ChefBase(
         """Whether `name` is one of contextchef's own tools (`context`, `new_context`, and the
         legacy `create_memory`, `modify_memory`, `recall_context`), whatever the vocabulary."""
         return self._dispatcher.owns(name)
-
-    def as_pydantic_ai_processor(self) -> Any:
-        """This chef as a pydantic-ai history processor: `ProcessHistory(chef.as_...())`.
-
-        Needs the `pydantic-ai` extra; see `contextchef.integrations.pydantic_ai` (imported only
-        here, on demand: the integrations sit above the chef)."""
-        module = importlib.import_module("contextchef.integrations.pydantic_ai")
-        return module.history_processor(self)
 
     def _require_memory(self) -> MemoryCore:
         if self._memory is None:

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any, Protocol, Self
 
 from contextchef._effects import Flow
+from contextchef.compiler.pipeline import CompileRuntime, CompileState, Payload
 from contextchef.events import Handlers, Slots
-from contextchef.pipeline import CompileRuntime, CompileState, Payload
 
 __all__ = ["EventsAndSlots", "FlowObserver"]
 

@@ -17,9 +17,9 @@ from contextchef._chef_parts import Compaction, as_messages
 from contextchef._memo import ContentDigests, MessageIntake
 from contextchef._repair import HistoryRepair
 from contextchef.adapters.reply import reply_messages
+from contextchef.compiler.pipeline import CompileState
 from contextchef.errors import ConfigError, MessageError
 from contextchef.messages import DocumentPart, ImagePart, Message, TextPart, ToolCall
-from contextchef.pipeline import CompileState
 
 __all__ = ["HistorySetters"]
 

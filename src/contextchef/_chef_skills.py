@@ -11,8 +11,8 @@ from dataclasses import replace
 from typing import Self
 
 from contextchef._effects import Flow
+from contextchef.compiler.pipeline import CompileRuntime, CompileState
 from contextchef.errors import ConfigError, UnknownSkillError
-from contextchef.pipeline import CompileRuntime, CompileState
 from contextchef.placement.announcements import Announcement, make_announcement
 from contextchef.skills.active import ActiveSkill, activate
 from contextchef.skills.loading import stored_skill, stored_skills

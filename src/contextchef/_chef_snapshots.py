@@ -10,15 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from contextchef._cache_snapshot import cache_section, read_cache_section, restore_cache_section
 from contextchef._chef_parts import Compaction
 from contextchef._effects import Flow
 from contextchef._memo import MessageIntake
 from contextchef._repair import waiting_placeholders
+from contextchef.compiler._cache_snapshot import (
+    cache_section,
+    read_cache_section,
+    restore_cache_section,
+)
+from contextchef.compiler.pipeline import CompileRuntime, CompileState
 from contextchef.errors import ConfigError, SnapshotError
 from contextchef.memory.core import MemoryCore
 from contextchef.messages import validate_history
-from contextchef.pipeline import CompileRuntime, CompileState
 from contextchef.snapshot import Snapshot, copy_state
 
 __all__ = ["SnapshotsMixin"]

@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Self
 
+from contextchef.compiler.pipeline import CompileState
 from contextchef.errors import (
     ConfigError,
     SnapshotError,
     ToolDefinitionError,
     UnknownToolNameError,
 )
-from contextchef.pipeline import CompileState
 from contextchef.selection.blocklist import ToolCallCheck, check_call
 from contextchef.selection.namespaces import call_parts, parse_call_arguments, resolve_call
 from contextchef.selection.pruner import PrunerState, Selection, names_argument, task_selection
@@ -26,7 +26,7 @@ from contextchef.selection.tool_plan import PruneResult, plan_tools, referenced_
 from contextchef.selection.toolkits import LOAD_TOOLKIT, find_toolkit, load_reply
 
 if TYPE_CHECKING:
-    from contextchef.pipeline import CompileRuntime
+    from contextchef.compiler.pipeline import CompileRuntime
 
 __all__ = ["ToolSelection", "open_pruner"]
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 from contextchef._chef_parts import Compaction, landed, record
 from contextchef._memo import ContentDigests
 from contextchef._repair import waiting_placeholders
+from contextchef.compiler.pipeline import CompileRuntime, CompileState, Payload
 from contextchef.messages import Message
-from contextchef.pipeline import CompileRuntime, CompileState, Payload
 
 __all__ = ["WriteBack"]
 

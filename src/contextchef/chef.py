@@ -20,8 +20,8 @@ from typing import Any, Self
 
 from contextchef._chef_base import _ChefBase
 from contextchef._effects import drive_async, drive_sync
+from contextchef.compiler.pipeline import Payload, Signal
 from contextchef.memory.memory import AsyncMemory, Memory
-from contextchef.pipeline import Payload, Signal
 from contextchef.skills.model import Skill
 from contextchef.snapshot import Snapshot
 from contextchef.store.aio import AsyncStore

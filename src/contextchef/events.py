@@ -9,20 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 from contextchef.errors import ConfigError
 from contextchef.messages import Message
-
-if TYPE_CHECKING:
-    from contextchef.payload import Payload
 
 __all__ = [
     "EVENT_NAMES",
     "SLOT_NAMES",
     "AssembleContext",
     "CacheFinding",
-    "CompileDone",
     "CompileStart",
     "EventName",
     "Handlers",
@@ -56,14 +52,6 @@ class CompileStart:
 
 
 @dataclass(frozen=True, slots=True)
-class CompileDone:
-    """A compile finished; `payload` is what `compile()` returns."""
-
-    target: str
-    payload: Payload
-
-
-@dataclass(frozen=True, slots=True)
 class WindowExceeded:
     """A compiled payload holds more tokens than the window: what cannot leave it (the system
     prompt, tools, pinned turns, the last turn, or what a slot added) is larger than the window.
@@ -87,7 +75,7 @@ class CacheFinding:
     (`breakpoint_after_volatile`), a byte of the expected stable prefix that changed since the
     previous compile (`changed_prefix`), a timestamp-looking string in the tools or system part
     (`timestamp_in_prefix`), or the dynamic state placed in the system part (`state_in_system`).
-    `section` and `index` locate the part (see `contextchef.payload_cache`); `message` says it
+    `section` and `index` locate the part (see `contextchef.cache.economics`); `message` says it
     in a sentence. A finding never fails a compile.
     """
 

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Required, TypedDict, cast
 
 from contextchef._jsonvalue import json_text_problem
-from contextchef._repair import HistoryFix, ensure_valid_history
 from contextchef._schema import (
     AnyOf,
     Attachment,
@@ -63,7 +62,6 @@ __all__ = [
     "ROLES",
     "DocumentPart",
     "FunctionCall",
-    "HistoryFix",
     "ImagePart",
     "Message",
     "RedactedThinking",
@@ -71,10 +69,10 @@ __all__ = [
     "TextPart",
     "Thinking",
     "ToolCall",
+    "ToolDefinition",
     "Turn",
     "arguments_problem",
     "content_text",
-    "ensure_valid_history",
     "group_turns",
     "validate_history",
     "validate_message",
@@ -161,6 +159,22 @@ class Message(TypedDict, total=False):
     gemini_thought_signature: str
     anthropic_compaction: dict[str, Any]
     refusal: NotRequired[str | None]
+
+
+class ToolDefinition(TypedDict, total=False):
+    """A tool in the IR: a name, what it does, and a JSON schema of its arguments (the adapters
+    render it; selection reads it).
+
+    `tags` help the pruner match a task (never sent to a provider); `defer_loading` is passed
+    to Anthropic as is (its tool search loads such a tool on demand), ignored elsewhere.
+    """
+
+    name: Required[str]
+    description: str
+    parameters: dict[str, Any]
+    strict: bool
+    tags: list[str]
+    defer_loading: bool
 
 
 def arguments_problem(raw: str) -> str | None:

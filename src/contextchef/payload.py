@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextchef._memo import ConversionCache
+from contextchef._repair import HistoryFix
+from contextchef.cache.economics import CacheReport, described
 from contextchef.memory.entry import MemoryArtifacts
-from contextchef.messages import HistoryFix
-from contextchef.payload_cache import CacheReport, described
 from contextchef.selection.janitor import OverflowReport
 from contextchef.tokens import Tokenizer
 
-__all__ = ["CompileMeta", "LayerTokens", "Payload", "PayloadCounter", "part_tokens"]
+__all__ = ["CompileDone", "CompileMeta", "LayerTokens", "Payload", "PayloadCounter", "part_tokens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +150,7 @@ class PayloadCounter:
     compile, so the memo (by identity, swept once per compile) makes an incremental compile
     count only what is new. Leading system messages (OpenAI's) count as system.
 
-    The text a part is counted on is its canonical serialization (`payload_cache`), and the
+    The text a part is counted on is its canonical serialization (`cache.economics`), and the
     part's size and digest are left in `facts` (shared with the target's `CacheLedger`), so the
     cache figures of a compile that was counted serialize nothing again.
     """
@@ -199,3 +199,12 @@ class PayloadCounter:
     def sweep(self) -> None:
         """Forget parts not counted since the previous sweep (call once per compile)."""
         self._memo.sweep()
+
+
+@dataclass(frozen=True, slots=True)
+class CompileDone:
+    """The `compile:done` event: a compile finished; `payload` is what `compile()` returns.
+    (It lives with `Payload`, which sits above `events`.)"""
+
+    target: str
+    payload: Payload

@@ -39,8 +39,8 @@ from contextchef._snapshot_fields import (
     state_data,
 )
 from contextchef.adapters import normalize_tools
+from contextchef.compiler.pipeline import CompileState
 from contextchef.errors import SnapshotError, SnapshotTooNewError
-from contextchef.pipeline import CompileState
 from contextchef.skills.active import ActiveSkill
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Snapshot", "copy_state"]

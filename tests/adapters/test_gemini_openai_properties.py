@@ -11,8 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contextchef import ensure_valid_history
 from contextchef.adapters import GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
-from contextchef.messages import Message, ensure_valid_history, validate_history
+from contextchef.messages import Message, validate_history
 from tests.adapters.samples import TOOLS, is_key_sorted, request
 from tests.adapters.sdk_gemini import validate_gemini
 from tests.adapters.sdk_openai import validate_chat, validate_responses

@@ -210,7 +210,7 @@ def test_the_tail_is_sent_for_one_request_and_never_piles_up() -> None:
         step: int
 
     chef = ContextChef().set_dynamic_state(Task, {"step": 3})
-    processor = chef.as_pydantic_ai_processor()
+    processor = history_processor(chef)
     messages: list[pm.ModelMessage] = [pm.ModelRequest(parts=[pm.UserPromptPart("go")])]
     for step in range(3):
         window = processor(messages)
@@ -347,7 +347,7 @@ async def test_processor_plugs_into_process_history() -> None:
     chef = ContextChef(tools="legacy")
     agent = Agent(
         FunctionModel(lambda messages, info: pm.ModelResponse(parts=[pm.TextPart("hi")])),
-        capabilities=[ProcessHistory(chef.as_pydantic_ai_processor())],
+        capabilities=[ProcessHistory(history_processor(chef))],
     )
     assert (await agent.run("hello")).output == "hi"
     assert chef.history[0]["content"] == "hello"
@@ -362,7 +362,9 @@ def test_a_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     assert caught.value.extra == "pydantic-ai"
     assert "pip install 'contextchef[pydantic-ai]'" in str(caught.value)
     with pytest.raises(ImportError):
-        ContextChef().as_pydantic_ai_processor()
+        from contextchef.integrations.pydantic_ai import history_processor as reimported
+
+        reimported(ContextChef())
 
 
 def _shape(window: list[pm.ModelMessage]) -> list[Any]:
@@ -411,7 +413,7 @@ async def test_an_async_chef_as_a_plain_process_history() -> None:
         seen.append(messages)
         return pm.ModelResponse(parts=[pm.TextPart("hi")])
 
-    processor = chef.as_pydantic_ai_processor()
+    processor = history_processor(chef)
     agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(processor)])
     result = await agent.run("hello")
     result = await agent.run("again", message_history=result.all_messages())

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from contextchef._jsonvalue import sorted_keys
 
 if TYPE_CHECKING:
-    from contextchef.selection.server import ServerCompaction
+    from contextchef.selection.server_compaction import ServerCompaction
 
 __all__ = ["compaction_keys"]
 

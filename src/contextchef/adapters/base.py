@@ -18,16 +18,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, Required, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 
 from contextchef._jsonvalue import NotJson, sorted_keys, strict_json
 from contextchef._memo import ConversionCache
 from contextchef.adapters.profile import AdapterProfile, profile_of
 from contextchef.errors import ConfigError, ToolDefinitionError, UnknownTargetError
-from contextchef.messages import Message
+from contextchef.messages import Message, ToolDefinition
 
 if TYPE_CHECKING:
-    from contextchef.selection.server import ServerCompaction
+    from contextchef.selection.server_compaction import ServerCompaction
 
 __all__ = [
     "AdapterInput",
@@ -42,21 +42,6 @@ __all__ = [
     "profile_of",
     "sorted_keys",
 ]
-
-
-class ToolDefinition(TypedDict, total=False):
-    """A tool in the IR: a name, what it does, and a JSON schema of its arguments.
-
-    `tags` help the pruner match a task (never sent to a provider); `defer_loading` is passed
-    to Anthropic as is (its tool search loads such a tool on demand), ignored elsewhere.
-    """
-
-    name: Required[str]
-    description: str
-    parameters: dict[str, Any]
-    strict: bool
-    tags: list[str]
-    defer_loading: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,10 @@ import mimetypes
 from collections.abc import Mapping
 from typing import Any, NamedTuple, cast
 
+from contextchef._repair import HistoryFix, ensure_valid_history
 from contextchef.adapters.content import split_data_url
 from contextchef.errors import MessageError
-from contextchef.messages import DocumentPart, HistoryFix, ImagePart, Message, ensure_valid_history
+from contextchef.messages import DocumentPart, ImagePart, Message
 
 __all__ = ["ImportedHistory", "as_dict", "attachment", "finish"]
 

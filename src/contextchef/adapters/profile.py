@@ -38,11 +38,11 @@ class AdapterProfile:
       compacts the context itself). The `server` strategy asks for it instead of running its
       fallback; read by the overflow runner through the strategy's `server_compaction` hook.
     - `prompt_cache_key`: the payload takes OpenAI's top-level `prompt_cache_key` keyword; the
-      chef's `prompt_cache_key=` option is added to it (`prompt_cache.with_provider_options`).
+      chef's `prompt_cache_key=` option is added to it (`cache.planning.with_provider_options`).
     - `cached_content`: the payload is google-genai's `{"config", "contents"}` and takes
       `config.cached_content`; the chef's `cached_content=` option goes there, and the system
       instruction and tools, which the context cache holds, leave the config
-      (`prompt_cache.with_provider_options`).
+      (`cache.planning.with_provider_options`).
     """
 
     cache_breakpoints: int = 0

@@ -27,6 +27,7 @@ from contextchef.cli._common import (
     progress,
     report_failure,
 )
+from contextchef.cli.db_copy import copy as copy_command
 from contextchef.store.backends.sqlite import backup as backup_ops
 from contextchef.store.backends.sqlite import maintenance
 from contextchef.store.backends.sqlite import repair as repair_ops
@@ -308,4 +309,4 @@ def vacuum(db: DbOption = None) -> None:
     )
 
 
-from contextchef.cli import db_copy as db_copy  # noqa: E402  (registers `db copy`)
+db_app.command("copy")(copy_command)

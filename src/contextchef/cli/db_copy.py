@@ -17,7 +17,6 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from contextchef.cli._common import err_console, guarded, out_console, print_json
-from contextchef.cli.db import db_app
 from contextchef.store.copy import CopyReport, copy_store
 from contextchef.store.locations import open_location
 
@@ -55,7 +54,6 @@ def _copy(source: str, target: str, projects: list[str] | None) -> CopyReport:
         return copy_store(origin, destination, projects=projects, progress=update)
 
 
-@db_app.command("copy")
 @guarded
 def copy(
     source: Annotated[

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from contextchef import ContextChef, EstimateTokenizer, StorageBackend, Store, summarize
+from contextchef.chef import ContextChef
 from contextchef.cli.demo_script import (
     MEMORY_KEY,
     TOOLS,
@@ -27,6 +27,9 @@ from contextchef.cli.demo_script import (
 )
 from contextchef.cli.report_model import ReportEvent, ReportTurn, payload_layers
 from contextchef.payload import Payload
+from contextchef.selection import summarize
+from contextchef.store import StorageBackend, Store
+from contextchef.tokens import EstimateTokenizer
 
 SYSTEM_PROMPT = (
     "You are a careful coding agent working in the `shop` repository. Make small, tested "

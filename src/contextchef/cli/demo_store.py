@@ -12,15 +12,11 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from contextchef import (
-    ForeignDatabaseError,
-    InMemoryBackend,
-    SQLiteBackend,
-    StorageBackend,
-    StoreError,
-)
 from contextchef.cli._common import how_to_run
+from contextchef.errors import ForeignDatabaseError, StoreError
 from contextchef.memory.turns import TURN_NAMESPACE
+from contextchef.store import StorageBackend
+from contextchef.store.backends import InMemoryBackend, SQLiteBackend
 
 DEMO_PROJECT = "demo:contextchef"
 """The project identity the demo writes under, so it never touches a real project's memory."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from contextchef.cache_ledger import common_prefix
+from contextchef.cache.ledger import common_prefix
 
 __all__ = ["PartChange", "PayloadDiff", "diff_payloads", "part_bytes", "prompt_parts"]
 

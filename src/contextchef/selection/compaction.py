@@ -22,8 +22,9 @@ from typing import Any, Literal
 
 from contextchef import prompts
 from contextchef._effects import Call, Flow, drive_async, drive_sync
+from contextchef._repair import ensure_valid_history
 from contextchef.errors import ConfigError
-from contextchef.messages import Message, content_text, ensure_valid_history, group_turns
+from contextchef.messages import Message, content_text, group_turns
 
 __all__ = [
     "CompactionPlan",

@@ -24,7 +24,7 @@ from contextchef.selection.budget import Budget, JanitorConfig
 from contextchef.selection.compaction import summary_message
 from contextchef.selection.fit import fit
 from contextchef.selection.overflow_config import HandoffConfig, OverflowConfig
-from contextchef.selection.server import ServerCompaction
+from contextchef.selection.server_compaction import ServerCompaction
 from contextchef.selection.strategies import (
     OverflowInput,
     OverflowResult,

@@ -28,7 +28,7 @@ from contextchef.prompts.tool_selection import (
 )
 
 if TYPE_CHECKING:
-    from contextchef.adapters.base import ToolDefinition
+    from contextchef.messages import ToolDefinition
 
 __all__ = ["Namespace", "call_parts", "namespace_tool", "parse_call_arguments", "resolve_call"]
 

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Self
 
 from contextchef.errors import ConfigError, ToolCollisionError, UnknownToolNameError
 from contextchef.selection.namespaces import Namespace
+from contextchef.selection.tool_plan import ToolPlan, plan_tools
 from contextchef.selection.toolkits import LOAD_TOOLKIT, Toolkit
 
 if TYPE_CHECKING:
-    from contextchef.adapters.base import ToolDefinition
-    from contextchef.selection.tool_plan import ToolPlan
+    from contextchef.messages import ToolDefinition
 
 __all__ = ["MODES", "PrunerState", "Selection", "names_argument"]
 
@@ -176,8 +176,6 @@ class PrunerState:
         """The tools a compile defines for `tools` under this state (see
         `tool_plan.plan_tools`): `referenced` are never pruned, `also_allowed` (an active
         skill's allowed tools, say) is kept in addition to the selection."""
-        from contextchef.selection.tool_plan import plan_tools  # it builds on this module
-
         return plan_tools(self, tools, referenced=referenced, also_allowed=also_allowed)
 
     # -- plain data ------------------------------------------------------------------------

@@ -11,11 +11,10 @@ the adapter renders in its own wire form (on Anthropic the payload is then for
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from contextchef._jsonvalue import sorted_keys
 from contextchef.errors import ConfigError
+from contextchef.selection.server_compaction import ServerCompaction
 from contextchef.selection.strategies import (
     OverflowInput,
     OverflowResult,
@@ -27,36 +26,6 @@ from contextchef.selection.strategies import (
 )
 
 __all__ = ["Server", "ServerCompaction", "server"]
-
-
-@dataclass(frozen=True, slots=True)
-class ServerCompaction:
-    """A request for server-side compaction, in no provider's terms (adapters render it).
-
-    `trigger_tokens`: compact once the input reaches this many tokens (None: the provider's
-    default). `instructions`: extra guidance for the provider's summary. `pause_after_compaction`:
-    ask the provider to stop after compacting and return the compaction to the caller.
-    `native`: the provider's own configuration object, sent verbatim in place of the fields above
-    by the adapter that understands it (an escape hatch for settings with no neutral form).
-    """
-
-    trigger_tokens: int | None = None
-    instructions: str | None = None
-    pause_after_compaction: bool = False
-    native: Mapping[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        tokens = self.trigger_tokens
-        if tokens is not None and (
-            not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0
-        ):
-            raise ConfigError(f"server trigger_tokens must be a positive int, got {tokens!r}")
-        if self.instructions is not None and not isinstance(self.instructions, str):
-            raise ConfigError("server instructions must be a string")
-        if self.native is not None:
-            if not isinstance(self.native, Mapping):
-                raise ConfigError("server native config must be a dict")
-            object.__setattr__(self, "native", sorted_keys(self.native))
 
 
 class Server(Strategy):

@@ -10,7 +10,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from contextchef.adapters.base import ToolDefinition
+    from contextchef.messages import ToolDefinition
 
 __all__ = ["skill_allowed_names", "tool_pattern"]
 

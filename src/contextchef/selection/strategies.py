@@ -32,7 +32,7 @@ from contextchef.selection.compaction import Compressor, summary_flow, summary_m
 from contextchef.tokens import Tokenizer
 
 if TYPE_CHECKING:
-    from contextchef.selection.server import ServerCompaction
+    from contextchef.selection.server_compaction import ServerCompaction
 
 __all__ = [
     "OverflowInput",

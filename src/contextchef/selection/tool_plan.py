@@ -10,18 +10,17 @@ providers reject a history that calls a tool the request does not define.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from contextchef.selection.namespaces import namespace_tool
-from contextchef.selection.pruner import PrunerState, Selection
+from contextchef.selection.namespaces import Namespace, namespace_tool
 from contextchef.selection.tool_match import match_tags, match_task, task_terms, tool_terms
-from contextchef.selection.toolkits import load_toolkit_tool
+from contextchef.selection.toolkits import Toolkit, load_toolkit_tool
 
 if TYPE_CHECKING:
-    from contextchef.adapters.base import ToolDefinition
+    from contextchef.messages import ToolDefinition
 
 __all__ = [
     "PlanMemo",
@@ -31,6 +30,40 @@ __all__ = [
     "plan_tools",
     "referenced_tools",
 ]
+
+
+class SelectionView(Hashable, Protocol):
+    """What planning reads of a `pruner.Selection` (which is one): the pruner builds on this
+    module, so it names the fields rather than import the class."""
+
+    @property
+    def names(self) -> tuple[str, ...] | None: ...
+    @property
+    def task(self) -> str | None: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def mode(self) -> str: ...
+
+
+class PlanState(Protocol):
+    """What planning reads of a `pruner.PrunerState` (which is one)."""
+
+    @property
+    def selection(self) -> SelectionView | None: ...
+    @property
+    def keep(self) -> tuple[str, ...]: ...
+    @property
+    def namespaces(self) -> tuple[Namespace, ...]: ...
+    @property
+    def toolkits(self) -> tuple[Toolkit, ...]: ...
+    @property
+    def loaded(self) -> tuple[str, ...]: ...
+    @property
+    def use_allowed_tools(self) -> bool: ...
+    def namespace_of(self, tool: str) -> str | None: ...
+    def namespace(self, name: str) -> Namespace | None: ...
+
 
 REFERENCED = "called by a tool call in the window (a payload must define every tool it calls)"
 
@@ -99,7 +132,7 @@ def referenced_tools(history: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _chosen(state: PrunerState, names: Iterable[str]) -> dict[str, str]:
+def _chosen(state: PlanState, names: Iterable[str]) -> dict[str, str]:
     """Tool name → why it is chosen, for names of tools or of namespaces (all their tools)."""
     out: dict[str, str] = {}
     for name in names:
@@ -118,11 +151,11 @@ class _Decider:
 
     def __init__(
         self,
-        state: PrunerState,
+        state: PlanState,
         referenced: frozenset[str],
         also_allowed: Iterable[str] | None,
     ) -> None:
-        selection: Selection | None = state.selection
+        selection: SelectionView | None = state.selection
         self.selection = selection
         self.named = _chosen(state, selection.names) if selection and selection.names else {}
         self.extra = _chosen(state, also_allowed) if also_allowed is not None else None
@@ -167,7 +200,7 @@ class _Decider:
 
 
 @lru_cache(maxsize=8192)
-def _task_decision(selection: Selection, key: tuple[str, str, tuple[str, ...]]) -> ToolDecision:
+def _task_decision(selection: SelectionView, key: tuple[str, str, tuple[str, ...]]) -> ToolDecision:
     """A task selection's verdict on one tool (`key`: its name, description and tags),
     memoised: an agent loop plans the same tools under the same selection turn after turn."""
     name = key[0]
@@ -190,7 +223,7 @@ def _task_decision(selection: Selection, key: tuple[str, str, tuple[str, ...]]) 
 
 
 def _emit(
-    state: PrunerState,
+    state: PlanState,
     tools: Sequence[ToolDefinition],
     decisions: list[ToolDecision],
     referenced: frozenset[str],
@@ -235,7 +268,7 @@ def _emit(
 
 
 def plan_tools(
-    state: PrunerState,
+    state: PlanState,
     tools: Sequence[ToolDefinition],
     *,
     referenced: Iterable[str] = (),
@@ -272,7 +305,7 @@ class PlanMemo:
 
     def plan(
         self,
-        state: PrunerState,
+        state: PlanState,
         tools: Sequence[ToolDefinition],
         referenced: frozenset[str],
         also_allowed: tuple[str, ...] | None = None,

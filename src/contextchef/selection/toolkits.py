@@ -23,7 +23,7 @@ from contextchef.prompts.tool_selection import (
 )
 
 if TYPE_CHECKING:
-    from contextchef.adapters.base import ToolDefinition
+    from contextchef.messages import ToolDefinition
 
 __all__ = [
     "LOAD_TOOLKIT",

@@ -14,10 +14,10 @@ from opentelemetry import metrics, trace
 
 from contextchef._effects import After, Call, Effect, Flow, StoreOp, intercept
 from contextchef._version import __version__
+from contextchef.compiler.pipeline import CompileRuntime, CompileState
 from contextchef.events import WindowExceeded
 from contextchef.memory.entry import MEMORY_NAMESPACE
 from contextchef.payload import Payload
-from contextchef.pipeline import CompileRuntime, CompileState
 from contextchef.selection.janitor import CompressEnd, CompressStart
 from contextchef.telemetry.names import (
     GEN_AI_CONVERSATION_ID,

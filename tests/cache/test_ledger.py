@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from contextchef._memo import ConversionCache
-from contextchef.cache_ledger import CacheLedger
+from contextchef.cache.ledger import CacheLedger
 from tests.cache_oracle import common_prefix, oracle_serialization
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from contextchef.compiler.state import CompileRuntime
 from contextchef.errors import SnapshotError
 from contextchef.memory.delta import MemoryBaseline
-from contextchef.pipeline import CompileRuntime
 
 __all__ = ["cache_section", "read_cache_section", "restore_cache_section"]
 

@@ -1,7 +1,7 @@
 """`cache_audit=True`: what in a compile's layout costs prompt-cache hits, one finding per problem.
 
 The audit compares the payload with the previous compile of the same chef and target (see
-`payload_cache` for the parts and their order) and looks for:
+`economics` for the parts and their order) and looks for:
 
 - `state_in_system`: the dynamic state landed in the system part (Anthropic hoists a system
   message there; its text changes every turn, and everything after it is re-sent uncached);
@@ -24,9 +24,9 @@ import json
 import re
 from collections.abc import Sequence
 
-from contextchef.cache_ledger import LedgerEntry
+from contextchef.cache.economics import canonical_text
+from contextchef.cache.ledger import LedgerEntry
 from contextchef.events import CacheFinding
-from contextchef.payload_cache import canonical_text
 
 __all__ = ["TIMESTAMP", "audit", "volatile_start"]
 

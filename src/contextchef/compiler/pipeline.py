@@ -22,50 +22,34 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from contextchef._effects import Call, Emit
 from contextchef._effects import Flow as EffectFlow
-from contextchef._memo import ConversionCache, intake_message
-from contextchef._payload_builder import PayloadBuilder
+from contextchef._memo import intake_message
 from contextchef._repair import waiting_turn
-from contextchef.adapters.base import AdapterRegistry, ToolDefinition
-from contextchef.cache_ledger import CacheLedger
+from contextchef.cache.planning import (
+    measure_cache,
+    memory_layers,
+    report_violations,
+)
+from contextchef.compiler._payload_builder import PayloadBuilder
+from contextchef.compiler.checks import check_assembly
+from contextchef.compiler.state import CompileRuntime, CompileState, Signal
 from contextchef.errors import CompileAbortedError, ConfigError
 from contextchef.events import (
     AssembleContext,
-    CompileDone,
     CompileStart,
     Handlers,
     Slots,
     WindowExceeded,
 )
-from contextchef.memory.core import MemoryCore
 from contextchef.memory.entry import MemoryArtifacts
-from contextchef.messages import HistoryFix, Message
-from contextchef.payload import CompileMeta, LayerTokens, Payload, PayloadCounter
-from contextchef.pipeline_checks import check_assembly
-from contextchef.placement.announcements import Announcement
+from contextchef.messages import Message
+from contextchef.payload import CompileDone, CompileMeta, LayerTokens, Payload
 from contextchef.placement.assembler import Sandwich
-from contextchef.placement.guardrail import Guardrails
-from contextchef.placement.state import DynamicState
-from contextchef.prompt_cache import (
-    CacheOptions,
-    TargetCache,
-    measure_cache,
-    memory_layers,
-    report_violations,
-)
-from contextchef.prompts import UnifiedVocabulary, Vocabulary
 from contextchef.selection.janitor import Janitor, OverflowReport
-from contextchef.selection.offload import OffloadConfig
-from contextchef.selection.pruner import PrunerState
-from contextchef.selection.tool_plan import PlanMemo
-from contextchef.selection.tool_results import ToolResultMemo, TransformHook, prepare_tool_results
-from contextchef.skills.active import ActiveSkill
-from contextchef.store.core import StoreCore
-from contextchef.tokens import MessageCounter
+from contextchef.selection.tool_results import prepare_tool_results
 
 __all__ = [
     "CompileMeta",
@@ -77,78 +61,7 @@ __all__ = [
     "compile_flow",
 ]
 
-logger = logging.getLogger("contextchef.pipeline")
-
-
-class Signal(Protocol):
-    """Anything with `is_set()`: a `threading.Event`, an `asyncio.Event`, or your own."""
-
-    def is_set(self) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompileState:
-    """The chef's layers, as read at the start of one compile."""
-
-    system_prompt: tuple[Message, ...]
-    history: tuple[Message, ...]
-    repairs: tuple[HistoryFix, ...]
-    state: DynamicState | None
-    guardrails: Guardrails | None
-    tools: tuple[ToolDefinition, ...]
-    skill: ActiveSkill | None = None
-    announcements: tuple[Announcement, ...] = ()
-    pruner: PrunerState = field(default_factory=PrunerState)
-
-
-@dataclass(kw_only=True)
-class CompileRuntime:
-    """Per-chef memo shared by compiles: a conversion cache per target, the token counter."""
-
-    registry: AdapterRegistry
-    counter: MessageCounter = field(default_factory=MessageCounter)
-    janitor: Janitor | None = None
-    store: StoreCore | None = None
-    vocabulary: Vocabulary = field(default_factory=UnifiedVocabulary)
-    offload: OffloadConfig = field(default_factory=OffloadConfig)
-    transform: TransformHook | None = None
-    memory: MemoryCore | None = None
-    library_tools: tuple[ToolDefinition, ...] = ()
-    skill_placement: str = "after_system"
-    tool_plans: PlanMemo = field(default_factory=PlanMemo)
-    tool_results: ToolResultMemo = field(default_factory=ToolResultMemo)
-    caches: dict[str, ConversionCache] = field(default_factory=dict)
-    payload_counters: dict[str, PayloadCounter] = field(default_factory=dict)
-    cache: CacheOptions = field(default_factory=CacheOptions)
-    targets: dict[str, TargetCache] = field(default_factory=dict)
-    memory_generation: int = 0
-    """Bumped by `refresh_memory()`, `clear_history()` and `restore()`: memory is rendered
-    into the prefix again at the next compile of every target."""
-    logged: set[tuple[str, str, str]] = field(default_factory=set)
-
-    def cache_for(self, target: str) -> ConversionCache:
-        cache = self.caches.get(target)
-        if cache is None:
-            cache = self.caches[target] = ConversionCache()
-        return cache
-
-    def payload_counter(self, target: str) -> PayloadCounter:
-        counter = self.payload_counters.get(target)
-        if counter is None:
-            counter = self.payload_counters[target] = PayloadCounter(self.counter.tokenizer)
-        return counter
-
-    def target_cache(self, target: str) -> TargetCache:
-        """What the chef remembers of its previous compile for `target` (the ledger shares the
-        part facts of the target's payload counter)."""
-        remembered = self.targets.get(target)
-        if remembered is None:
-            facts = self.payload_counter(target).facts
-            remembered = self.targets[target] = TargetCache(target, CacheLedger(facts))
-        return remembered
-
-    def window(self) -> str | None:
-        return self.janitor.lineage.current if self.janitor is not None else None
+logger = logging.getLogger("contextchef.compiler.pipeline")
 
 
 Flow = EffectFlow[Payload]

@@ -14,24 +14,24 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from contextchef.adapters.base import AdapterInput, ToolDefinition, profile_of
-from contextchef.messages import Message
-from contextchef.placement.announcements import announcement_blocks
-from contextchef.placement.assembler import Sandwich, assemble
-from contextchef.placement.breakpoints import mark_stable_prefix
-from contextchef.prompt_cache import (
+from contextchef.cache.planning import (
     MemoryLayers,
     TargetCache,
     instruction_message,
     with_provider_options,
 )
+from contextchef.messages import Message
+from contextchef.placement.announcements import announcement_blocks
+from contextchef.placement.assembler import Sandwich, assemble
+from contextchef.placement.breakpoints import mark_stable_prefix
 from contextchef.selection.pruner import PrunerState
-from contextchef.selection.server import ServerCompaction
+from contextchef.selection.server_compaction import ServerCompaction
 from contextchef.selection.skill_tools import skill_allowed_names
 from contextchef.selection.tool_plan import referenced_tools
 from contextchef.selection.toolkits import directory_text
 
 if TYPE_CHECKING:
-    from contextchef.pipeline import CompileRuntime, CompileState
+    from contextchef.compiler.state import CompileRuntime, CompileState
 
 __all__ = ["PayloadBuilder"]
 

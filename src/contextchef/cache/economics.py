@@ -26,7 +26,7 @@ previous compile's (same chef, same target).
 It is computed without serializing the payload again: every part's size is memoised by the
 identity of the part object (the adapters hand out the same converted objects for unchanged
 messages compile after compile, see `ConversionCache`), and the comparison with the previous
-compile is the `CacheLedger`'s (`contextchef.cache_ledger`).
+compile is the `CacheLedger`'s (`contextchef.cache.ledger`).
 """
 
 from __future__ import annotations
@@ -216,8 +216,8 @@ class CacheReport:
     """`payload.meta.cache`: how much of this payload the provider can serve from its prompt
     cache, by the previous compile of the same chef and target.
 
-    `prefix_bytes` of the `total_bytes` of the serialized payload (see `contextchef.payload_cache`)
-    are identical to the previous compile's; `reuse_ratio` is their quotient (0.0 on a first
+    `prefix_bytes` of the `total_bytes` of the serialized payload (see this module) are
+    identical to the previous compile's; `reuse_ratio` is their quotient (0.0 on a first
     compile). `breakpoints` are where the payload's cache breakpoints sit; `findings` are what
     `cache_audit=True` found (empty otherwise); `changed` names the part where this payload
     first differs from the previous one (None when nothing differs or nothing came before).

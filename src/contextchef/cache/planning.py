@@ -20,20 +20,19 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from contextchef._effects import Emit, Flow
 from contextchef._memo import ConversionCache
-from contextchef.adapters.profile import AdapterProfile
-from contextchef.cache_audit import audit, volatile_start
-from contextchef.cache_ledger import CacheLedger
+from contextchef.cache.audit import audit, volatile_start
+from contextchef.cache.economics import CacheReport
+from contextchef.cache.ledger import CacheLedger
 from contextchef.errors import ConfigError
 from contextchef.events import CacheFinding, PipelineInvariant
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.delta import MemoryBaseline, MemoryView, memory_view
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import Message
-from contextchef.payload_cache import CacheReport
 from contextchef.placement.state import DynamicState
 from contextchef.prompts import Vocabulary
 
@@ -177,8 +176,22 @@ def memory_layers(
     )
 
 
+class OptionsProfile(Protocol):
+    """What passing the provider options asks of the target's adapter profile
+    (`contextchef.adapters.AdapterProfile`, which is one): the cache sits below the adapters,
+    so it names the fields rather than import the class."""
+
+    @property
+    def prompt_cache_key(self) -> bool:
+        """Whether the payload takes OpenAI's top-level `prompt_cache_key`."""
+
+    @property
+    def cached_content(self) -> bool:
+        """Whether the payload takes google-genai's `config.cached_content`."""
+
+
 def with_provider_options(
-    data: dict[str, Any], profile: AdapterProfile, options: CacheOptions
+    data: dict[str, Any], profile: OptionsProfile, options: CacheOptions
 ) -> None:
     """Pass the provider's own cache options through, in place, keys kept sorted, where the
     adapter's `profile` takes them: OpenAI's `prompt_cache_key` (a routing hint that groups

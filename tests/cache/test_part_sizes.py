@@ -10,9 +10,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from contextchef import ContextChef, cache_ledger
-from contextchef._part_sizes import message_facts
-from contextchef.payload_cache import part_facts
+from contextchef import ContextChef
+from contextchef.cache import ledger as cache_ledger
+from contextchef.cache._part_sizes import message_facts
+from contextchef.cache.economics import part_facts
 from tests.benchmark_transcript import benchmark_transcript
 
 TARGETS = ("openai", "openai-responses", "anthropic", "gemini")

@@ -1,6 +1,6 @@
 """The serialized size of a message part, fast: what a cold compile's cache ledger needs.
 
-`payload_cache` defines a part's size by `json.dumps(part, ensure_ascii=False,
+`economics` defines a part's size by `json.dumps(part, ensure_ascii=False,
 separators=(",", ":"), sort_keys=True)`. A first compile needs the size of every part (no text:
 sizes are compared first, texts only when they agree), and the `json` module's C encoder is the
 largest cost of a cold compile outside the adapters. pydantic-core (a dependency through
@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from contextchef.payload_cache import Facts, canonical_text, part_facts
+from contextchef.cache.economics import Facts, canonical_text, part_facts
 
 __all__ = ["message_facts"]
 

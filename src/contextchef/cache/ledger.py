@@ -1,5 +1,5 @@
 """The cache ledger: what one chef remembers of its previous compile for one target, and the
-measure of the next compile against it (`payload.meta.cache`, defined in `payload_cache`).
+measure of the next compile against it (`payload.meta.cache`, defined in `cache.economics`).
 
 The ledger keeps the previous compile's parts, section by section, in lists of its own, with
 their facts and running byte offsets. The run of parts shared with the previous compile is found
@@ -19,9 +19,8 @@ from itertools import accumulate
 from typing import Any, NamedTuple
 
 from contextchef._memo import ConversionCache
-from contextchef._part_sizes import message_facts
-from contextchef.events import CacheFinding
-from contextchef.payload_cache import (
+from contextchef.cache._part_sizes import message_facts
+from contextchef.cache.economics import (
     SECTIONS,
     CacheBreakpoint,
     CacheReport,
@@ -37,6 +36,7 @@ from contextchef.payload_cache import (
     section_lists,
     text_digest,
 )
+from contextchef.events import CacheFinding
 
 __all__ = ["CacheLedger", "LedgerEntry", "SectionEntry", "common_prefix"]
 
