@@ -247,7 +247,7 @@ class ContextServer:
 
     async def memory_text(self) -> str:
         """The memory instruction and block, as the chef places them after the system prompt."""
-        memory = self.chef.get_memory()
+        memory = self.chef.memory
         block = memory.render(await memory.entries(), self.chef.vocabulary)
         instruction = self.chef.vocabulary.memory_instruction
         return f"{instruction}\n\n{block}" if block else instruction

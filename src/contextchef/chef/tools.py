@@ -1,34 +1,29 @@
-"""The chef's tool selection: the pruner's methods, shared by both chefs through `_ChefBase`.
+"""`chef.tools`: your tools — registration, narrowing, toolkits, the runtime blocklist, namespace
+calls.
 
-Narrowing the tools (`allow_only`, `prune_by_task`), loading toolkits, the runtime blocklist
-(`set_blocked_tools`, `check_tool_call`) and resolving namespace calls all read or replace one
-immutable `PrunerState` in the chef's compile state, so a snapshot holds it and a bad call,
-which raises before anything is replaced, leaves the chef as it was.
+Every method reads or replaces the tools and the immutable `PrunerState` in the chef's
+`StateCell`, so a snapshot holds them, and a bad call, which raises before anything is
+replaced, leaves the chef as it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
-from contextchef.errors import (
-    ConfigError,
-    SnapshotError,
-    ToolDefinitionError,
-    UnknownToolNameError,
-)
-from contextchef.pipeline import CompileState
+from contextchef._jsonvalue import copy_json
+from contextchef.adapters import ToolDefinition, normalize_tools
+from contextchef.chef.cell import StateCell
+from contextchef.chef.options import as_tools
+from contextchef.errors import ConfigError, ToolDefinitionError, UnknownToolNameError
 from contextchef.selection.blocklist import ToolCallCheck, check_call
 from contextchef.selection.namespaces import call_parts, parse_call_arguments, resolve_call
 from contextchef.selection.pruner import PrunerState, Selection, names_argument, task_selection
 from contextchef.selection.tool_plan import PruneResult, plan_tools, referenced_tools
 from contextchef.selection.toolkits import LOAD_TOOLKIT, find_toolkit, load_reply
 
-if TYPE_CHECKING:
-    from contextchef.pipeline import CompileRuntime
-
-__all__ = ["ToolSelection", "open_pruner"]
+__all__ = ["ToolkitLoader", "Tools", "open_pruner"]
 
 
 def open_pruner(pruner: PrunerState | Mapping[str, Any] | None) -> PrunerState:
@@ -36,32 +31,104 @@ def open_pruner(pruner: PrunerState | Mapping[str, Any] | None) -> PrunerState:
     return PrunerState() if pruner is None else PrunerState.from_dict(pruner)
 
 
-class ToolSelection:
-    """The pruner methods of `_ChefBase` (a mixin: it reads the chef's state and runtime)."""
+def _set_pruner(cell: StateCell, pruner: PrunerState, library_names: tuple[str, ...]) -> None:
+    """Replace the pruner after checking it against the registered tools."""
+    pruner.check_structure()
+    tools = cell.state.tools
+    if tools:
+        pruner.check_names([tool["name"] for tool in tools], list(library_names))
+    cell.state = replace(cell.state, pruner=pruner)
 
-    _state: CompileState
-    _runtime: CompileRuntime
 
-    # -- reading ---------------------------------------------------------------------------
+class ToolkitLoader:
+    """The dispatcher's `ToolkitRoute`: offers `load_toolkit` while the chef has toolkits and
+    serves the model's calls of it."""
+
+    def __init__(self, cell: StateCell, library_names: tuple[str, ...]) -> None:
+        self._cell = cell
+        self._library_names = library_names
+
+    def offered(self) -> bool:
+        return bool(self._cell.state.pruner.toolkits)
+
+    def load(self, name: object) -> str:
+        """Serve the model's `load_toolkit` call: the tool result text."""
+        pruner = self._cell.state.pruner
+        reply, toolkit = load_reply(pruner.toolkits, pruner.loaded, name)
+        if toolkit is not None:
+            loaded = replace(pruner, loaded=(*pruner.loaded, toolkit.name))
+            _set_pruner(self._cell, loaded, self._library_names)
+        return reply
+
+
+class Tools:
+    """Your tools as the chef compiles them (`chef.tools`).
+
+    Args:
+        cell: the chef's compile state.
+        library_names: the names of contextchef's own tools in the payload (never pruned).
+        owns: whether a name is one of contextchef's own tools (the dispatcher's `owns`).
+    """
+
+    def __init__(
+        self,
+        cell: StateCell,
+        library_names: tuple[str, ...],
+        owns: Callable[[str], bool],
+    ) -> None:
+        self._cell = cell
+        self._library_names = library_names
+        self._owns = owns
+
+    def __repr__(self) -> str:
+        return f"<Tools {[tool['name'] for tool in self._cell.state.tools]}>"
+
+    # -- registering -------------------------------------------------------------------------
+
+    def register(self, tools: Iterable[Mapping[str, Any]]) -> Self:
+        """Replace the tool set; each tool is converted to every provider's own schema."""
+        normalized = normalize_tools(as_tools(tools))
+        names = [tool["name"] for tool in normalized]
+        self._cell.state.pruner.check_names(names, list(self._library_names))
+        clash = sorted(tool["name"] for tool in normalized if self._owns(tool["name"]))
+        if clash:  # refused in every vocabulary: owns_tool() would route the calls to the library
+            raise ToolDefinitionError(
+                f"tool name(s) {clash} are reserved for contextchef's own tools (context, "
+                "new_context, create_memory, modify_memory, recall_context): owns_tool() routes "
+                "calls of those names to the library, whatever the vocabulary; rename yours"
+            )
+        self._cell.state = replace(self._cell.state, tools=tuple(normalized))
+        return self
+
+    @property
+    def definitions(self) -> list[ToolDefinition]:
+        """A copy of the registered tools, normalised (what `register` kept)."""
+        return copy_json(list(self._cell.state.tools))  # type: ignore[no-any-return]
+
+    def owns(self, name: str) -> bool:
+        """Whether `name` is one of contextchef's own tools (see `ContextChef.owns_tool`)."""
+        return self._owns(name)
+
+    # -- reading -----------------------------------------------------------------------------
 
     @property
     def pruner_state(self) -> PrunerState:
         """The pruner's state as immutable plain data (`to_dict()` for JSON)."""
-        return self._state.pruner
+        return self._cell.state.pruner
 
     @property
-    def blocked_tools(self) -> tuple[str, ...]:
+    def blocked(self) -> tuple[str, ...]:
         """The tools `check_tool_call` refuses (see `set_blocked_tools`)."""
-        return self._state.pruner.blocked
+        return self._cell.state.pruner.blocked
 
     @property
     def loaded_toolkits(self) -> tuple[str, ...]:
-        return self._state.pruner.loaded
+        return self._cell.state.pruner.loaded
 
-    def tool_selection(self, *, also_allowed: Iterable[str] | None = None) -> PruneResult:
+    def selection(self, *, also_allowed: Iterable[str] | None = None) -> PruneResult:
         """Which registered tools the next compile keeps and removes, and why (over the
         current history: a tool its calls refer to is always kept)."""
-        state = self._state
+        state = self._cell.state
         return plan_tools(
             state.pruner,
             state.tools,
@@ -91,51 +158,39 @@ class ToolSelection:
         Replaces an earlier selection; returns what is kept and removed, and why."""
         return self._select(task_selection(task, tags=tags, mode=mode))
 
-    def clear_tool_selection(self) -> Self:
+    def clear_selection(self) -> Self:
         """Show every tool again (namespaces, toolkits and the blocklist stay)."""
-        self._set_pruner(replace(self._state.pruner, selection=None))
+        self._set(replace(self._cell.state.pruner, selection=None))
         return self
 
     def _select(self, selection: Selection) -> PruneResult:
-        self._set_pruner(replace(self._state.pruner, selection=selection))
-        return self.tool_selection()
+        self._set(replace(self._cell.state.pruner, selection=selection))
+        return self.selection()
 
     # -- toolkits ----------------------------------------------------------------------------
 
     def load_toolkit(self, name: str) -> Self:
         """Load a toolkit for the model (as its `load_toolkit` call does): its tools are in
         the payload from the next compile on."""
-        pruner = self._state.pruner
+        pruner = self._cell.state.pruner
         toolkit = find_toolkit(pruner.toolkits, name)
         if toolkit is None:
             listing = ", ".join(t.name for t in pruner.toolkits) or "(none)"
             raise ConfigError(f"load_toolkit: unknown toolkit {name!r}; toolkits: {listing}")
         if toolkit.name not in pruner.loaded:
-            self._set_pruner(replace(pruner, loaded=(*pruner.loaded, toolkit.name)))
+            self._set(replace(pruner, loaded=(*pruner.loaded, toolkit.name)))
         return self
 
     def unload_toolkit(self, name: str) -> Self:
         """Take a loaded toolkit's tools out of the payload again (from the next compile on)."""
-        pruner = self._state.pruner
+        pruner = self._cell.state.pruner
         toolkit = find_toolkit(pruner.toolkits, name)
         if toolkit is None:
             listing = ", ".join(t.name for t in pruner.toolkits) or "(none)"
             raise ConfigError(f"unload_toolkit: unknown toolkit {name!r}; toolkits: {listing}")
         loaded = tuple(n for n in pruner.loaded if n != toolkit.name)
-        self._set_pruner(replace(pruner, loaded=loaded))
+        self._set(replace(pruner, loaded=loaded))
         return self
-
-    def _toolkit_route(self) -> _Route:
-        """What the dispatcher calls for `load_toolkit`."""
-        return _Route(self)
-
-    def _load_for_model(self, name: object) -> str:
-        """Serve the model's `load_toolkit` call: the tool result text."""
-        pruner = self._state.pruner
-        reply, toolkit = load_reply(pruner.toolkits, pruner.loaded, name)
-        if toolkit is not None:
-            self._set_pruner(replace(pruner, loaded=(*pruner.loaded, toolkit.name)))
-        return reply
 
     # -- the runtime blocklist ---------------------------------------------------------------
 
@@ -147,7 +202,7 @@ class ToolSelection:
         """
         chosen = names_argument(names, "set_blocked_tools")
         self._require_known(chosen, "set_blocked_tools")
-        self._set_pruner(replace(self._state.pruner, blocked=chosen))
+        self._set(replace(self._cell.state.pruner, blocked=chosen))
         return self
 
     def check_tool_call(self, name: object, arguments: object = None) -> ToolCallCheck:
@@ -155,7 +210,7 @@ class ToolSelection:
         is the tool result to send back when it may not (a namespace call is checked by its
         action). Takes a name and arguments, or a provider's tool call object."""
         tool, raw = call_parts(name, arguments)
-        return check_call(self._state.pruner, tool, raw)
+        return check_call(self._cell.state.pruner, tool, raw)
 
     def resolve_namespace(
         self, call: object, arguments: object = None
@@ -169,61 +224,26 @@ class ToolSelection:
         is the text to send back as the tool result.
         """
         name, raw = call_parts(call, arguments)
-        pruner = self._state.pruner
-        namespace = pruner.namespace(name)
+        state = self._cell.state
+        namespace = state.pruner.namespace(name)
         if namespace is None:
             return name, parse_call_arguments(raw, tool=name)
-        registered = {tool["name"] for tool in self._state.tools}
+        registered = {tool["name"] for tool in state.tools}
         actions = [tool for tool in namespace.tools if tool in registered]
         return resolve_call(namespace, actions, raw)
 
-    # -- state -------------------------------------------------------------------------------
+    # -- checks ------------------------------------------------------------------------------
 
-    # -- snapshots (the hooks of `SnapshotsMixin`) -------------------------------------------
-
-    def _pruner_state(self) -> dict[str, Any]:
-        """The pruner's section of a portable snapshot."""
-        return self._state.pruner.to_dict()
-
-    def _check_pruner_state(self, data: Mapping[str, Any]) -> None:
-        """Refuse a pruner section that does not load, before anything changes."""
-        try:
-            PrunerState.from_dict(dict(data))
-        except (ConfigError, ToolDefinitionError) as exc:
-            raise SnapshotError(str(exc), field="pruner") from exc
-
-    def _restore_pruner_state(self, data: Mapping[str, Any]) -> None:
-        self._state = replace(self._state, pruner=PrunerState.from_dict(dict(data)))
-
-    def _set_pruner(self, pruner: PrunerState) -> None:
-        pruner.check_structure()
-        if self._state.tools:
-            pruner.check_names([tool["name"] for tool in self._state.tools], self._library_names())
-        self._state = replace(self._state, pruner=pruner)
-
-    def _library_names(self) -> list[str]:
-        return [tool["name"] for tool in self._runtime.library_tools]
+    def _set(self, pruner: PrunerState) -> None:
+        _set_pruner(self._cell, pruner, self._library_names)
 
     def _require_known(self, names: Iterable[str], where: str) -> None:
-        pruner = self._state.pruner
-        known = [tool["name"] for tool in self._state.tools]
-        known += [namespace.name for namespace in pruner.namespaces]
-        known += self._library_names()
-        if pruner.toolkits:
+        state = self._cell.state
+        known = [tool["name"] for tool in state.tools]
+        known += [namespace.name for namespace in state.pruner.namespaces]
+        known += self._library_names
+        if state.pruner.toolkits:
             known.append(LOAD_TOOLKIT)
         unknown = [name for name in names if name not in known]
         if unknown:
             raise UnknownToolNameError(unknown, known, where=where)
-
-
-class _Route:
-    """The chef's `ToolkitRoute`: offers `load_toolkit` while the chef has toolkits."""
-
-    def __init__(self, chef: ToolSelection) -> None:
-        self._chef = chef
-
-    def offered(self) -> bool:
-        return bool(self._chef.pruner_state.toolkits)
-
-    def load(self, name: object) -> str:
-        return self._chef._load_for_model(name)
