@@ -1,5 +1,5 @@
-"""A turn is a host turn: TTLs in turns count user messages (or `next_turn()`), not compiles,
-and the count lives in the store beside the memory."""
+"""A turn is a host turn: TTLs in turns count user messages (or `memory.advance_turn()`), not
+compiles, and the count lives in the store beside the memory."""
 
 from __future__ import annotations
 

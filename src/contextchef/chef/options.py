@@ -230,11 +230,11 @@ def as_messages(messages: str | Iterable[object], what: str) -> list[object]:
 
 
 def as_tools(tools: object) -> list[Any]:
-    """The tools `register_tools` was given, as a list; else a `ToolDefinitionError`."""
+    """The tools `Tools.register` was given, as a list; else a `ToolDefinitionError`."""
     if isinstance(tools, Mapping):
-        raise ToolDefinitionError("register_tools takes a list of tool definitions, not one dict")
+        raise ToolDefinitionError("tools.register takes a list of tool definitions, not one dict")
     if not isinstance(tools, Iterable) or isinstance(tools, str | bytes):
         raise ToolDefinitionError(
-            f"register_tools takes a list of tool definitions, got {type(tools).__name__}"
+            f"tools.register takes a list of tool definitions, got {type(tools).__name__}"
         )
     return list(tools)
