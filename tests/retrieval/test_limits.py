@@ -171,7 +171,7 @@ def test_the_legacy_block_note_names_no_tool_that_reads() -> None:
     memory = chef.memory
     for index in range(5):
         memory.set(f"k{index}", "v" * 200)
-    block = memory.compile_artifacts(chef.vocabulary).block
+    block = memory.compile_artifacts(chef.tools.vocabulary).block
     assert "more memories are stored but not shown" in block
     assert "modify_memory" in block  # memory is writable: make room
     assert "context" not in block and "recall_context" not in block
@@ -180,7 +180,7 @@ def test_the_legacy_block_note_names_no_tool_that_reads() -> None:
     )
     for index in range(5):
         read_only.memory.set(f"k{index}", "v" * 200)
-    note = read_only.memory.compile_artifacts(read_only.vocabulary).block
+    note = read_only.memory.compile_artifacts(read_only.tools.vocabulary).block
     assert "more memories are stored but not shown" in note and "modify_memory" not in note
 
 
@@ -241,7 +241,7 @@ def test_the_block_stays_under_its_cap(tools: str, allowed: list[str] | None, ca
     memory = chef.memory
     for index in range(12):
         memory.set(f"k{index}", "é" * (index * 40), description=f"fact {index}")
-    artifacts = memory.compile_artifacts(chef.vocabulary)
+    artifacts = memory.compile_artifacts(chef.tools.vocabulary)
     assert len(artifacts.block.encode()) <= cap
     assert artifacts.entries  # the small ones still fit
     assert set(artifacts.keys) | set(artifacts.omitted) == {f"k{index}" for index in range(12)}

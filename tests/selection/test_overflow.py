@@ -366,7 +366,7 @@ async def test_async_chef_awaits_an_async_model() -> None:
         overflow={"strategy": summarize(model, preserve_recent_messages=1)},
     )
     payload = await c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()
-    assert payload["messages"][0]["content"] == c.vocabulary.store_instruction
+    assert payload["messages"][0]["content"] == c.tools.vocabulary.store_instruction
     assert "async" in payload["messages"][1]["content"]
 
 
@@ -481,7 +481,7 @@ def test_unified_summaries_name_their_window() -> None:
         overflow={"strategy": summarize(Model(), preserve_recent_messages=1), "window_ids": ids()},
     )
     messages = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()["messages"]
-    assert messages[0] == {"content": c.vocabulary.store_instruction, "role": "system"}
+    assert messages[0] == {"content": c.tools.vocabulary.store_instruction, "role": "system"}
     assert "Context window: w2." in messages[1]["content"]
 
 

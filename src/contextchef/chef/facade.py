@@ -27,7 +27,6 @@ from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.messages import DocumentPart, ImagePart, Message, TextPart
 from contextchef.pipeline import CompileState, Payload, Signal, compile_flow
-from contextchef.prompts import Vocabulary
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.selection.offload import OffloadConfig
@@ -160,8 +159,6 @@ class ChefFacade:
             pipeline_checks=pipeline_checks,
         )
         self.default_target: str = wired.default_target
-        self.vocabulary: Vocabulary = wired.runtime.vocabulary
-        self.tools_mode: str = self.vocabulary.name
         self._registry = wired.runtime.registry
         self._cell = wired.cell
         self._runtime = wired.runtime

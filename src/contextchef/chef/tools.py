@@ -17,6 +17,7 @@ from contextchef.adapters import ToolDefinition, normalize_tools
 from contextchef.chef.cell import StateCell
 from contextchef.chef.options import as_tools
 from contextchef.errors import ConfigError, ToolDefinitionError, UnknownToolNameError
+from contextchef.prompts import Vocabulary
 from contextchef.selection.blocklist import ToolCallCheck, check_call
 from contextchef.selection.namespaces import call_parts, parse_call_arguments, resolve_call
 from contextchef.selection.pruner import PrunerState, Selection, names_argument, task_selection
@@ -68,6 +69,8 @@ class Tools:
         cell: the chef's compile state.
         library_names: the names of contextchef's own tools in the payload (never pruned).
         owns: whether a name is one of contextchef's own tools (the dispatcher's `owns`).
+        vocabulary: the vocabulary of contextchef's own tools (the `tools=` option), bound to
+            what the chef offers the model.
     """
 
     def __init__(
@@ -75,10 +78,12 @@ class Tools:
         cell: StateCell,
         library_names: tuple[str, ...],
         owns: Callable[[str], bool],
+        vocabulary: Vocabulary,
     ) -> None:
         self._cell = cell
         self._library_names = library_names
         self._owns = owns
+        self._vocabulary = vocabulary
 
     def __repr__(self) -> str:
         return f"<Tools {[tool['name'] for tool in self._cell.state.tools]}>"
@@ -104,6 +109,17 @@ class Tools:
     def definitions(self) -> list[ToolDefinition]:
         """A copy of the registered tools, normalised (what `register` kept)."""
         return copy_json(list(self._cell.state.tools))  # type: ignore[no-any-return]
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary of contextchef's own tools and of every sentence the model reads about
+        them (`tools="unified"` or `"legacy"`), bound to what this chef offers."""
+        return self._vocabulary
+
+    @property
+    def mode(self) -> str:
+        """The vocabulary's name: `"unified"` or `"legacy"` (the `tools=` option)."""
+        return self._vocabulary.name
 
     def owns(self, name: str) -> bool:
         """Whether `name` is one of contextchef's own tools (see `ContextChef.owns_tool`)."""

@@ -131,7 +131,7 @@ def wire(
         runtime=runtime,
         dispatcher=dispatcher,
         core=core,
-        tools=Tools(cell, library_names, dispatcher.owns),
+        tools=Tools(cell, library_names, dispatcher.owns, vocabulary),
         prompt=Prompt(cell, runtime),
         history=history,
         snapshots=Snapshots(cell, runtime, memory_core, history),

@@ -238,7 +238,7 @@ def _system_rows(
     keys = compiled.payload.meta.memory_keys
     if compiled.inputs.memory:
         label, detail = "memory", f"{len(keys)} entries: {', '.join(keys)}" if keys else "empty"
-    elif compiled.chef.vocabulary.store_instruction is not None:
+    elif compiled.chef.tools.vocabulary.store_instruction is not None:
         label, detail = "store instruction", "how to reach the context store"
     else:
         return []  # the host's prompt is the whole layer: the layer's row says it all
