@@ -98,7 +98,7 @@ def main() -> None:
         os.environ["CONTEXTCHEF_HOME"] = str(root / "home")
         store = root / "bench.db"
         backend = SQLiteBackend(store, project=PROJECT)
-        ContextChef(store=backend).get_store().namespace("notes").put("big.txt", entry())
+        ContextChef(store=backend).store.namespace("notes").put("big.txt", entry())
         backend.close()
         floor = in_process(store, args.repeats)
         stdio = anyio.run(over_stdio, store, root / "home", args.repeats)

@@ -108,9 +108,10 @@ def main() -> None:
 
     raw = make_tools(args.count)
     options = pruner_options(raw)
-    chef = ContextChef(pruner=options).register_tools(raw)
+    chef = ContextChef(pruner=options)
+    chef.tools.register(raw)
     chef.set_history([{"role": "user", "content": TASK}])
-    tools = tuple(chef._state.tools)  # the normalised definitions every compile plans over
+    tools = tuple(chef._cell.state.tools)  # the normalised definitions every compile plans over
     allowed = {t["name"] for t in tools[::3]}
     base = PrunerState.from_dict(options)
     by_names = base.with_(
@@ -122,9 +123,11 @@ def main() -> None:
     referenced = {tools[7]["name"], tools[150]["name"]}
     kept = len(plan_tools(by_task, tools, referenced=referenced).result.kept)
 
-    plain = ContextChef().register_tools(raw)
+    plain = ContextChef()
+
+    plain.tools.register(raw)
     plain.set_history([{"role": "user", "content": TASK}])
-    chef.prune_by_task(TASK, tags=["ops"])
+    chef.tools.prune_by_task(TASK, tags=["ops"])
     rounds, repeats = args.rounds, args.repeats
     figures = {
         "tools": len(tools),
@@ -143,7 +146,7 @@ def main() -> None:
         ),
         "plan_new_task_us": best_us(new_task(by_task, tools, referenced), rounds, repeats),
         "prune_by_task_us": best_us(
-            lambda: chef.prune_by_task(TASK, tags=["ops"]), rounds, repeats
+            lambda: chef.tools.prune_by_task(TASK, tags=["ops"]), rounds, repeats
         ),
         "compile_without_pruner_us": best_us(lambda: plain.compile(), rounds // 4, repeats),
         "compile_with_pruner_us": best_us(lambda: chef.compile(), rounds // 4, repeats),

@@ -39,15 +39,15 @@ def main() -> None:
             ]
         )
         .set_dynamic_state(Task, {"goal": "release notes for 2.1", "done": ["read git log"]})
-        .register_tools(
-            [
-                {
-                    "name": "git_log",
-                    "description": "Show commits since a tag.",
-                    "parameters": {"type": "object", "properties": {"since": {"type": "string"}}},
-                }
-            ]
-        )
+    )
+    chef.tools.register(
+        [
+            {
+                "name": "git_log",
+                "description": "Show commits since a tag.",
+                "parameters": {"type": "object", "properties": {"since": {"type": "string"}}},
+            }
+        ]
     )
     for target in adapter_registry.names():
         payload = chef.compile(target=target)

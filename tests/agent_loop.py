@@ -288,5 +288,5 @@ def results_in(target: str, body: dict[str, Any]) -> tuple[list[str], int]:
 
 def new_chef(target: str, *, asynchronous: bool = False) -> ContextChef | AsyncContextChef:
     chef = (AsyncContextChef if asynchronous else ContextChef)(default_target=target)
-    chef.set_system_prompt("You are a careful coding agent.").register_tools(TOOLS)
+    chef.set_system_prompt("You are a careful coding agent.").tools.register(TOOLS)
     return chef.set_history([{"content": FIRST_TASK, "role": "user"}])

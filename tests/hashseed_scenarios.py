@@ -78,9 +78,9 @@ def scenarios(variant: int) -> list[ContextChef]:
         ),
     }
     first = ContextChef(memory={}).set_history(history).set_dynamic_state(task)
-    first.register_tools([tool])
+    first.tools.register([tool])
     for key in ordered(["user", "project/lang", "style"], variant):
-        first.get_memory().set(key, f"value of {key}")
+        first.memory.set(key, f"value of {key}")
     plan: Plan = {"steps": ["build", "test"], "seen": a_set(WORDS[2:6], variant)}
     second = ContextChef(tools="legacy", memory={}).set_history(history)
     second.set_dynamic_state(Plan, a_dict(list(plan.items()), variant), placement="system")
@@ -109,12 +109,14 @@ def pruned(history: list[Any], variant: int) -> ContextChef:
         ),
         "toolkits": {"writers": {"tools": names[4:8], "description": "Write <things> & more."}},
     }
-    chef = ContextChef(pruner=pruner).register_tools(tools).set_history(window)
-    chef.allow_only(a_set(["read_alpha", "read_delta", "listers", "write_beta"], variant))
-    chef.set_blocked_tools(a_set(["read_alpha", "list_gamma"], variant))
+    chef = ContextChef(pruner=pruner)
+    chef.tools.register(tools)
+    chef.set_history(window)
+    chef.tools.allow_only(a_set(["read_alpha", "read_delta", "listers", "write_beta"], variant))
+    chef.tools.set_blocked_tools(a_set(["read_alpha", "list_gamma"], variant))
     if variant % 2:
-        chef.prune_by_task("read the alpha and delta entries", tags=["list"])
-        chef.allow_only(a_set(["read_alpha", "read_delta", "listers", "write_beta"], variant))
+        chef.tools.prune_by_task("read the alpha and delta entries", tags=["list"])
+        chef.tools.allow_only(a_set(["read_alpha", "read_delta", "listers", "write_beta"], variant))
     return chef
 
 

@@ -81,11 +81,11 @@ def call(ident: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 async def play(chef: Any, stored: list[Any], turns: int = 9) -> list[Any]:
     """Run the session; `stored` is the host's ever-growing history (reloaded every turn).
     Returns the payloads compiled along the way."""
-    chef.set_system_prompt(SYSTEM).register_tools(TOOLS)
+    chef.set_system_prompt(SYSTEM).tools.register(TOOLS)
     chef.with_guardrails(enforce_xml={"output_tag": "answer"})
-    chef.announce("freeze", "Deploys are frozen until Monday.")
-    chef.announce("secrets", "Never print credentials.", channel="system")
-    await maybe(chef.activate_skill(PLAN, args='"the parser"'))
+    chef.prompt.announce("freeze", "Deploys are frozen until Monday.")
+    chef.prompt.announce("secrets", "Never print credentials.", channel="system")
+    await maybe(chef.skills.activate(PLAN, args='"the parser"'))
     payloads = []
     done: list[str] = []
     for turn in range(turns):

@@ -49,14 +49,7 @@ FOUNDATION = (
 )
 CHEF = (
     "chef",
-    "_chef_base",
-    "_chef_events",
-    "_chef_history",
-    "_chef_parts",
-    "_chef_skills",
-    "_chef_snapshots",
-    "_chef_tools",
-    "_chef_write_back",
+    "_compaction",
     "snapshot",
     "_snapshot_fields",
     "pool",

@@ -153,7 +153,7 @@ async def test_the_async_chef_takes_an_async_memory_over_an_async_native_backend
 
 async def test_memory_set_through_async_memory_appears_in_the_payload(spy: SpyBackend) -> None:
     chef = AsyncContextChef(store=spy, memory={})
-    memory = chef.get_memory()
+    memory = chef.memory
     await memory.set("user_name", "Ada Lovelace", description="who the user is")
     await memory.set("goal", "ship the parser fix")
     chef.set_system_prompt("You are helpful.").set_history([{"role": "user", "content": "Hi"}])
@@ -181,9 +181,9 @@ async def test_a_long_tool_result_is_offloaded_to_the_async_native_store(
     uri = offload_uri("vfs", output)
     assert uri.startswith("context://vfs/") and uri in sent
     assert len(sent) < len(output) and sent.startswith("step 0: ok")
-    address = chef.get_store().parse_uri(uri)
+    address = chef.store.parse_uri(uri)
     assert address is not None and address.ns == "vfs"
-    stored = await chef.get_store().namespace("vfs").get(address.path)
+    stored = await chef.store.namespace("vfs").get(address.path)
     assert stored is not None and stored.content == output
     assert chef.history[-1]["content"] == output  # the chef keeps the full result
     on_loop_only(spy, "write")
@@ -221,9 +221,9 @@ async def test_overflow_with_an_async_summarizer_archives_to_the_async_native_st
     uri = report.summary.split(" archived in full at ")[1].split(";")[0]
     assert uri.startswith("context://archive/")
 
-    address = chef.get_store().parse_uri(uri)
+    address = chef.store.parse_uri(uri)
     assert address is not None
-    stored = await chef.get_store().namespace("archive").get(address.path)
+    stored = await chef.store.namespace("archive").get(address.path)
     assert stored is not None
     archived = json.loads(stored.content)["messages"]
     assert [m["content"] for m in archived] == [m["content"] for m in history[:12]]
@@ -241,7 +241,7 @@ async def test_every_context_tool_command_runs_on_the_async_native_store(
     spy: SpyBackend,
 ) -> None:
     chef = AsyncContextChef(store=spy, tools="unified", memory={})
-    notes = chef.get_store().namespace("notes")
+    notes = chef.store.namespace("notes")
 
     async def run(**arguments: Any) -> str:
         return await chef.handle_tool("context", arguments)
@@ -316,7 +316,7 @@ async def test_context_tool_memory_commands_go_through_async_memory(spy: SpyBack
     assert await run(command="str_replace", path=uri, old_str="parser", new_str="lexer") == (
         prompts.edited(uri)
     )
-    entry = await chef.get_memory().get("goal")
+    entry = await chef.memory.get("goal")
     assert entry is not None and entry.value == "fix the lexer" and entry.update_count == 2
     assert "fix the lexer" in await run(command="view", path="context://memory/goal")
     assert uri in await run(command="view", path="context://memory/")
@@ -324,7 +324,7 @@ async def test_context_tool_memory_commands_go_through_async_memory(spy: SpyBack
     moved = "context://memory/objective"
     assert await run(command="rename", path=uri, new_path=moved) == prompts.renamed(uri, moved)
     assert await run(command="delete", path=moved) == prompts.deleted(moved)
-    assert await chef.get_memory().entries() == ()
+    assert await chef.memory.entries() == ()
     on_loop_only(spy, "read", "create", "read_versioned", "replace_if", "delete", "read_all")
 
 
@@ -357,7 +357,7 @@ async def test_async_memory_hooks_decide_and_hear_on_the_loop(spy: SpyBackend) -
         "context", {"command": "create", "path": "context://memory/secret", "file_text": "pw"}
     )
     assert refused == prompts.write_vetoed("context://memory/secret")
-    assert await chef.get_memory().get("secret") is None
+    assert await chef.memory.get("secret") is None
     assert not spy.inner.exists("memory", "secret")
     assert changes == []
 
@@ -365,7 +365,7 @@ async def test_async_memory_hooks_decide_and_hear_on_the_loop(spy: SpyBackend) -
         "context", {"command": "create", "path": "context://memory/goal", "file_text": "ship"}
     )
     assert accepted == prompts.created("context://memory/goal")
-    entry = await chef.get_memory().get("goal")
+    entry = await chef.memory.get("goal")
     assert entry is not None and entry.value == "ship"
 
     assert asked == [("secret", "pw", None), ("goal", "ship", None)]
@@ -378,7 +378,7 @@ async def test_snapshot_and_restore_round_trip_memory_on_the_async_native_store(
     spy: SpyBackend,
 ) -> None:
     chef = AsyncContextChef(store=spy, memory={})
-    memory = chef.get_memory()
+    memory = chef.memory
     await memory.set("goal", "ship v2", description="the objective")
     await memory.set("user", "Ada")
     chef.set_history([{"role": "user", "content": "hello"}])
@@ -422,7 +422,7 @@ def test_the_sync_chef_cannot_await_an_async_veto_hook_so_the_write_is_refused(
         gc.collect()  # an un-awaited coroutine would warn when it is collected
 
     assert result == prompts.write_vetoed("context://memory/goal")
-    assert chef.get_memory().get("goal") is None
-    assert chef.get_store().namespace("memory").list() == []
+    assert chef.memory.get("goal") is None
+    assert chef.store.namespace("memory").list() == []
     assert not [w for w in caught if "never awaited" in str(w.message)], caught
     assert any("vetoed" in record.getMessage() for record in caplog.records)

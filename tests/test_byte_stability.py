@@ -40,9 +40,6 @@ class ReversingChef(ContextChef):
             messages if isinstance(messages, str) else reversed_keys(list(messages))
         )
 
-    def register_tools(self, tools: Any) -> Any:
-        return super().register_tools(reversed_keys(list(tools)))
-
     def set_dynamic_state(self, model_or_schema: Any, data: Any = None, **kw: Any) -> Any:
         return super().set_dynamic_state(model_or_schema, reversed_keys(data), **kw)
 
@@ -62,7 +59,8 @@ def _has_state(element: Any) -> bool:
 @pytest.mark.parametrize("target", TARGETS)
 def test_the_next_turn_leaves_everything_before_the_tail_unchanged(target: str) -> None:
     history = tool_turn()
-    chef = ContextChef().set_system_prompt(SYSTEM).register_tools(TOOLS)
+    chef = ContextChef().set_system_prompt(SYSTEM)
+    chef.tools.register(TOOLS)
     chef.set_dynamic_state(TaskState, STATE)
     before = chef.set_history(history).compile(target=target)
     history = [*history, {"role": "assistant", "content": "Found it."}]

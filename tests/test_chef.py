@@ -39,13 +39,14 @@ def dumps(payload: Any) -> str:
 
 
 def make_chef(**config: Any) -> ContextChef:
-    return (
+    chef = (
         ContextChef(**config)
         .set_system_prompt("You are careful.")
         .set_history([{"role": "user", "content": "hi"}])
         .set_dynamic_state(Task, {"goal": "ship"})
-        .register_tools([TOOL])
     )
+    chef.tools.register([TOOL])
+    return chef
 
 
 def test_default_target_is_openai_and_can_be_configured() -> None:
@@ -73,8 +74,8 @@ def test_unknown_config_keys_are_refused() -> None:
         (lambda c: c.set_history({"role": "user", "content": "x"}), ConfigError),
         (lambda c: c.set_system_prompt([{"role": "user", "content": "x"}]), ConfigError),
         (lambda c: c.set_dynamic_state(Task, {"goal": 3.5j}), DynamicStateError),
-        (lambda c: c.register_tools([{"name": "bad name"}]), ToolDefinitionError),
-        (lambda c: c.register_tools([TOOL, TOOL]), ToolDefinitionError),
+        (lambda c: c.tools.register([{"name": "bad name"}]), ToolDefinitionError),
+        (lambda c: c.tools.register([TOOL, TOOL]), ToolDefinitionError),
         (lambda c: c.with_guardrails(enforce_xml={"output_tag": "<x>"}), ConfigError),
     ],
 )
@@ -106,11 +107,11 @@ def test_setter_order_never_matters() -> None:
     b = (
         ContextChef()
         .with_guardrails(enforce_xml={"output_tag": "final"}, prefill="<final>")
-        .register_tools([TOOL])
         .set_dynamic_state(Task, {"goal": "ship"})
         .set_history([{"role": "user", "content": "hi"}])
         .set_system_prompt("You are careful.")
     )
+    b.tools.register([TOOL])
     assert dumps(a.compile()) == dumps(b.compile())
 
 
@@ -282,12 +283,12 @@ def test_the_chef_has_one_store_an_in_memory_one_by_default(tmp_path: Any) -> No
     from contextchef import FileSystemBackend, InMemoryBackend, Store
 
     chef = ContextChef()
-    assert isinstance(chef.get_store().backend, InMemoryBackend)
-    assert chef.get_store() is chef.get_store()
+    assert isinstance(chef.store.backend, InMemoryBackend)
+    assert chef.store is chef.store
     backend = FileSystemBackend(tmp_path / ".context")
-    assert ContextChef(store=backend).get_store().backend is backend
+    assert ContextChef(store=backend).store.backend is backend
     store = Store(InMemoryBackend())
-    assert ContextChef(store=store).get_store() is store
+    assert ContextChef(store=store).store is store
     with pytest.raises(ConfigError, match="'memory' or 'sqlite'"):
         ContextChef(store="mysql://nope")  # postgresql:// opens PostgresBackend
     with pytest.raises(ConfigError, match="not a storage backend"):
@@ -299,9 +300,9 @@ def test_store_sqlite_opens_the_machine_database_under_contextchef_home() -> Non
     from pathlib import Path
 
     chef = ContextChef(store="sqlite")
-    chef.get_store().namespace("notes").put("plan.md", "1. test")
+    chef.store.namespace("notes").put("plan.md", "1. test")
     assert (Path(os.environ["CONTEXTCHEF_HOME"]) / "context.db").is_file()
-    again = ContextChef(store="sqlite").get_store().namespace("notes").get("plan.md")
+    again = ContextChef(store="sqlite").store.namespace("notes").get("plan.md")
     assert again is not None and again.content == "1. test"
 
 

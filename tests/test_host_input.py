@@ -202,7 +202,7 @@ def good_chef(tools: str = "unified") -> ContextChef:
     chef = ContextChef(tools=tools, memory={})
     chef.set_system_prompt("Be brief.")
     chef.set_history([*asking('{"path": "."}'), {"role": "assistant", "content": "a.txt"}])
-    chef.register_tools([tool(schema(path={"type": "string"}), "ls")])
+    chef.tools.register([tool(schema(path={"type": "string"}), "ls")])
     chef.set_dynamic_state(Task, {"goal": "list files"})
     return chef
 
@@ -266,9 +266,9 @@ def test_a_bad_system_prompt_or_after_assemble_result_is_refused_too(
 @pytest.mark.parametrize("mode", ["unified", "legacy"])
 def test_a_bad_tool_is_refused_with_the_reason(tools: Any, text: str, mode: str) -> None:
     chef = good_chef(mode)
-    exc = refused(chef, lambda chef: chef.register_tools(tools), ToolDefinitionError)
+    exc = refused(chef, lambda chef: chef.tools.register(tools), ToolDefinitionError)
     assert text in str(exc)
-    assert [t["name"] for t in chef.tools] == ["ls"]
+    assert [t["name"] for t in chef.tools.definitions] == ["ls"]
 
 
 class TypedTask(typing.TypedDict):
@@ -307,8 +307,8 @@ def test_a_dict_as_dynamic_state_schema_says_what_to_pass(args: Any, text: str) 
 )
 def test_every_documented_dynamic_state_schema_is_accepted(args: Any) -> None:
     chef = good_chef().set_dynamic_state(*args)
-    assert chef.dynamic_state is not None
-    assert chef.dynamic_state.data["goal"] == "x"
+    assert chef.prompt.dynamic_state is not None
+    assert chef.prompt.dynamic_state.data["goal"] == "x"
     compiled(chef)
 
 
@@ -323,7 +323,7 @@ def test_a_typeddict_state_still_validates() -> None:
     ids=["description", "nested", "key"],
 )
 def test_a_lone_surrogate_in_meta_is_refused_before_the_backend(meta: dict[str, Any]) -> None:
-    store = ContextChef().get_store()
+    store = ContextChef().store
     with pytest.raises(StoreError, match="lone surrogate"):
         store.namespace("notes").put("a.md", "text", meta)
     assert store.namespace("notes").get("a.md") is None
@@ -332,8 +332,8 @@ def test_a_lone_surrogate_in_meta_is_refused_before_the_backend(meta: dict[str, 
 def test_a_lone_surrogate_in_a_memory_description_is_refused() -> None:
     chef = ContextChef(memory={})
     with pytest.raises(StoreError, match="lone surrogate"):
-        chef.get_memory().set("goal", "ship", description="half \udc80 a pair")
-    assert chef.get_memory().get("goal") is None
+        chef.memory.set("goal", "ship", description="half \udc80 a pair")
+    assert chef.memory.get("goal") is None
 
 
 DUPLICATES = {

@@ -257,7 +257,7 @@ def test_threads_setting_histories_at_once_never_mix_them() -> None:
     def hammer(variant: list[dict[str, Any]]) -> None:
         for cut in cuts:
             chef.set_history(variant[:cut])
-            if repaired(list(chef._state.history)) not in expected:
+            if repaired(list(chef._cell.state.history)) not in expected:
                 strays.append(cut)
 
     threads = [threading.Thread(target=hammer, args=(v,)) for v in variants]
@@ -273,5 +273,5 @@ def test_threads_setting_histories_at_once_never_mix_them() -> None:
     assert not strays
     chef.set_history(variants[2])
     history, fixes = ensure_valid_history(copy.deepcopy(variants[2]))
-    assert list(chef._state.history) == history
-    assert list(chef._state.repairs) == fixes
+    assert list(chef._cell.state.history) == history
+    assert list(chef._cell.state.repairs) == fixes

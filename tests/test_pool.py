@@ -73,11 +73,11 @@ def test_evicting_a_chef_loses_nothing_the_store_holds(tmp_path: Path) -> None:
     assert "alice" not in pool
     again = pool.get("alice")
     assert again is not first
-    memory = again.get_memory().get("editor")
+    memory = again.memory.get("editor")
     assert memory is not None and memory.value == "vim"
     payload = again.set_history([{"role": "user", "content": "hi"}]).compile()
     assert "vim" in payload["messages"][0]["content"]
-    assert again.get_store().namespace("notes").get("n.md") is not None
+    assert again.store.namespace("notes").get("n.md") is not None
     backend.close()
 
 
@@ -143,7 +143,7 @@ async def test_the_async_pool_is_task_safe_and_keeps_the_store(tmp_path: Path) -
     assert evicted == ["alice"] and pool.keys() == ["bob", "carol"]
     again = await pool.get("alice")
     assert again is not chefs[0]
-    entry = await again.get_memory().get("lang")
+    entry = await again.memory.get("lang")
     assert entry is not None and entry.value == "python"
     assert evicted == ["alice", "bob"]
     assert await pool.evict("carol") and "carol" not in pool and pool.keys() == ["alice"]

@@ -98,16 +98,16 @@ def tool_names(payload: Any) -> list[str]:
 
 def test_the_default_chef_speaks_the_unified_vocabulary() -> None:
     chef = ContextChef()
-    assert chef.tools_mode == "unified" and isinstance(chef.vocabulary, UnifiedVocabulary)
-    assert chef.vocabulary == vocabulary("unified").offering(chef.vocabulary.offer)
+    assert chef.tools.mode == "unified" and isinstance(chef.tools.vocabulary, UnifiedVocabulary)
+    assert chef.tools.vocabulary == vocabulary("unified").offering(chef.tools.vocabulary.offer)
     payload = chef.set_history([{"role": "user", "content": "hi"}]).compile()
     assert tool_names(payload) == ["context"]
     assert payload["messages"][0] == {
-        "content": chef.vocabulary.store_instruction,
+        "content": chef.tools.vocabulary.store_instruction,
         "role": "system",
     }
     legacy = ContextChef(tools="legacy", memory={})
-    assert legacy.tools_mode == "legacy"
+    assert legacy.tools.mode == "legacy"
     assert tool_names(legacy.compile()) == ["create_memory", "modify_memory"]
 
 

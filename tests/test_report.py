@@ -222,7 +222,7 @@ def test_payload_layers_count_the_memory_block_apart(target: str, placement: str
     chef = ContextChef(memory={"placement": placement}, tokenizer=tokenizer)
     chef.set_system_prompt("You are terse.").set_history([{"role": "user", "content": "hi"}])
     before = payload_layers(chef.compile(target=target), tokenizer.count_text)
-    chef.get_memory().set("test-command", "python -m pytest -q " + "-p no:cacheprovider " * 20)
+    chef.memory.set("test-command", "python -m pytest -q " + "-p no:cacheprovider " * 20)
     payload = chef.compile(target=target)
     after = payload_layers(payload, tokenizer.count_text)
     assert before["memory"] == 0
@@ -234,7 +234,7 @@ def test_payload_layers_count_the_memory_block_apart(target: str, placement: str
     assert after["tail"] - before["tail"] < after["memory"]
     assert after["tools"] == before["tools"]
     fresh = ContextChef(memory={"placement": placement}, tokenizer=tokenizer)
-    fresh.get_memory().set("test-command", "python -m pytest -q " + "-p no:cacheprovider " * 20)
+    fresh.memory.set("test-command", "python -m pytest -q " + "-p no:cacheprovider " * 20)
     fresh.set_system_prompt("You are terse.").set_history([{"role": "user", "content": "hi"}])
     first = fresh.compile(target=target)
     layers = payload_layers(first, tokenizer.count_text)

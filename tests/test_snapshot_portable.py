@@ -36,12 +36,13 @@ def played(kind: str) -> tuple[Any, list[Any]]:
 async def mutate(chef: Any) -> None:
     """Change every part of the state a snapshot holds."""
     chef.set_system_prompt("Another prompt.").set_history([{"role": "user", "content": "other"}])
-    chef.clear_dynamic_state().with_guardrails(None).register_tools([])
-    chef.announce("freeze", "Changed.", channel="system")
-    chef.retract_announcement("secrets")
-    await maybe(chef.activate_skill(Skill("other", "Another skill for the test.", "Other.")))
-    await maybe(chef.get_memory().set("intruder", "x"))
-    await maybe(chef.next_turn())
+    chef.prompt.clear_dynamic_state()
+    chef.with_guardrails(None).tools.register([])
+    chef.prompt.announce("freeze", "Changed.", channel="system")
+    chef.prompt.retract_announcement("secrets")
+    await maybe(chef.skills.activate(Skill("other", "Another skill for the test.", "Other.")))
+    await maybe(chef.memory.set("intruder", "x"))
+    await maybe(chef.memory.advance_turn())
     chef.request_new_context()
     await maybe(chef.compile(target="anthropic"))
 

@@ -82,7 +82,7 @@ def build(tools: str, memory: bool, writable: bool, overflow: bool, handoff: boo
         **options,
     )
     if memory:
-        chef.get_memory().set("user", "Ada")
+        chef.memory.set("user", "Ada")
     return chef
 
 

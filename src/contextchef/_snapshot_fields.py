@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, get_args, get_type_hints
 
-from contextchef._chef_parts import Compaction
+from contextchef._compaction import Compaction
 from contextchef._jsonvalue import copy_json
 from contextchef._repair import HistoryFix
 from contextchef.errors import ConfigError, ContextChefError, SnapshotError

@@ -5,7 +5,7 @@ ContextChefError                      catch-all: `except contextchef.ContextChef
 ├── ConfigError                       developer misuse: a bad option, an unknown target, a bad call
 │   ├── UnknownTargetError            no adapter registered under that target name
 │   ├── UnknownToolError              handle_tool got a tool name the library does not own
-│   ├── UnknownSkillError             activate_skill named a skill neither registered nor stored
+│   ├── UnknownSkillError             skills.activate named a skill neither registered nor stored
 │   └── SnapshotError                 a snapshot's data is malformed (carries .field)
 │       └── SnapshotTooNewError       the snapshot was written by a newer format version
 ├── SkillError                        a SKILL.md is malformed (carries .path and .line)
@@ -117,13 +117,13 @@ class UnknownToolError(ConfigError):
 
 
 class UnknownSkillError(ConfigError):
-    """`activate_skill(name)` named a skill that is neither registered nor in the store."""
+    """`chef.skills.activate(name)` named a skill that is neither registered nor in the store."""
 
     def __init__(self, name: str, available: list[str]) -> None:
         listing = ", ".join(available) if available else "(none)"
         super().__init__(
             f"no skill named {name!r} is registered or stored under context://skills/; "
-            f"available: {listing}. Register it with register_skills([...]) or pass the Skill."
+            f"available: {listing}. Register it with chef.skills.register([...]) or pass the Skill."
         )
         self.name = name
         self.available = available
@@ -172,7 +172,7 @@ class UnknownToolNameError(ConfigError):
         listing = ", ".join(known) if known else "(none)"
         super().__init__(
             f"{where}: unknown tool name(s) {names}; the known names are: {listing}. "
-            "Register the tools first (register_tools) or fix the spelling."
+            "Register the tools first (chef.tools.register) or fix the spelling."
         )
         self.names = names
         self.known = known

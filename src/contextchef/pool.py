@@ -78,7 +78,7 @@ class _Entries(Generic[C]):
         """Adopt a new chef; the chefs evicted to make room for it, oldest first."""
         if not isinstance(chef, kind):
             raise ConfigError(f"the pool's factory must return a {kind.__name__}, got {chef!r}")
-        backend = chef.get_store().backend
+        backend = chef.store.backend
         if self.backend is None:
             self.backend = backend
         elif backend is not self.backend:

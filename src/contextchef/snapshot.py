@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from contextchef._chef_parts import Compaction
+from contextchef._compaction import Compaction
 from contextchef._jsonvalue import NotJson, copy_json, strict_json
 from contextchef._snapshot_fields import (
     as_field_error,

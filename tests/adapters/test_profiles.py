@@ -98,7 +98,8 @@ def anthropic_chef(registry: Any) -> ContextChef:
         janitor={"context_window": 100_000},
         overflow={"strategy": server(trigger_tokens=50_000), "window_ids": window_ids()},
     )
-    return chef.set_system_prompt("You are a coding agent.").register_tools(TOOLS)
+    chef.set_system_prompt("You are a coding agent.").tools.register(TOOLS)
+    return chef
 
 
 def test_a_wrapped_anthropic_keeps_automatic_breakpoints_and_server_compaction() -> None:
@@ -140,8 +141,8 @@ def openai_chef(registry: Any) -> ContextChef:
     chef = ContextChef(
         adapters=registry, pruner={"use_allowed_tools": True}, prompt_cache_key="session-1"
     )
-    chef.set_system_prompt("You are a coding agent.").register_tools(TOOLS)
-    chef.allow_only(["read_file", "run_tests"])
+    chef.set_system_prompt("You are a coding agent.").tools.register(TOOLS)
+    chef.tools.allow_only(["read_file", "run_tests"])
     return chef
 
 
@@ -171,7 +172,8 @@ def test_a_wrapped_openai_keeps_allowed_tools_and_the_prompt_cache_key(
 
 def gemini_chef(registry: Any) -> ContextChef:
     chef = ContextChef(adapters=registry, cached_content="cachedContents/abc")
-    return chef.set_system_prompt("You are a coding agent.").register_tools(TOOLS)
+    chef.set_system_prompt("You are a coding agent.").tools.register(TOOLS)
+    return chef
 
 
 def test_a_wrapped_gemini_keeps_its_cached_content() -> None:

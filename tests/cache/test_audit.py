@@ -47,7 +47,7 @@ def test_the_default_layout_has_no_findings(target: str) -> None:
     ).set_system_prompt("You are a careful agent.")
     events: list[CacheFinding] = []
     chef.on("cache:finding", events.append)
-    memory = chef.get_memory()
+    memory = chef.memory
     overflows = 0
     for turn, history in enumerate(_loop(30)):
         if turn % 4 == 2:

@@ -69,19 +69,16 @@ def _call(turn: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_steady_agent_loop_reuses_the_cached_prefix_every_turn() -> None:
     rng = random.Random(12)
-    chef = (
-        ContextChef(
-            memory={},
-            janitor={"context_window": 45000, "trigger_ratio": 0.8},
-            overflow={
-                "strategy": summarize(lambda m: "Work so far: modules fixed.", preserve_ratio=0.3)
-            },
-            vfs={"threshold": 3000},
-        )
-        .set_system_prompt(SYSTEM_PROMPT)
-        .register_tools(TOOLS)
-    )
-    memory = chef.get_memory()
+    chef = ContextChef(
+        memory={},
+        janitor={"context_window": 45000, "trigger_ratio": 0.8},
+        overflow={
+            "strategy": summarize(lambda m: "Work so far: modules fixed.", preserve_ratio=0.3)
+        },
+        vfs={"threshold": 3000},
+    ).set_system_prompt(SYSTEM_PROMPT)
+    chef.tools.register(TOOLS)
+    memory = chef.memory
     stored: list[dict[str, Any]] = []  # the host's database
     ratios: list[float] = []
     overflow_turns: list[int] = []

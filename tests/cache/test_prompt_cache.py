@@ -63,8 +63,8 @@ def agent_turns(turns: int) -> Iterator[list[dict[str, Any]]]:
 @pytest.mark.parametrize("target", TARGETS)
 def test_prefix_bytes_is_the_common_prefix_of_the_serialized_payloads(target: str) -> None:
     chef = ContextChef(memory={}).set_system_prompt("You are a careful agent.")
-    chef.register_tools(TOOLS)
-    memory = chef.get_memory()
+    chef.tools.register(TOOLS)
+    memory = chef.memory
     previous: bytes | None = None
     for turn, history in enumerate(agent_turns(14)):
         if turn % 4 == 1:
@@ -73,7 +73,7 @@ def test_prefix_bytes_is_the_common_prefix_of_the_serialized_payloads(target: st
             memory.delete("fact1")
         chef.set_dynamic_state(Step(step=turn, goal="ship"))
         if turn == 11:
-            chef.refresh_memory()
+            chef.prompt.refresh_memory()
         source = fresh(history) if turn % 2 else history  # both kinds of host
         payload = chef.set_history(source).compile(target=target)
         text = oracle_serialization(payload)
@@ -137,7 +137,7 @@ def test_the_model_sees_the_current_value_of_every_key_at_every_turn(target: str
         janitor={"context_window": 2500, "trigger_ratio": 0.8},
         overflow={"strategy": summarize(lambda messages: "Earlier work summarized.")},
     ).set_system_prompt("You are a careful agent.")
-    memory = chef.get_memory()
+    memory = chef.memory
     history: list[dict[str, Any]] = []
     overflows = 0
     for turn in range(40):
@@ -151,7 +151,7 @@ def test_the_model_sees_the_current_value_of_every_key_at_every_turn(target: str
         if turn == 21:
             memory.delete("goal20")
         if turn == 30:
-            chef.refresh_memory()
+            chef.prompt.refresh_memory()
         payload = chef.set_history(fresh(history)).compile(target=target)
         if payload.meta.overflow is not None and payload.meta.overflow.changed:
             overflows += 1
@@ -164,7 +164,7 @@ def test_the_model_sees_the_current_value_of_every_key_at_every_turn(target: str
 
 def test_a_memory_write_leaves_the_system_part_and_the_history_prefix_alone() -> None:
     chef = ContextChef(memory={}).set_system_prompt("You are a careful agent.")
-    memory = chef.get_memory()
+    memory = chef.memory
     memory.set("project", "shop")
     history: list[dict[str, Any]] = []
     for turn in range(30):
@@ -260,7 +260,7 @@ def test_other_targets_get_no_breakpoints_and_no_marks() -> None:
 
 def test_prompt_cache_key_reaches_both_openai_targets() -> None:
     chef = ContextChef(prompt_cache_key="agent-7").set_system_prompt("S")
-    chef.set_history([{"role": "user", "content": "hi"}]).register_tools(TOOLS)
+    chef.set_history([{"role": "user", "content": "hi"}]).tools.register(TOOLS)
     chat = chef.compile(target="openai")
     responses = chef.compile(target="openai-responses")
     assert chat["prompt_cache_key"] == responses["prompt_cache_key"] == "agent-7"
@@ -272,7 +272,7 @@ def test_prompt_cache_key_reaches_both_openai_targets() -> None:
 
 def test_cached_content_reaches_gemini_without_what_the_cache_holds() -> None:
     chef = ContextChef(cached_content="cachedContents/abc123").set_system_prompt("S")
-    chef.set_history([{"role": "user", "content": "hi"}]).register_tools(TOOLS)
+    chef.set_history([{"role": "user", "content": "hi"}]).tools.register(TOOLS)
     payload = chef.compile(target="gemini")
     validate_gemini(payload)
     assert payload["config"] == {"cached_content": "cachedContents/abc123"}
@@ -298,14 +298,15 @@ def test_bad_cache_options_are_refused_by_name(options: dict[str, Any], fragment
 
 def test_refresh_memory_folds_the_changes_into_the_block_once() -> None:
     chef = ContextChef(memory={}).set_system_prompt("S")
-    memory = chef.get_memory()
+    memory = chef.memory
     memory.set("a", "1")
     history = [{"role": "user", "content": "hi"}]
     chef.set_history(history).compile(target="anthropic")
     memory.set("b", "2")
     changed = chef.compile(target="anthropic")
     assert "<memory_changes>" in json.dumps(changed) and changed.meta.cache.changed[0] == "messages"
-    folded = chef.refresh_memory().compile(target="anthropic")
+    chef.prompt.refresh_memory()
+    folded = chef.compile(target="anthropic")
     assert "<memory_changes>" not in json.dumps(folded)
     assert folded.meta.cache.changed == ("system", 1)  # the block, rendered again
     assert visible_memory(folded) == {"a": "1", "b": "2"}
@@ -319,7 +320,7 @@ async def _async_figures() -> list[tuple[int, int]]:
     chef = AsyncContextChef(memory={}).set_system_prompt("S")
     figures = []
     for turn, history in enumerate(agent_turns(6)):
-        await chef.get_memory().set(f"k{turn}", "v")
+        await chef.memory.set(f"k{turn}", "v")
         payload = await chef.set_history(history).compile(target="anthropic")
         figures.append((payload.meta.cache.prefix_bytes, payload.meta.cache.total_bytes))
     return figures
@@ -331,7 +332,7 @@ def test_the_async_chef_reports_the_same_figures() -> None:
     chef = ContextChef(memory={}).set_system_prompt("S")
     figures = []
     for turn, history in enumerate(agent_turns(6)):
-        chef.get_memory().set(f"k{turn}", "v")
+        chef.memory.set(f"k{turn}", "v")
         payload = chef.set_history(history).compile(target="anthropic")
         figures.append((payload.meta.cache.prefix_bytes, payload.meta.cache.total_bytes))
     assert asyncio.run(_async_figures()) == figures

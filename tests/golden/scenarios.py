@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from contextchef import AsyncContextChef, ContextChef, Memory
-from contextchef._chef_base import _ChefBase
+from contextchef.chef.facade import ChefFacade
 
-C = TypeVar("C", bound=_ChefBase)
+C = TypeVar("C", bound=ChefFacade)
 Scenario = Callable[[C], C]
 
 SYSTEM = "You are a meticulous coding agent. Prefer small, reviewed changes."
@@ -148,27 +148,24 @@ def cache_breakpoints(chef: C) -> C:
 
 
 def parallel_tool_calls(chef: C) -> C:
-    return (
-        chef.set_system_prompt(SYSTEM)
-        .set_history(
-            [
-                {"role": "user", "content": "Read both files and run the tests."},
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        call("call_a", "read_file", '{"path": "a.py"}'),
-                        call("call_b", "read_file", '{"path": "b.py"}'),
-                        call("call_c", "run_tests", '{"pattern": "parser"}'),
-                    ],
-                },
-                {"role": "tool", "tool_call_id": "call_a", "content": "A = 1"},
-                {"role": "tool", "tool_call_id": "call_b", "content": '{"ok": true, "lines": 2}'},
-                {"role": "tool", "tool_call_id": "call_c", "content": "1 failed, 3 passed"},
-                {"role": "user", "content": "Summarise."},
-            ]
-        )
-        .register_tools(TOOLS)
+    chef.tools.register(TOOLS)
+    return chef.set_system_prompt(SYSTEM).set_history(
+        [
+            {"role": "user", "content": "Read both files and run the tests."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    call("call_a", "read_file", '{"path": "a.py"}'),
+                    call("call_b", "read_file", '{"path": "b.py"}'),
+                    call("call_c", "run_tests", '{"pattern": "parser"}'),
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_a", "content": "A = 1"},
+            {"role": "tool", "tool_call_id": "call_b", "content": '{"ok": true, "lines": 2}'},
+            {"role": "tool", "tool_call_id": "call_c", "content": "1 failed, 3 passed"},
+            {"role": "user", "content": "Summarise."},
+        ]
     )
 
 
@@ -219,34 +216,32 @@ def empty_history(chef: C) -> C:
 
 
 def responses_reasoning(chef: C) -> C:
-    return (
-        chef.set_system_prompt(SYSTEM)
-        .set_history(
-            [
-                {"role": "user", "content": "Plan the fix."},
-                {
-                    "role": "assistant",
-                    "content": "Plan: patch parse().",
-                    "openai_reasoning": [
-                        {
-                            "type": "reasoning",
-                            "id": "rs_1",
-                            "summary": [{"type": "summary_text", "text": "Looked at parse."}],
-                            "encrypted_content": "gAAAA-opaque",
-                        }
-                    ],
-                    "tool_calls": [call("call_r", "read_file", '{"path": "src/parser.py"}')],
-                },
-                {"role": "tool", "tool_call_id": "call_r", "content": "def parse(text): ..."},
-                {"role": "user", "content": "Go on."},
-            ]
-        )
-        .register_tools(TOOLS)
+    chef.tools.register(TOOLS)
+    return chef.set_system_prompt(SYSTEM).set_history(
+        [
+            {"role": "user", "content": "Plan the fix."},
+            {
+                "role": "assistant",
+                "content": "Plan: patch parse().",
+                "openai_reasoning": [
+                    {
+                        "type": "reasoning",
+                        "id": "rs_1",
+                        "summary": [{"type": "summary_text", "text": "Looked at parse."}],
+                        "encrypted_content": "gAAAA-opaque",
+                    }
+                ],
+                "tool_calls": [call("call_r", "read_file", '{"path": "src/parser.py"}')],
+            },
+            {"role": "tool", "tool_call_id": "call_r", "content": "def parse(text): ..."},
+            {"role": "user", "content": "Go on."},
+        ]
     )
 
 
 def tools_registered(chef: C) -> C:
-    return plain(chef).register_tools(TOOLS)
+    plain(chef).tools.register(TOOLS)
+    return chef
 
 
 def mid_history_system(chef: C) -> C:
@@ -324,7 +319,7 @@ def fixed_clock() -> float:
 
 def memory_of(chef: ContextChef | AsyncContextChef) -> Memory:
     """The chef's memory with the synchronous API, whichever chef it is (scenarios are sync)."""
-    return Memory.over(chef.get_memory().core)
+    return Memory.over(chef.memory.core)
 
 
 @configured(
@@ -402,5 +397,5 @@ async def build_async(name: str, *, store: object = None) -> AsyncContextChef:
     scenario = SCENARIOS[name]
     chef = AsyncContextChef(**_options(scenario, store))
     for key, value in getattr(scenario, "memory", {}).items():
-        await chef.get_memory().set(key, value)
+        await chef.memory.set(key, value)
     return scenario(chef)

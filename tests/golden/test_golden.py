@@ -54,7 +54,7 @@ async def test_async_chef_over_an_async_native_store_compiles_identical_bytes(
     sync_payload = build(scenario, ContextChef, store=sync_store).compile(target=target)
     native = AsyncInMemoryBackend()
     chef = await build_async(scenario, store=native)
-    assert chef.get_store().backend is native
+    assert chef.store.backend is native
     async_payload = await chef.compile(target=target)
     assert render(async_payload) == render(sync_payload)
     assert async_payload.meta == sync_payload.meta

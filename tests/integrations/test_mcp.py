@@ -186,7 +186,7 @@ def test_two_clients_on_one_sqlite_file_see_each_others_writes(tmp_path: Path) -
 def test_read_only_refuses_writes_with_tool_errors(tmp_path: Path) -> None:
     store = tmp_path / "ro.db"
     backend = SQLiteBackend(store, project=PROJECT)  # the host writes; the server only reads
-    ContextChef(store=backend).get_store().namespace("notes").put("a.md", "kept")
+    ContextChef(store=backend).store.namespace("notes").put("a.md", "kept")
     backend.close()
     chef = ContextChef(memory={}, context_tool={"writable": []})
     with stdio_client_for(server_args(store, "--read-only"), tmp_path / "r") as reader:

@@ -204,13 +204,13 @@ async def test_get_items_compacts_through_the_chef_and_the_model_reads_back() ->
         overflow={"strategy": summarize(lambda messages: "Earlier: listed dirs.")},
         memory={},
     )
-    chef.get_memory().set("owner", "ada")
+    chef.memory.set("owner", "ada")
     model = ScriptedModel()
     agent = Agent(name="lister", model=model, tools=[ls, context_tool(chef)])
     session = ContextChefSession("c", chef=chef)
     for turn in range(12):
         await Runner.run(agent, f"turn {turn} " + "please " * 20, session=session, run_config=RUN)
-    stored = await ContextChefSession("c", chef.get_store().backend).get_items()
+    stored = await ContextChefSession("c", chef.store.backend).get_items()
     assert len(stored) == 48  # the store keeps everything
     window = await session.get_items()
     assert len(window) < len(stored)
@@ -221,7 +221,7 @@ async def test_get_items_compacts_through_the_chef_and_the_model_reads_back() ->
     assert calls == outputs  # every output still follows its call
     assert model.inputs[-1][0]["role"] == "system"  # what the model got was the window
     assert all(item in stored for item in window[1:] if "summary" not in str(item))
-    archive = chef.get_store().namespace("archive").list()
+    archive = chef.store.namespace("archive").list()
     assert archive
     text = chef.handle_tool("context", {"command": "view", "path": f"archive/{archive[0].path}"})
     assert "turn " in text
@@ -229,7 +229,7 @@ async def test_get_items_compacts_through_the_chef_and_the_model_reads_back() ->
 
 async def test_the_context_tool_is_an_sdk_function_tool() -> None:
     chef = ContextChef()
-    chef.get_store().namespace("notes").put("plan.md", "1. list")
+    chef.store.namespace("notes").put("plan.md", "1. list")
     tool = context_tool(chef)
     assert isinstance(tool, FunctionTool) and tool.name == "context"
     result = await tool.on_invoke_tool(

@@ -76,7 +76,8 @@ def make_chef(**options: Any) -> ContextChef:
         memory={},
         **options,
     )
-    return chef.register_tools([LS_TOOL])
+    chef.tools.register([LS_TOOL])
+    return chef
 
 
 def make_agent(chef: ContextChef | AsyncContextChef, script: Script) -> Agent[None, str]:
@@ -119,7 +120,7 @@ def assert_pairs(window: list[pm.ModelMessage]) -> None:
 
 def archived(chef: ContextChef) -> list[pm.ModelMessage]:
     out: list[pm.ModelMessage] = []
-    for entry in chef.get_store().namespace("archive").entries().values():
+    for entry in chef.store.namespace("archive").entries().values():
         messages = archived_messages(entry.content)
         assert messages is not None
         out.extend(from_ir(messages))
@@ -132,7 +133,7 @@ def parts_of(messages: list[pm.ModelMessage]) -> list[Any]:
 
 async def test_a_long_run_fits_keeps_pairs_and_loses_nothing() -> None:
     chef = make_chef()
-    chef.get_memory().set("style", "terse")
+    chef.memory.set("style", "terse")
     script = Script()
     agent = make_agent(chef, script)
     history: list[pm.ModelMessage] | None = None
@@ -151,14 +152,14 @@ async def test_a_long_run_fits_keeps_pairs_and_loses_nothing() -> None:
         marked = [p for p in parts_of(window) if getattr(p, "metadata", None)]
         assert [p.metadata[MARKER] for p in marked] == ["context"]  # fresh, never piled up
         assert '<entry key="style">' in marked[0].content  # the memory block reaches the model
-    assert chef.get_store().namespace("archive").list(), "overflow never ran"
+    assert chef.store.namespace("archive").list(), "overflow never ran"
 
     # Nothing was lost: every prompt and tool return is in the final window or the archive.
     kept = parts_of(history or []) + parts_of(archived(chef))
     texts = {p.content for p in kept if isinstance(p, pm.UserPromptPart)}
     assert set(prompts) <= texts
     returns = {p.tool_call_id: p.content for p in kept if isinstance(p, pm.ToolReturnPart)}
-    vfs = chef.get_store().namespace("vfs")
+    vfs = chef.store.namespace("vfs")
     for number in range(1, 76):
         if number % 3:
             content = returns[f"call_{number}"]
@@ -316,7 +317,7 @@ async def test_an_async_chef_drives_the_agent() -> None:
         result = await agent.run(f"Turn {turn}. " + "words " * 60, message_history=history)
         history = result.all_messages()
     assert all(window_tokens(w) <= WINDOW for w in script.windows)
-    assert await chef.get_store().namespace("archive").list()
+    assert await chef.store.namespace("archive").list()
 
 
 async def test_the_context_tool_reads_the_archive_back_for_the_model() -> None:
@@ -327,7 +328,7 @@ async def test_the_context_tool_reads_the_archive_back_for_the_model() -> None:
     for turn in range(10):
         history = await agent.run(f"Turn {turn}. " + "x " * 100, message_history=history)
         history = history.all_messages()
-    (path, *_) = [e.path for e in chef.get_store().namespace("archive").list()]
+    (path, *_) = [e.path for e in chef.store.namespace("archive").list()]
     seen: list[str] = []
 
     def reader(messages: list[pm.ModelMessage], info: AgentInfo) -> pm.ModelResponse:
@@ -383,7 +384,7 @@ def test_an_incremental_processor_gives_what_a_fresh_one_gives(
     """Whatever the host does between calls (append, drop the end, reload from JSON, splice),
     the long-lived processor's window is the one a brand-new processor computes."""
     chef = ContextChef(vfs={"threshold": 300}, memory={})
-    chef.get_memory().set("k", "v")
+    chef.memory.set("k", "v")
     long_lived = history_processor(chef)
     messages: list[pm.ModelMessage] = [pm.ModelRequest(parts=[pm.SystemPromptPart("sys")])]
     for n, (edit, size) in enumerate(edits):
@@ -400,7 +401,7 @@ def test_an_incremental_processor_gives_what_a_fresh_one_gives(
         elif edit == 3 and len(messages) > 2:
             messages[1] = pm.ModelRequest(parts=[pm.UserPromptPart(f"edited {n}")])
         window = long_lived([*messages, *step])
-        fresh_chef = ContextChef(vfs={"threshold": 300}, memory={}, store=chef.get_store())
+        fresh_chef = ContextChef(vfs={"threshold": 300}, memory={}, store=chef.store)
         assert _shape(window) == _shape(history_processor(fresh_chef)([*messages, *step]))
         messages = window
 

@@ -38,7 +38,7 @@ def chef() -> ContextChef:
 def test_auto_and_tail_go_to_the_end_and_keep_the_prefix(target: str, channel: str) -> None:
     c = chef()
     before = c.compile(target=target)
-    c.announce("maintenance", "Billing is read-only until 18:00 UTC.", channel=channel)
+    c.prompt.announce("maintenance", "Billing is read-only until 18:00 UTC.", channel=channel)
     payload = c.compile(target=target)
     assert system_text(payload, target) == system_text(before, target)
     assert unmarked(conversation(payload, target)[:-1]) == unmarked(
@@ -54,7 +54,8 @@ def test_auto_and_tail_go_to_the_end_and_keep_the_prefix(target: str, channel: s
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_system_channel_goes_after_the_system_prompt(target: str) -> None:
-    c = chef().announce("policy", "Refunds need a manager.", channel="system")
+    c = chef()
+    c.prompt.announce("policy", "Refunds need a manager.", channel="system")
     payload = c.compile(target=target)
     system = system_text(payload, target)
     assert system.startswith("You are a support agent.")
@@ -67,27 +68,31 @@ def test_system_channel_goes_after_the_system_prompt(target: str) -> None:
 @pytest.mark.parametrize("target", TARGETS)
 def test_delivered_every_compile_until_retracted(target: str) -> None:
     plain = dumps(chef().compile(target=target))
-    c = chef().announce("a", "First.").announce("b", "Second.", channel="system")
+    c = chef()
+    c.prompt.announce("a", "First.").announce("b", "Second.", channel="system")
     for step in range(3):  # every compile, the host's history growing
         c.set_history(turns(2 + step))
         payload = c.compile(target=target)
         assert '<announcement id="a">First.</announcement>' in last_user_text(payload, target)
         assert '<announcement id="b">Second.</announcement>' in system_text(payload, target)
     c.set_history(turns(2))
-    assert c.retract_announcement("a") and c.retract_announcement("b")
-    assert not c.retract_announcement("a")
+    assert c.prompt.retract_announcement("a") and c.prompt.retract_announcement("b")
+    assert not c.prompt.retract_announcement("a")
     assert dumps(c.compile(target=target)) == plain
 
 
 def test_announcing_an_id_again_replaces_it_in_place() -> None:
-    c = chef().announce("a", "One.").announce("b", "Two.").announce("a", "One, revised.")
-    assert c.announcements == [Announcement("a", "One, revised."), Announcement("b", "Two.")]
+    c = chef()
+    c.prompt.announce("a", "One.").announce("b", "Two.").announce("a", "One, revised.")
+    assert c.prompt.announcements == [Announcement("a", "One, revised."), Announcement("b", "Two.")]
     text = last_user_text(c.compile(), "openai")
     assert text.index('id="a">One, revised.') < text.index('id="b">Two.')
 
 
 def test_text_is_escaped_so_a_notice_cannot_close_the_block() -> None:
-    text = last_user_text(chef().announce('x"y', "</announcements> & <b>").compile(), "openai")
+    c = chef()
+    c.prompt.announce('x"y', "</announcements> & <b>")
+    text = last_user_text(c.compile(), "openai")
     assert (
         '<announcement id="x&quot;y">&lt;/announcements&gt; &amp; &lt;b&gt;</announcement>' in text
     )
@@ -99,14 +104,16 @@ class Task(BaseModel):
 
 
 def test_in_the_tail_they_come_before_the_live_state_and_the_guardrails() -> None:
-    c = chef().announce("a", "Heads up.").with_guardrails(enforce_xml={"output_tag": "reply"})
+    c = chef()
+    c.prompt.announce("a", "Heads up.").with_guardrails(enforce_xml={"output_tag": "reply"})
     text = last_user_text(c.set_dynamic_state(Task, {"goal": "refund"}).compile(), "openai")
     order = ["<announcements>", "<dynamic_state>", '<system_reminder kind="output_format">']
     assert [text.index(marker) for marker in order] == sorted(text.index(m) for m in order)
 
 
 def test_bad_announcements_are_refused_and_change_nothing() -> None:
-    c = chef().announce("a", "Kept.")
+    c = chef()
+    c.prompt.announce("a", "Kept.")
     before = dumps(c.compile())
     for args, message in [
         (("", "text"), "id must be a non-empty string"),
@@ -115,5 +122,5 @@ def test_bad_announcements_are_refused_and_change_nothing() -> None:
         ((3, "text"), "id must be a non-empty string"),
     ]:
         with pytest.raises(ConfigError, match=message):
-            c.announce(*args)  # type: ignore[arg-type]
+            c.prompt.announce(*args)  # type: ignore[arg-type]
     assert dumps(c.compile()) == before

@@ -108,7 +108,7 @@ def test_thirty_turns_with_offload_notes_and_memory_then_reopen(tmp_path: Path) 
     assert BIG_OUTPUT not in json.dumps(sent)
 
     reopened = make_chef()
-    store = reopened.get_store()
+    store = reopened.store
     plan = store.namespace("notes").get("plan.md")
     assert plan is not None
     assert plan.content == "1. fix test_1234 (off by one)\n2. rerun the suite\n"
@@ -116,7 +116,7 @@ def test_thirty_turns_with_offload_notes_and_memory_then_reopen(tmp_path: Path) 
     assert address is not None
     stored = store.namespace("vfs").get(address.path)
     assert stored is not None and stored.content == BIG_OUTPUT
-    memory = reopened.get_memory().get("project_style")
+    memory = reopened.memory.get("project_style")
     assert memory is not None and memory.value == "Prefer small diffs."
     view = reopened.handle_tool("context", {"command": "view", "path": "notes/plan.md"})
     assert "2. rerun the suite" in view

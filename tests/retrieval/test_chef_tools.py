@@ -43,8 +43,8 @@ def test_a_user_tool_may_not_take_any_library_name(mode: str, name: str) -> None
     """Even one the vocabulary does not emit: `owns_tool` would route its calls to the library."""
     chef = ContextChef(tools=mode)
     with pytest.raises(ToolDefinitionError, match="reserved for contextchef's own tools"):
-        chef.register_tools([{"name": name}])
-    assert chef.tools == []
+        chef.tools.register([{"name": name}])
+    assert chef.tools.definitions == []
 
 
 def payload_text(payload: Any) -> str:
@@ -63,7 +63,7 @@ def test_no_sentence_mentions_a_tool_the_payload_does_not_carry(mode: str) -> No
             "handoff": {"budget_tokens": 2000},
         },
     )
-    chef.get_memory().set("style", "terse")
+    chef.memory.set("style", "terse")
     history: list[Any] = []
     for turn in range(12):
         history += [
@@ -84,8 +84,8 @@ def test_no_sentence_mentions_a_tool_the_payload_does_not_carry(mode: str) -> No
                     # `context` is also an ordinary word ("context window"): look for the tool
                     mention = r"context tool" if tool == "context" else rf"\b{tool}\b"
                     assert not re.search(mention, text), (mode, target, tool)
-    assert chef.get_store().namespace("vfs").list()
-    assert chef.get_store().namespace("archive").list()
+    assert chef.store.namespace("vfs").list()
+    assert chef.store.namespace("archive").list()
 
 
 def test_memory_after_the_system_prompt_or_at_the_tail() -> None:
@@ -94,7 +94,7 @@ def test_memory_after_the_system_prompt_or_at_the_tail() -> None:
         .set_system_prompt("S")
         .set_history([{"role": "user", "content": "q"}])
     )
-    top.get_memory().set("lang", "Python <3.11>")
+    top.memory.set("lang", "Python <3.11>")
     messages = top.compile()["messages"]
     assert messages[0]["content"] == "S"
     assert messages[1]["role"] == "system"
@@ -103,7 +103,7 @@ def test_memory_after_the_system_prompt_or_at_the_tail() -> None:
     assert top.compile().meta.memory_keys == ("lang",)
 
     tail = ContextChef(memory={"placement": "before_history_tail"}).set_system_prompt("S")
-    tail.set_history([{"role": "user", "content": "q"}]).get_memory().set("lang", "Python")
+    tail.set_history([{"role": "user", "content": "q"}]).memory.set("lang", "Python")
     messages = tail.compile()["messages"]
     assert messages[1] == {"content": prompts.CONTEXT_STORE_INSTRUCTION, "role": "system"}
     assert messages[2]["content"].startswith("q\n\n") and "Python" in messages[2]["content"]
@@ -111,7 +111,7 @@ def test_memory_after_the_system_prompt_or_at_the_tail() -> None:
 
 def test_memory_ttl_counts_host_turns_and_meta_reports_expiry() -> None:
     chef = ContextChef(memory={})
-    chef.get_memory().set("temp", "soon gone", ttl=2)
+    chef.memory.set("temp", "soon gone", ttl=2)
     history: list[dict[str, Any]] = []
     for turn in range(2):
         history.append({"role": "user", "content": f"question {turn}"})
@@ -135,7 +135,7 @@ def test_handle_tool_routes_owned_tools_and_refuses_others() -> None:
     assert "1. test" in view
     assert chef.handle_tool("context", "{bad").startswith("Error: ")
     assert chef.handle_tool("create_memory", {"key": "k", "value": "v"}) == 'Saved memory "k".'
-    assert chef.get_memory().get("k") is not None
+    assert chef.memory.get("k") is not None
     with pytest.raises(UnknownToolError):
         chef.handle_tool("bash", "{}")
 
@@ -167,16 +167,16 @@ async def test_async_chef_handles_tools_off_the_event_loop() -> None:
         "context", {"command": "create", "path": "notes/a.md", "file_text": "x"}
     )
     assert not out.startswith("Error")
-    assert await chef.get_store().namespace("notes").get("a.md") is not None
+    assert await chef.store.namespace("notes").get("a.md") is not None
     with pytest.raises(UnknownToolError):
         await chef.handle_tool("bash", {})
 
 
 def test_snapshots_carry_memory() -> None:
     chef = ContextChef(memory={})
-    chef.get_memory().set("a", "1")
+    chef.memory.set("a", "1")
     snap = chef.snapshot()
-    chef.get_memory().set("a", "2")
+    chef.memory.set("a", "2")
     chef.restore(snap)
-    entry = chef.get_memory().get("a")
+    entry = chef.memory.get("a")
     assert entry is not None and entry.value == "1"

@@ -48,7 +48,7 @@ def test_a_model_write_over_the_value_cap_is_refused_with_the_limit() -> None:
     assert result.startswith("Error: the value for context://memory/fact would be 101 bytes")
     assert "limit of 100 bytes" in result
     assert "context://notes/" in result  # where longer text may go
-    assert chef.get_memory().get("fact") is None
+    assert chef.memory.get("fact") is None
     assert create(chef, "context://memory/fact", "x" * 100) == "Created context://memory/fact."
 
 
@@ -71,13 +71,13 @@ def test_edits_that_grow_a_value_past_the_cap_are_refused() -> None:
         {"command": "insert", "path": "memory/fact", "insert_line": 1, "insert_text": "z" * 30},
     )
     assert inserted.startswith("Error:")
-    memory = chef.get_memory().get("fact")
+    memory = chef.memory.get("fact")
     assert memory is not None and memory.value == "short"
 
 
 def test_the_host_api_is_not_capped_but_the_model_may_only_shrink_it() -> None:
     chef = ContextChef(memory={"max_value_bytes": 20})
-    chef.get_memory().set("long", "head " + "a" * 45)  # the host's own write: no cap
+    chef.memory.set("long", "head " + "a" * 45)  # the host's own write: no cap
     edit = {"command": "str_replace", "path": "memory/long", "old_str": "head", "new_str": "h"}
     assert chef.handle_tool("context", edit) == "Edited context://memory/long."
     grow = {"command": "str_replace", "path": "memory/long", "old_str": "h ", "new_str": "b" * 9}
@@ -130,7 +130,7 @@ def test_none_lifts_a_cap() -> None:
 
 def test_the_block_leaves_out_what_does_not_fit_and_says_how_to_read_it() -> None:
     chef = ContextChef(memory={"max_block_bytes": 2000})
-    memory = chef.get_memory()
+    memory = chef.memory
     for index in range(10):
         memory.set(f"fact{index}", f"{index}" * 300)
     artifacts = memory.compile_artifacts()
@@ -149,8 +149,8 @@ def test_the_block_leaves_out_what_does_not_fit_and_says_how_to_read_it() -> Non
 
 def test_a_host_written_giant_entry_never_reaches_the_payload() -> None:
     chef = ContextChef(memory={})
-    chef.get_memory().set("dump", "x" * 1_000_000)  # the host's API: not capped itself
-    chef.get_memory().set("name", "Ada")
+    chef.memory.set("dump", "x" * 1_000_000)  # the host's API: not capped itself
+    chef.memory.set("name", "Ada")
     text = system_text(chef)
     assert len(text.encode()) < DEFAULT_MAX_BLOCK_BYTES + 10_000
     assert "Ada" in text and "1 more memory entry is stored but not shown" in text
@@ -168,10 +168,10 @@ def test_a_block_under_the_cap_is_unchanged() -> None:
 
 def test_the_legacy_block_note_names_no_tool_that_reads() -> None:
     chef = ContextChef(tools="legacy", memory={"max_block_bytes": 600})
-    memory = chef.get_memory()
+    memory = chef.memory
     for index in range(5):
         memory.set(f"k{index}", "v" * 200)
-    block = memory.compile_artifacts(chef.vocabulary).block
+    block = memory.compile_artifacts(chef.tools.vocabulary).block
     assert "more memories are stored but not shown" in block
     assert "modify_memory" in block  # memory is writable: make room
     assert "context" not in block and "recall_context" not in block
@@ -179,8 +179,8 @@ def test_the_legacy_block_note_names_no_tool_that_reads() -> None:
         tools="legacy", memory={"max_block_bytes": 600}, context_tool={"writable": []}
     )
     for index in range(5):
-        read_only.get_memory().set(f"k{index}", "v" * 200)
-    note = read_only.get_memory().compile_artifacts(read_only.vocabulary).block
+        read_only.memory.set(f"k{index}", "v" * 200)
+    note = read_only.memory.compile_artifacts(read_only.tools.vocabulary).block
     assert "more memories are stored but not shown" in note and "modify_memory" not in note
 
 
@@ -197,7 +197,7 @@ def test_an_entry_over_the_cap_is_refused_in_any_namespace() -> None:
     assert create(chef, "notes/plan.md", "n" * 1000) == "Created context://notes/plan.md."
     insert = {"command": "insert", "path": "notes/plan.md", "insert_line": 0, "insert_text": "m"}
     assert chef.handle_tool("context", insert).startswith("Error: context://notes/plan.md would")
-    assert not chef.get_store().namespace("notes").get("plan.md").content.startswith("m")
+    assert not chef.store.namespace("notes").get("plan.md").content.startswith("m")
 
 
 def test_the_default_entry_cap_stops_a_huge_note() -> None:
@@ -238,10 +238,10 @@ def test_the_block_stays_under_its_cap(tools: str, allowed: list[str] | None, ca
     if allowed is not None:
         options["allowed_keys"] = allowed
     chef = ContextChef(tools=tools, memory=options)
-    memory = chef.get_memory()
+    memory = chef.memory
     for index in range(12):
         memory.set(f"k{index}", "é" * (index * 40), description=f"fact {index}")
-    artifacts = memory.compile_artifacts(chef.vocabulary)
+    artifacts = memory.compile_artifacts(chef.tools.vocabulary)
     assert len(artifacts.block.encode()) <= cap
     assert artifacts.entries  # the small ones still fit
     assert set(artifacts.keys) | set(artifacts.omitted) == {f"k{index}" for index in range(12)}

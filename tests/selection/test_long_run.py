@@ -89,7 +89,7 @@ def test_five_hundred_turns_in_an_eight_thousand_token_window() -> None:
         assert paired([m for m in openai_view if m["role"] != "system"][1:])
     assert compressions > 10
     kept = {json.dumps(m, sort_keys=True) for m in chef.history}
-    archive = chef.get_store().namespace("archive").entries()
+    archive = chef.store.namespace("archive").entries()
     assert len(archive) == compressions
     gone = {
         json.dumps(m, sort_keys=True)

@@ -129,9 +129,9 @@ def test_every_evicted_span_is_archived_and_cited() -> None:
     report = c.set_history(history).compile().meta.overflow
     assert report.summary is not None and "context://archive/" in report.summary
     uri = report.summary.split(" archived at ")[1].removesuffix(".]")
-    address = c.get_store().parse_uri(uri)
+    address = c.store.parse_uri(uri)
     assert address is not None
-    stored = c.get_store().namespace(address.ns).get(address.path)
+    stored = c.store.namespace(address.ns).get(address.path)
     assert stored is not None
     document = json.loads(stored.content)
     assert document["version"] == 1
@@ -366,7 +366,7 @@ async def test_async_chef_awaits_an_async_model() -> None:
         overflow={"strategy": summarize(model, preserve_recent_messages=1)},
     )
     payload = await c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()
-    assert payload["messages"][0]["content"] == c.vocabulary.store_instruction
+    assert payload["messages"][0]["content"] == c.tools.vocabulary.store_instruction
     assert "async" in payload["messages"][1]["content"]
 
 
@@ -481,7 +481,7 @@ def test_unified_summaries_name_their_window() -> None:
         overflow={"strategy": summarize(Model(), preserve_recent_messages=1), "window_ids": ids()},
     )
     messages = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()["messages"]
-    assert messages[0] == {"content": c.vocabulary.store_instruction, "role": "system"}
+    assert messages[0] == {"content": c.tools.vocabulary.store_instruction, "role": "system"}
     assert "Context window: w2." in messages[1]["content"]
 
 
@@ -514,5 +514,7 @@ def test_repeated_overflows_on_a_growing_host_list_keep_one_compaction_record() 
     c.set_history(host)
     assert [m["content"] for m in c.history][-1] == "q3"
     assert len(c.history) < len(host)
-    assert len(c._compactions) == 1  # folded: one record however many overflows landed
+    assert (
+        len(list(c._history.compactions)) == 1
+    )  # folded: one record however many overflows landed
     assert model.calls == 3

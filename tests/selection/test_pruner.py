@@ -31,7 +31,8 @@ from tests.selection.pruner_fixtures import (
 
 
 def chef_with_tools(**options: Any) -> ContextChef:
-    chef = ContextChef(**options).register_tools(TOOLS)
+    chef = ContextChef(**options)
+    chef.tools.register(TOOLS)
     return chef.set_history([{"role": "user", "content": "Please fix the failing tests."}])
 
 
@@ -41,7 +42,7 @@ def test_allow_only_changes_the_payload_on_every_target(target: str) -> None:
     before = chef.compile(target=target)
     assert set(defined_names(before, target)) == {*NAMES, *LIBRARY}
 
-    result = chef.allow_only(["read_file", "run_tests"])
+    result = chef.tools.allow_only(["read_file", "run_tests"])
     after = chef.compile(target=target)
 
     assert defined_names(after, target) == ["read_file", "run_tests", "context"]
@@ -54,7 +55,7 @@ def test_allow_only_changes_the_payload_on_every_target(target: str) -> None:
 @pytest.mark.parametrize("target", TARGETS)
 def test_prune_by_task_keeps_what_the_task_mentions(target: str) -> None:
     chef = chef_with_tools()
-    result = chef.prune_by_task("The tests fail after my last commit; read the parser file.")
+    result = chef.tools.prune_by_task("The tests fail after my last commit; read the parser file.")
     names = defined_names(chef.compile(target=target), target)
     # "tests" meets run_tests' name, "commit" git_commit's name and git_log's "commits",
     # "file" read_file's and write_file's names
@@ -67,40 +68,43 @@ def test_prune_by_task_keeps_what_the_task_mentions(target: str) -> None:
 
 def test_task_matches_tags_and_descriptions_and_inflections() -> None:
     chef = chef_with_tools()
-    assert chef.prune_by_task("then call git_log.").reason("git_log") == "the task names 'git_log'"
-    assert chef.prune_by_task("clicking").kept == ("click",)
-    assert chef.prune_by_task("the clicker").kept == ("click",)
-    assert chef.prune_by_task("browse the web").kept == ("open_page", "click")
-    assert chef.prune_by_task("testing").kept == ("run_tests",)  # tag "testing", name "tests"
+    assert (
+        chef.tools.prune_by_task("then call git_log.").reason("git_log")
+        == "the task names 'git_log'"
+    )
+    assert chef.tools.prune_by_task("clicking").kept == ("click",)
+    assert chef.tools.prune_by_task("the clicker").kept == ("click",)
+    assert chef.tools.prune_by_task("browse the web").kept == ("open_page", "click")
+    assert chef.tools.prune_by_task("testing").kept == ("run_tests",)  # tag "testing", name "tests"
     # a word of the description: "colleague" only in send_email's
-    result = chef.prune_by_task("tell a colleague")
+    result = chef.tools.prune_by_task("tell a colleague")
     assert result.kept == ("send_email",)
     assert result.reason("send_email") == "the task mentions 'colleague' (its description)"
 
 
 def test_tags_combine_with_the_task_by_mode() -> None:
     chef = chef_with_tools()
-    union = chef.prune_by_task("stage the status", tags=["web"])
+    union = chef.tools.prune_by_task("stage the status", tags=["web"])
     assert union.kept == ("git_status", "open_page", "click")
     assert union.reason("click") == "tagged 'web'"
-    both = chef.prune_by_task("click the button", tags=["web"], mode="intersection")
+    both = chef.tools.prune_by_task("click the button", tags=["web"], mode="intersection")
     assert both.kept == ("click",)
     assert both.reason("click") == "the task names 'click', and tagged 'web'"
     assert both.reason("open_page") == "intersection: the task does not mention it"
     assert both.reason("read_file") == "intersection: the task does not mention it"
-    assert chef.prune_by_task("", tags=["vcs"]).kept == ("git_status",)
+    assert chef.tools.prune_by_task("", tags=["vcs"]).kept == ("git_status",)
 
 
 def test_the_same_inputs_compile_to_the_same_bytes_and_order() -> None:
     first, second = chef_with_tools(), chef_with_tools()
-    first.prune_by_task("commit the tests")
-    second.prune_by_task("commit the tests")
+    first.tools.prune_by_task("commit the tests")
+    second.tools.prune_by_task("commit the tests")
     for target in TARGETS:
         a = json.dumps(first.compile(target=target))
         assert a == json.dumps(first.compile(target=target))
         assert a == json.dumps(second.compile(target=target))
     # registration order decides, not the order of names given
-    first.allow_only(["run_tests", "read_file"])
+    first.tools.allow_only(["run_tests", "read_file"])
     assert defined_names(first.compile(target="anthropic"), "anthropic")[:2] == [
         "read_file",
         "run_tests",
@@ -115,7 +119,7 @@ def test_a_tool_called_in_the_window_is_never_pruned(target: str) -> None:
         *tool_turn("c1", "send_email", {"to": "ada", "body": "ok"}),
     ]
     chef.set_history(history)
-    result = chef.allow_only(["read_file"])
+    result = chef.tools.allow_only(["read_file"])
     payload = chef.compile(target=target)
     assert defined_names(payload, target) == ["read_file", "send_email", "context"]
     assert result.reason("send_email").startswith("called by a tool call in the window")
@@ -134,12 +138,13 @@ def test_a_tool_called_in_the_window_is_never_pruned(target: str) -> None:
 def test_every_tool_the_window_calls_is_defined(
     allowed: list[str], called: list[str], target: str
 ) -> None:
-    chef = ContextChef().register_tools(TOOLS)
+    chef = ContextChef()
+    chef.tools.register(TOOLS)
     history: list[Any] = [{"role": "user", "content": "go"}]
     for index, name in enumerate(called):
         history += tool_turn(f"c{index}", name)
     chef.set_history(history)
-    chef.allow_only(allowed)
+    chef.tools.allow_only(allowed)
     names = defined_names(chef.compile(target=target), target)
     assert set(called) <= set(names)
     assert set(names) == {*allowed, *called, *LIBRARY}
@@ -148,29 +153,29 @@ def test_every_tool_the_window_calls_is_defined(
 
 def test_clear_and_keep() -> None:
     chef = chef_with_tools(pruner={"keep": ["send_email"]})
-    assert chef.allow_only(["read_file"]).kept == ("read_file", "send_email")
-    chef.clear_tool_selection()
+    assert chef.tools.allow_only(["read_file"]).kept == ("read_file", "send_email")
+    chef.tools.clear_selection()
     assert set(defined_names(chef.compile(), "openai")) == {*NAMES, *LIBRARY}
 
 
 def test_unknown_names_raise_and_change_nothing() -> None:
     chef = chef_with_tools()
-    chef.allow_only(["read_file"])
+    chef.tools.allow_only(["read_file"])
     before = json.dumps(chef.compile())
     with pytest.raises(
         UnknownToolNameError, match="allow_only: unknown tool name\\(s\\) \\['reed_file'\\]"
     ) as caught:
-        chef.allow_only(["reed_file", "write_file"])
+        chef.tools.allow_only(["reed_file", "write_file"])
     assert caught.value.names == ["reed_file"] and "read_file" in caught.value.known
     with pytest.raises(ConfigError, match="allow_only must be a list of tool names"):
-        chef.allow_only("read_file")
+        chef.tools.allow_only("read_file")
     with pytest.raises(ConfigError, match="mode must be 'union' or 'intersection'"):
-        chef.prune_by_task("x", mode="both")
+        chef.tools.prune_by_task("x", mode="both")
     with pytest.raises(ConfigError, match="the task must be a string"):
-        chef.prune_by_task(None)  # type: ignore[arg-type]
+        chef.tools.prune_by_task(None)  # type: ignore[arg-type]
     assert json.dumps(chef.compile()) == before
-    assert chef.pruner_state.selection is not None
-    assert chef.pruner_state.selection.names == ("read_file",)
+    assert chef.tools.pruner_state.selection is not None
+    assert chef.tools.pruner_state.selection.names == ("read_file",)
 
 
 def test_bad_pruner_options_and_tool_tags_are_refused_by_name() -> None:
@@ -179,7 +184,7 @@ def test_bad_pruner_options_and_tool_tags_are_refused_by_name() -> None:
     with pytest.raises(ConfigError, match="pruner must be a dict"):
         ContextChef(pruner=["git"])  # type: ignore[arg-type]
     with pytest.raises(ToolDefinitionError, match="tool 'x': tags must be a list of strings"):
-        ContextChef().register_tools([{**tool("x", "d"), "tags": "vcs"}])
+        ContextChef().tools.register([{**tool("x", "d"), "tags": "vcs"}])
 
 
 def test_tags_never_reach_a_provider() -> None:
@@ -190,9 +195,10 @@ def test_tags_never_reach_a_provider() -> None:
 
 async def test_the_async_chef_prunes_the_same_bytes() -> None:
     sync = chef_with_tools()
-    achef = AsyncContextChef().register_tools(TOOLS)
+    achef = AsyncContextChef()
+    achef.tools.register(TOOLS)
     achef.set_history([{"role": "user", "content": "Please fix the failing tests."}])
-    assert sync.prune_by_task("run the tests") == achef.prune_by_task("run the tests")
+    assert sync.tools.prune_by_task("run the tests") == achef.tools.prune_by_task("run the tests")
     for target in TARGETS:
         assert json.dumps(await achef.compile(target=target)) == json.dumps(
             sync.compile(target=target)
@@ -207,9 +213,9 @@ def test_pruner_state_round_trips_as_plain_json() -> None:
             "keep": ["read_file"],
         }
     )
-    chef.prune_by_task("commit", tags=["vcs"], mode="intersection")
-    chef.load_toolkit("web").set_blocked_tools(["send_email"])
-    state = chef.pruner_state
+    chef.tools.prune_by_task("commit", tags=["vcs"], mode="intersection")
+    chef.tools.load_toolkit("web").set_blocked_tools(["send_email"])
+    state = chef.tools.pruner_state
     data = json.loads(json.dumps(state.to_dict()))
     assert PrunerState.from_dict(data) == state
     assert PrunerState.from_dict(data).to_dict() == data
@@ -221,20 +227,20 @@ def test_pruner_state_round_trips_as_plain_json() -> None:
 
 def test_snapshot_and_restore_carry_the_pruner_state() -> None:
     chef = chef_with_tools()
-    chef.allow_only(["read_file"])
+    chef.tools.allow_only(["read_file"])
     snapshot = chef.snapshot()
     before = json.dumps(chef.compile())
-    chef.clear_tool_selection().set_blocked_tools(["click"])
+    chef.tools.clear_selection().set_blocked_tools(["click"])
     assert json.dumps(chef.compile()) != before
     chef.restore(snapshot)
     assert json.dumps(chef.compile()) == before
-    assert chef.blocked_tools == ()
+    assert chef.tools.blocked == ()
 
 
 def test_also_allowed_extends_or_is_the_selection() -> None:
     """The extra allow-list input (an active skill's allowed tools will feed it)."""
     chef = chef_with_tools()
-    tools = chef.tools
+    tools = chef.tools.definitions
     state = PrunerState.from_dict({})
     assert state.apply(tools, also_allowed=["click"]).result.kept == ("click",)
     narrowed = PrunerState.from_dict({"selection": {"allow_only": ["read_file"]}})
@@ -242,8 +248,8 @@ def test_also_allowed_extends_or_is_the_selection() -> None:
     assert plan.result.kept == ("read_file", "git_log", "click")
     assert plan.result.reason("click") == "on the extra allow-list (named)"
     assert [tool["name"] for tool in plan.tools] == ["read_file", "git_log", "click"]
-    assert chef.allow_only(["read_file"]) != chef.tool_selection(also_allowed=["click"])
-    assert chef.tool_selection(also_allowed=["click"]).kept == ("read_file", "click")
+    assert chef.tools.allow_only(["read_file"]) != chef.tools.selection(also_allowed=["click"])
+    assert chef.tools.selection(also_allowed=["click"]).kept == ("read_file", "click")
 
 
 @pytest.mark.parametrize(

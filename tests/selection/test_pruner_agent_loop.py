@@ -26,7 +26,7 @@ def test_a_scripted_loop_resolves_checks_and_stays_byte_stable() -> None:
         json.dumps({"role": "user", "content": "Commit the fix, then mail Ada."})
     ]
     chef = ContextChef(pruner={"namespaces": GIT, "blocked": ["send_email"]})
-    chef.register_tools(TOOLS).allow_only(["git", "send_email"])
+    chef.tools.register(TOOLS).allow_only(["git", "send_email"])
     model_turns = [
         ("git", {"action": "git_status", "args": {}}),
         ("git", {"action": "git_commit", "args": {"message": "Fix"}}),
@@ -42,9 +42,9 @@ def test_a_scripted_loop_resolves_checks_and_stays_byte_stable() -> None:
         assert not previous or text == previous  # the tools prefix never moved
         previous = text
         wire = call(f"c{turn}", name, arguments)
-        check = chef.check_tool_call(wire)
+        check = chef.tools.check_tool_call(wire)
         if check.allowed:
-            tool, args = chef.resolve_namespace(wire)
+            tool, args = chef.tools.resolve_namespace(wire)
             ran.append((tool, args))
             result = f"{tool} ok"
         else:
@@ -67,13 +67,14 @@ def test_a_tool_leaves_the_payload_once_its_call_leaves_the_window() -> None:
         janitor={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(lambda messages: "S", preserve_recent_messages=2)},
         tokenizer=PerMessage(),
-    ).register_tools(TOOLS)
+    )
+    chef.tools.register(TOOLS)
     history: list[Any] = [
         {"role": "user", "content": "Mail Ada."},
         {"role": "assistant", "content": None, "tool_calls": [call("c1", "send_email")]},
         {"role": "tool", "tool_call_id": "c1", "content": "sent"},
     ]
-    chef.set_history(history).allow_only(["read_file"])
+    chef.set_history(history).tools.allow_only(["read_file"])
     assert "send_email" in defined_names(chef.compile(target="openai"), "openai")
     for index in range(8):  # the conversation grows past the window: the old call is evicted
         history += [

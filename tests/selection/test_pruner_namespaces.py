@@ -42,7 +42,8 @@ CALLS = [
 
 
 def git_chef(chef_type: type[Any] = ContextChef, **pruner: Any) -> Any:
-    chef = chef_type(pruner={"namespaces": GIT, **pruner}).register_tools(TOOLS)
+    chef = chef_type(pruner={"namespaces": GIT, **pruner})
+    chef.tools.register(TOOLS)
     return chef.set_history([{"role": "user", "content": "Commit the fix."}])
 
 
@@ -89,7 +90,7 @@ def test_a_namespace_call_round_trips_to_the_original_tool(target: str, sdk: boo
         assert {k: v for k, v in branch.items() if k != "title"} == ORIGINAL[action]
         Draft202012Validator(branch).validate(arguments)
 
-        name, resolved = chef.resolve_namespace(model_call(target, call, sdk=sdk))
+        name, resolved = chef.tools.resolve_namespace(model_call(target, call, sdk=sdk))
 
         assert (name, resolved) == (action, arguments)
         Draft202012Validator(ORIGINAL[name]).validate(resolved)
@@ -110,11 +111,11 @@ def test_the_namespace_stands_where_its_first_tool_was_and_lists_its_actions() -
 
 def test_pruning_narrows_a_namespace_to_its_kept_actions() -> None:
     chef = git_chef()
-    chef.allow_only(["git_commit", "read_file"])
+    chef.tools.allow_only(["git_commit", "read_file"])
     schemas = defined_tools(chef.compile(target="openai"), "openai")
     assert list(schemas) == ["read_file", "git", "context"]
     assert schemas["git"]["properties"]["action"]["enum"] == ["git_commit"]
-    chef.allow_only(["git"])  # a namespace's name selects every action
+    chef.tools.allow_only(["git"])  # a namespace's name selects every action
     schemas = defined_tools(chef.compile(target="openai"), "openai")
     assert schemas["git"]["properties"]["action"]["enum"] == ["git_status", "git_commit", "git_log"]
 
@@ -135,7 +136,7 @@ def test_a_namespace_called_in_the_window_stays_defined_when_pruned() -> None:
         *tool_turn("c1", "git", {"action": "git_status", "args": {}}),
     ]
     chef.set_history(history)
-    result = chef.allow_only(["read_file"])
+    result = chef.tools.allow_only(["read_file"])
     schemas = defined_tools(chef.compile(target="openai"), "openai")
     assert list(schemas) == ["read_file", "git", "context"]
     assert result.reason("git_log") == "its namespace 'git' is called in the window"
@@ -144,19 +145,19 @@ def test_a_namespace_called_in_the_window_stays_defined_when_pruned() -> None:
 def test_a_call_the_model_got_wrong_raises_with_the_text_to_send_back() -> None:
     chef = git_chef()
     with pytest.raises(ToolCallError) as caught:
-        chef.resolve_namespace("git", {"action": "git_push", "args": {}})
+        chef.tools.resolve_namespace("git", {"action": "git_push", "args": {}})
     assert caught.value.reply == (
         'Error: the action of the git tool is "git_push"; it must be one of: git_status, '
         'git_commit, git_log. Call again with one of them as "action".'
     )
     with pytest.raises(ToolCallError) as caught:
-        chef.resolve_namespace("git", '{"action": "git_log", "args": [3]}')
+        chef.tools.resolve_namespace("git", '{"action": "git_log", "args": [3]}')
     assert caught.value.reply.startswith('Error: "args" of the git tool must be a JSON object')
     with pytest.raises(ToolCallError) as caught:
-        chef.resolve_namespace("git", "{not json")
+        chef.tools.resolve_namespace("git", "{not json")
     assert "not valid JSON" in caught.value.reply
     # args sent as a JSON string inside the JSON are read too
-    assert chef.resolve_namespace("git", {"action": "git_log", "args": '{"limit": 2}'}) == (
+    assert chef.tools.resolve_namespace("git", {"action": "git_log", "args": '{"limit": 2}'}) == (
         "git_log",
         {"limit": 2},
     )
@@ -164,11 +165,11 @@ def test_a_call_the_model_got_wrong_raises_with_the_text_to_send_back() -> None:
 
 def test_any_other_call_comes_back_as_it_is() -> None:
     chef = git_chef()
-    assert chef.resolve_namespace("read_file", '{"path": "a.py"}') == (
+    assert chef.tools.resolve_namespace("read_file", '{"path": "a.py"}') == (
         "read_file",
         {"path": "a.py"},
     )
-    assert chef.resolve_namespace({"name": "run_tests", "input": {}}) == ("run_tests", {})
+    assert chef.tools.resolve_namespace({"name": "run_tests", "input": {}}) == ("run_tests", {})
 
 
 def test_colliding_namespaces_are_refused_by_name_and_change_nothing() -> None:
@@ -180,12 +181,12 @@ def test_colliding_namespaces_are_refused_by_name_and_change_nothing() -> None:
         ContextChef(pruner={"namespaces": {"git_status": {"tools": ["git_status"]}}})
     chef = ContextChef(pruner={"namespaces": {"read_file": {"tools": ["git_status"]}}})
     with pytest.raises(ToolCollisionError, match="namespace 'read_file' has the name of a"):
-        chef.register_tools(TOOLS)
-    assert chef.tools == []
+        chef.tools.register(TOOLS)
+    assert chef.tools.definitions == []
     chef = ContextChef(pruner={"namespaces": {"git": {"tools": ["git_push"]}}})
     with pytest.raises(UnknownToolNameError, match="namespace 'git': unknown tool name"):
-        chef.register_tools(TOOLS)
-    assert chef.tools == []
+        chef.tools.register(TOOLS)
+    assert chef.tools.definitions == []
 
 
 async def test_the_async_chef_compiles_and_resolves_namespaces_alike() -> None:
@@ -196,7 +197,9 @@ async def test_the_async_chef_compiles_and_resolves_namespaces_alike() -> None:
         )
     call = {"name": "git", "input": {"action": "git_log", "args": {"limit": 1}}}
     assert (
-        achef.resolve_namespace(call) == sync.resolve_namespace(call) == ("git_log", {"limit": 1})
+        achef.tools.resolve_namespace(call)
+        == sync.tools.resolve_namespace(call)
+        == ("git_log", {"limit": 1})
     )
 
 
@@ -234,7 +237,7 @@ def test_any_group_of_schemas_round_trips(
     definitions = [definition for definition, _ in tools]
     names = [d["name"] for d in definitions]
     chef = ContextChef(pruner={"namespaces": {"group": {"tools": names}}})
-    chef.register_tools(definitions)
+    chef.tools.register(definitions)
     payload = chef.compile(target=target)
     validate(payload, target)
     schema = defined_tools(payload, target)["group"]
@@ -245,6 +248,6 @@ def test_any_group_of_schemas_round_trips(
     Draft202012Validator(branch).validate(arguments)
     call = {"action": definition["name"], "args": arguments}
     wire = model_call(target, call, sdk=pick % 2 == 0, name="group")
-    resolved = chef.resolve_namespace(wire)
+    resolved = chef.tools.resolve_namespace(wire)
     assert resolved == (definition["name"], arguments)
     Draft202012Validator(definition["parameters"]).validate(resolved[1])

@@ -14,14 +14,15 @@ from tests.selection.pruner_fixtures import NAMES, TARGETS, TOOLS, defined_names
 
 
 def allowed_chef() -> ContextChef:
-    chef = ContextChef(pruner={"use_allowed_tools": True}).register_tools(TOOLS)
+    chef = ContextChef(pruner={"use_allowed_tools": True})
+    chef.tools.register(TOOLS)
     return chef.set_history([{"role": "user", "content": "Run the tests."}])
 
 
 def test_openai_chat_keeps_every_definition_and_restricts_calls_by_name() -> None:
     chef = allowed_chef()
     before = chef.compile(target="openai")
-    chef.allow_only(["read_file", "run_tests"])
+    chef.tools.allow_only(["read_file", "run_tests"])
     after = chef.compile(target="openai")
     assert after["tools"] == before["tools"]  # the cached prefix is untouched
     assert after["tool_choice"] == {
@@ -40,7 +41,7 @@ def test_openai_chat_keeps_every_definition_and_restricts_calls_by_name() -> Non
 
 def test_openai_responses_takes_its_own_allowed_tools_shape() -> None:
     chef = allowed_chef()
-    chef.prune_by_task("run the tests")
+    chef.tools.prune_by_task("run the tests")
     payload = chef.compile(target="openai-responses")
     assert defined_names(payload, "openai-responses") == [*NAMES, "context"]
     assert payload["tool_choice"] == {
@@ -57,7 +58,7 @@ def test_openai_responses_takes_its_own_allowed_tools_shape() -> None:
 @pytest.mark.parametrize("target", ["anthropic", "gemini"])
 def test_targets_without_allowed_tools_drop_the_pruned_definitions(target: str) -> None:
     chef = allowed_chef()
-    chef.allow_only(["run_tests"])
+    chef.tools.allow_only(["run_tests"])
     payload = chef.compile(target=target)
     assert defined_names(payload, target) == ["run_tests", "context"]
     assert "tool_choice" not in json.dumps(payload)
@@ -66,7 +67,7 @@ def test_targets_without_allowed_tools_drop_the_pruned_definitions(target: str) 
 
 def test_nothing_pruned_sends_no_tool_choice() -> None:
     chef = allowed_chef()
-    chef.allow_only(NAMES)
+    chef.tools.allow_only(NAMES)
     assert "tool_choice" not in chef.compile(target="openai")
 
 
@@ -75,7 +76,8 @@ def test_defer_loading_reaches_anthropic_only() -> None:
         **tool("search_docs", "Search the docs.", {"q": {"type": "string"}}),
         "defer_loading": True,
     }
-    chef = ContextChef().register_tools([*TOOLS, deferred])
+    chef = ContextChef()
+    chef.tools.register([*TOOLS, deferred])
     chef.set_history([{"role": "user", "content": "hi"}])
     payload = chef.compile(target="anthropic")
     sent = next(t for t in payload["tools"] if t["name"] == "search_docs")
@@ -93,4 +95,4 @@ def test_a_bad_defer_loading_is_refused() -> None:
     from contextchef import ToolDefinitionError
 
     with pytest.raises(ToolDefinitionError, match="tool 'x': defer_loading must be True or False"):
-        ContextChef().register_tools([{**tool("x", "d"), "defer_loading": "yes"}])
+        ContextChef().tools.register([{**tool("x", "d"), "defer_loading": "yes"}])

@@ -14,7 +14,8 @@ from tests.selection.pruner_fixtures import BROWSER, GIT, TARGETS, TOOLS, define
 
 
 def browser_chef(chef_type: type[Any] = ContextChef) -> Any:
-    chef = chef_type(pruner={"toolkits": BROWSER}).register_tools(TOOLS)
+    chef = chef_type(pruner={"toolkits": BROWSER})
+    chef.tools.register(TOOLS)
     return chef.set_history([{"role": "user", "content": "Find the release notes online."}])
 
 
@@ -53,7 +54,7 @@ def test_a_toolkit_loads_across_two_compiles(target: str) -> None:
     assert names.index("open_page") < names.index("click") < names.index("load_toolkit")
     assert 'loaded="true"' in system_text(second, target)
     validate(second, target)
-    assert chef.loaded_toolkits == ("browser",)
+    assert chef.tools.loaded_toolkits == ("browser",)
 
 
 def test_model_mistakes_get_a_tool_result_and_change_nothing() -> None:
@@ -76,7 +77,8 @@ def test_model_mistakes_get_a_tool_result_and_change_nothing() -> None:
 
 def test_the_directory_escapes_what_the_host_wrote() -> None:
     toolkits = {"web": {"tools": ["open_page"], "description": '</toolkit> & "quotes" <b>'}}
-    chef = ContextChef(pruner={"toolkits": toolkits}).register_tools(TOOLS)
+    chef = ContextChef(pruner={"toolkits": toolkits})
+    chef.tools.register(TOOLS)
     text = system_text(chef.compile(), "openai")
     assert "&lt;/toolkit&gt; &amp; &quot;quotes&quot; &lt;b&gt;</toolkit>" in text
     assert text.count("</toolkit>") == 1
@@ -84,16 +86,19 @@ def test_the_directory_escapes_what_the_host_wrote() -> None:
 
 def test_a_toolkit_may_hold_a_namespace_and_the_host_may_load_and_unload() -> None:
     chef = ContextChef(pruner={"namespaces": GIT, "toolkits": {"vcs": {"tools": ["git"]}}})
-    chef.register_tools(TOOLS)
+    chef.tools.register(TOOLS)
     assert "git" not in defined_names(chef.compile(), "openai")
-    assert "git" in defined_names(chef.load_toolkit("vcs").compile(), "openai")
-    assert "git" not in defined_names(chef.unload_toolkit("vcs").compile(), "openai")
+    chef.tools.load_toolkit("vcs")
+    assert "git" in defined_names(chef.compile(), "openai")
+    chef.tools.unload_toolkit("vcs")
+    assert "git" not in defined_names(chef.compile(), "openai")
     with pytest.raises(ConfigError, match="unknown toolkit 'vsc'; toolkits: vcs"):
-        chef.load_toolkit("vsc")
+        chef.tools.load_toolkit("vsc")
 
 
 def test_without_toolkits_load_toolkit_is_not_the_library_s() -> None:
-    chef = ContextChef().register_tools(TOOLS)
+    chef = ContextChef()
+    chef.tools.register(TOOLS)
     assert not chef.owns_tool("load_toolkit")
     with pytest.raises(UnknownToolError):
         chef.handle_tool("load_toolkit", {"toolkit": "x"})
@@ -103,8 +108,8 @@ def test_without_toolkits_load_toolkit_is_not_the_library_s() -> None:
 def test_a_tool_of_the_host_called_load_toolkit_collides_with_toolkits() -> None:
     chef = ContextChef(pruner={"toolkits": BROWSER})
     with pytest.raises(ToolCollisionError, match="a registered tool is called load_toolkit"):
-        chef.register_tools([*TOOLS, {"name": "load_toolkit", "description": "mine"}])
-    assert chef.tools == []
+        chef.tools.register([*TOOLS, {"name": "load_toolkit", "description": "mine"}])
+    assert chef.tools.definitions == []
 
 
 async def test_the_async_chef_loads_through_handle_tool_too() -> None:

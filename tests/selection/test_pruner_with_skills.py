@@ -23,42 +23,48 @@ REVIEW = Skill(
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_skill_narrows_the_tools_and_keeps_a_called_one(target: str) -> None:
-    chef = ContextChef(skills=[REVIEW]).register_tools(TOOLS)
+    chef = ContextChef(skills=[REVIEW])
+    chef.tools.register(TOOLS)
     chef.set_history([{"role": "user", "content": "go"}, *tool_turn("c1", "send_email")])
-    chef.activate_skill("review")
+    chef.skills.activate("review")
     names = defined_names(chef.compile(target=target), target)
     assert names == ["read_file", "git_status", "git_commit", "git_log", "send_email", "context"]
-    chef.activate_skill(None)
+    chef.skills.activate(None)
     assert len(defined_names(chef.compile(target=target), target)) == len(TOOLS) + 1
 
 
 def test_a_skill_adds_to_a_pruner_selection() -> None:
-    chef = ContextChef(skills=[REVIEW]).register_tools(TOOLS)
+    chef = ContextChef(skills=[REVIEW])
+    chef.tools.register(TOOLS)
     chef.set_history([{"role": "user", "content": "go"}])
-    chef.allow_only(["run_tests"])
-    chef.activate_skill("review")
+    chef.tools.allow_only(["run_tests"])
+    chef.skills.activate("review")
     names = defined_names(chef.compile(target="openai"), "openai")
     assert names == ["read_file", "git_status", "git_commit", "git_log", "run_tests", "context"]
 
 
 def test_a_portable_snapshot_carries_the_pruner_to_a_fresh_process() -> None:
-    chef = ContextChef(pruner={"namespaces": GIT}).register_tools(TOOLS)
+    chef = ContextChef(pruner={"namespaces": GIT})
+    chef.tools.register(TOOLS)
     chef.set_history([{"role": "user", "content": "tidy the repository"}])
-    chef.allow_only(["read_file", "git_status"])
-    chef.set_blocked_tools(["write_file"])
+    chef.tools.allow_only(["read_file", "git_status"])
+    chef.tools.set_blocked_tools(["write_file"])
     expected = json.dumps(chef.compile(target="anthropic"), sort_keys=True)
     text = chef.snapshot().to_json()
 
-    other = ContextChef(pruner={"namespaces": GIT}).register_tools(TOOLS)
+    other = ContextChef(pruner={"namespaces": GIT})
+
+    other.tools.register(TOOLS)
     other.restore(Snapshot.from_json(text))
     assert json.dumps(other.compile(target="anthropic"), sort_keys=True) == expected
-    assert other.blocked_tools == ("write_file",)
+    assert other.tools.blocked == ("write_file",)
 
     script = (
         "import json, sys\n"
         "from contextchef import ContextChef, Snapshot\n"
         "from tests.selection.pruner_fixtures import GIT, TOOLS\n"
-        "chef = ContextChef(pruner={'namespaces': GIT}).register_tools(TOOLS)\n"
+        "chef = ContextChef(pruner={'namespaces': GIT})\n"
+        "chef.tools.register(TOOLS)\n"
         "chef.restore(Snapshot.from_json(sys.stdin.read()))\n"
         "print(json.dumps(chef.compile(target='anthropic'), sort_keys=True))\n"
     )

@@ -61,9 +61,9 @@ def test_every_compile_of_a_long_run_fits_the_window(target: str, tools: str) ->
         overflow={"strategy": summarize(summarizer, preserve_ratio=0.5)},
         default_target=target,
     )
-    chef.register_tools([run_tests_tool()])
+    chef.tools.register([run_tests_tool()])
     chef.set_system_prompt("You are a careful coding agent. Keep the test suite green.")
-    chef.get_memory().set("test-command", "pytest -q", description="how to run the tests")
+    chef.memory.set("test-command", "pytest -q", description="how to run the tests")
     exceeded: list[WindowExceeded] = []
     chef.on("window:exceeded", exceeded.append)
     history: list[dict[str, Any]] = []
@@ -122,5 +122,5 @@ def test_a_failed_strategy_still_leaves_a_payload_inside_the_window() -> None:
     assert report.failures == 1 and report.changed
     assert "to fit the window" in report.reason
     assert payload.meta.tokens.total <= 800
-    archived = chef.get_store().namespace("archive").list()
+    archived = chef.store.namespace("archive").list()
     assert len(archived) == 1  # what was dropped to fit is archived, not lost

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from contextchef import AsyncContextChef, ContextChef, summarize
-from contextchef._chef_parts import MAX_COMPACTIONS, Compaction, record
+from contextchef._compaction import MAX_COMPACTIONS, Compaction, record
 from contextchef._memo import ContentDigests, message_digest
 from tests.selection.test_overflow import Model, PerMessage, chef, dialogue, ids
 
@@ -44,8 +44,8 @@ def run(
         payload = c.set_history(host(history)).compile()
         out.append((payload_bytes(payload), payload.meta.overflow.changed))
         history.extend(rest)
-    assert len(c._compactions) == 1  # one growing conversation: one folded record
-    (kept,) = c._compactions
+    assert len(list(c._history.compactions)) == 1  # one growing conversation: one folded record
+    (kept,) = list(c._history.compactions)
     assert kept.count < len(history) and len(kept.replacement) <= 2  # no prefix held
     return out
 
@@ -110,7 +110,7 @@ def test_the_same_content_set_while_compiling_still_lands() -> None:
     stored = [*dialogue(6), {"role": "user", "content": "q"}]
     c.on("compress:start", lambda e: c.set_history(reloaded(stored)))
     c.set_history(reloaded(stored)).compile()
-    assert len(c.history) == 2 and len(c._compactions) == 1
+    assert len(c.history) == 2 and len(list(c._history.compactions)) == 1
     c.set_history(reloaded([*stored, {"role": "assistant", "content": "a"}]))
     assert [m["content"] for m in c.history][1:] == ["q", "a"]
 
@@ -121,7 +121,7 @@ def test_a_different_history_set_while_compiling_is_kept_and_nothing_is_recorded
     c.on("compress:start", lambda e: c.set_history(other))
     c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()
     assert c.history == [dict(sorted(m.items())) for m in other]
-    assert c._compactions == []
+    assert list(c._history.compactions) == []
 
 
 async def test_the_async_chef_recognises_a_reloaded_history() -> None:
@@ -137,7 +137,7 @@ async def test_the_async_chef_recognises_a_reloaded_history() -> None:
         stored.append(turn[0])
         await c.set_history(reloaded(stored)).compile()
         stored.extend(turn[1:])
-    assert 2 <= model.calls <= 5 and len(c._compactions) == 1
+    assert 2 <= model.calls <= 5 and len(list(c._history.compactions)) == 1
 
 
 def test_clear_history_forgets_the_records_and_restore_returns_to_the_snapshots() -> None:
@@ -148,22 +148,22 @@ def test_clear_history_forgets_the_records_and_restore_returns_to_the_snapshots(
     c.compile()
     after = c.snapshot()
     assert len(after.state.history) == 2
-    (kept,) = c._compactions
+    (kept,) = list(c._history.compactions)
     assert all(m is not r for m in after.state.history for r in kept.replacement)  # copies
     c.clear_history()
-    assert c._compactions == []
+    assert list(c._history.compactions) == []
     assert len(c.set_history(reloaded(stored)).history) == len(stored)
     c.compile()
-    assert model.calls == 2 and len(c._compactions) == 1
+    assert model.calls == 2 and len(list(c._history.compactions)) == 1
     c.restore(before)
-    assert c._compactions == [] and len(c.history) == len(stored)
+    assert list(c._history.compactions) == [] and len(c.history) == len(stored)
     c.restore(after)  # the records the snapshot holds: a reloaded history is recognised
-    assert [r.count for r in c._compactions] == [kept.count] and len(c.history) == 2
+    assert [r.count for r in list(c._history.compactions)] == [kept.count] and len(c.history) == 2
     assert len(c.set_history(reloaded(stored)).history) == 2
     c.compile()
     assert model.calls == 2  # nothing summarised twice
     c.restore(before)
-    assert c._compactions == []
+    assert list(c._history.compactions) == []
     assert len(c.set_history(reloaded(stored)).history) == len(stored)  # no stale record
 
 
@@ -173,7 +173,7 @@ def test_a_few_unrelated_conversations_keep_a_bounded_number_of_records() -> Non
     conversations = [[{"role": "user", "content": f"{n}:{i}"} for i in range(13)] for n in range(6)]
     for conversation in conversations:
         c.set_history(reloaded(conversation)).compile()
-    assert len(c._compactions) == MAX_COMPACTIONS and model.calls == 6
+    assert len(list(c._history.compactions)) == MAX_COMPACTIONS and model.calls == 6
     for conversation in conversations[-MAX_COMPACTIONS:]:  # the newest are still recognised
         assert len(c.set_history(reloaded(conversation)).history) == 2
     assert len(c.set_history(reloaded(conversations[0])).history) == 13  # the oldest went

@@ -64,29 +64,32 @@ def history() -> list[dict[str, Any]]:
 
 
 def chef(**options: Any) -> ContextChef:
-    return (
+    made = (
         ContextChef(**options)
         .set_system_prompt("You are a coding agent.")
         .set_history(history())
-        .register_tools(TOOLS)
         .set_dynamic_state(Task, {"goal": "ship"})
     )
+    made.tools.register(TOOLS)
+    return made
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_after_system_puts_the_skill_right_after_the_system_prompt(target: str) -> None:
-    c = chef(skills=[PLAN]).activate_skill("plan", args="the parser")
+    c = chef(skills=[PLAN])
+    c.skills.activate("plan", args="the parser")
     payload = c.compile(target=target)
     system = system_text(payload, target)
     assert system.startswith('You are a coding agent.\n\n<skill_instructions skill="plan">')
     assert "Write a numbered plan for the parser before editing." in system
     assert "skill_instructions" not in dumps(conversation(payload, target))
-    assert c.active_skill == PLAN
+    assert c.skills.active == PLAN
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_tail_placement_opens_the_tail_and_leaves_the_system_part_alone(target: str) -> None:
-    c = chef(skill_placement="tail").activate_skill(PLAN, args="the parser")
+    c = chef(skill_placement="tail")
+    c.skills.activate(PLAN, args="the parser")
     payload = c.compile(target=target)
     assert system_text(payload, target) == system_text(chef().compile(target=target), target)
     tail = last_user_text(payload, target)
@@ -98,26 +101,28 @@ def test_tail_placement_opens_the_tail_and_leaves_the_system_part_alone(target: 
 def test_switching_off_gives_the_bytes_of_a_chef_that_never_had_it(target: str) -> None:
     plain = dumps(chef().compile(target=target))
     c = chef(skills=[PLAN])
-    c.activate_skill("plan")
+    c.skills.activate("plan")
     assert dumps(c.compile(target=target)) != plain
-    c.activate_skill(None)
-    assert dumps(c.compile(target=target)) == plain and c.active_skill is None
+    c.skills.activate(None)
+    assert dumps(c.compile(target=target)) == plain and c.skills.active is None
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_allowed_tools_keep_their_tools_and_every_tool_the_window_calls(target: str) -> None:
-    c = chef().activate_skill(PLAN)
+    c = chef()
+    c.skills.activate(PLAN)
     names = tool_names(c.compile(target=target), target)
     # read_file and search_* are allowed; deploy is called in the window; context is ours
     assert names == ["read_file", "search_code", "deploy", "context"]
     c.set_history(history()[-1:])
     assert tool_names(c.compile(target=target), target) == ["read_file", "search_code", "context"]
-    c.activate_skill(Skill("any", "Uses every tool there is.", "Go."))
+    c.skills.activate(Skill("any", "Uses every tool there is.", "Go."))
     assert len(tool_names(c.compile(target=target), target)) == 5
 
 
 def test_the_skill_keeps_the_prefix_byte_stable_turn_after_turn() -> None:
-    c = chef(skills=[PLAN]).activate_skill("plan", args="x")
+    c = chef(skills=[PLAN])
+    c.skills.activate("plan", args="x")
     first = c.compile(target="anthropic")
     grown = [*history(), {"role": "assistant", "content": "Plan: 1."}]
     second = c.set_history([*grown, {"role": "user", "content": "go on"}]).compile(
@@ -140,7 +145,8 @@ def test_a_name_is_found_in_the_store_one_sqlite_file_serves_every_agent(tmp_pat
     uri = publish_skill(SQLiteBackend(database), folder)
     assert uri == "context://skills/review/SKILL.md"
 
-    agent = chef(store=SQLiteBackend(database)).activate_skill("review", args="src/parser.py")
+    agent = chef(store=SQLiteBackend(database))
+    agent.skills.activate("review", args="src/parser.py")
     system = system_text(agent.compile(target="openai"), "openai")
     assert "Review src/parser.py. See context://skills/review/references/style.md." in system
     assert "The skill's files are under context://skills/review/" in system
@@ -177,19 +183,20 @@ def _fields(skill: Skill) -> dict[str, Any]:
 def test_an_unknown_name_lists_what_there_is_and_changes_nothing() -> None:
     backend = InMemoryBackend()
     publish_skill(backend, Skill("review", "Reviews a diff for bugs.", "Review."))
-    c = chef(store=backend, skills=[PLAN]).activate_skill("plan")
+    c = chef(store=backend, skills=[PLAN])
+    c.skills.activate("plan")
     before = dumps(c.compile())
     with pytest.raises(UnknownSkillError) as caught:
-        c.activate_skill("deploy")
+        c.skills.activate("deploy")
     assert "no skill named 'deploy'" in str(caught.value)
     assert caught.value.available == ["plan", "review"]
     with pytest.raises(UnknownSkillError):
-        c.activate_skill("../../etc")
+        c.skills.activate("../../etc")
     with pytest.raises(ConfigError):
-        c.activate_skill(42)  # type: ignore[arg-type]
+        c.skills.activate(42)  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
-        c.activate_skill(None, args="x")
-    assert dumps(c.compile()) == before and c.active_skill == PLAN
+        c.skills.activate(None, args="x")
+    assert dumps(c.compile()) == before and c.skills.active == PLAN
 
 
 def test_bad_options_are_config_errors() -> None:
@@ -204,11 +211,13 @@ async def test_the_async_chef_activates_a_stored_skill_with_the_same_bytes() -> 
     achef = AsyncContextChef(store=backend)
     await apublish_skill(backend, PLAN)
     achef.set_system_prompt("You are a coding agent.").set_history(history())
-    achef.register_tools(TOOLS).set_dynamic_state(Task, {"goal": "ship"})
-    assert await achef.activate_skill("plan", args="x") is achef
+    achef.tools.register(TOOLS)
+    achef.set_dynamic_state(Task, {"goal": "ship"})
+    assert await achef.skills.activate("plan", args="x") is achef.skills
     shared = InMemoryBackend()
     publish_skill(shared, PLAN)
-    sync = chef(store=shared).activate_skill("plan", args="x")
+    sync = chef(store=shared)
+    sync.skills.activate("plan", args="x")
     for target in TARGETS:
         assert dumps(await achef.compile(target=target)) == dumps(sync.compile(target=target))
 
@@ -228,10 +237,12 @@ def test_one_postgres_store_serves_a_published_skill_to_every_agent() -> None:
         publisher = PostgresBackend(pg.DSN, schema=schema, pool_size=1)
         publish_skill(publisher, PLAN)
         agents = [chef(store=PostgresBackend(pg.DSN, schema=schema, pool_size=1)) for _ in range(2)]
-        payloads = [dumps(a.activate_skill("plan", args="x").compile()) for a in agents]
+        for agent in agents:
+            agent.skills.activate("plan", args="x")
+        payloads = [dumps(agent.compile()) for agent in agents]
         assert payloads[0] == payloads[1] and "Plan the work" not in payloads[0]
         assert "Write a numbered plan for x before editing." in payloads[0]
-        for backend in (publisher, *(a.get_store().core.backend for a in agents)):
+        for backend in (publisher, *(a.store.core.backend for a in agents)):
             backend.close()
     finally:
         with psycopg.connect(pg.DSN, autocommit=True) as conn:
@@ -242,10 +253,11 @@ def test_a_malformed_stored_skill_names_its_uri_and_line_and_changes_nothing() -
     backend = InMemoryBackend()
     publish_skill(backend, PLAN)
     backend.write("skills", "broken/SKILL.md", _entry("---\nname: broken\n---\nBody\n"))
-    c = chef(store=backend).activate_skill("plan")
+    c = chef(store=backend)
+    c.skills.activate("plan")
     before = dumps(c.compile())
     with pytest.raises(SkillError) as caught:
-        c.activate_skill("broken")
+        c.skills.activate("broken")
     assert str(caught.value).startswith("context://skills/broken/SKILL.md, line 2: ")
     assert dumps(c.compile()) == before
     found = load_store_skills(backend)

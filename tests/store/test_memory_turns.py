@@ -1,5 +1,5 @@
-"""A turn is a host turn: TTLs in turns count user messages (or `next_turn()`), not compiles,
-and the count lives in the store beside the memory."""
+"""A turn is a host turn: TTLs in turns count user messages (or `memory.advance_turn()`), not
+compiles, and the count lives in the store beside the memory."""
 
 from __future__ import annotations
 
@@ -52,17 +52,17 @@ class Conversation:
 
 def test_a_turn_ttl_survives_that_many_host_turns_across_two_targets() -> None:
     chef = ContextChef(memory={})
-    chef.get_memory().set("todo", "buy milk", ttl={"turns": 2})
+    chef.memory.set("todo", "buy milk", ttl={"turns": 2})
     talk = Conversation(chef)
     assert talk.turn("one") == [("todo",), ("todo",)]
     assert talk.turn("two") == [("todo",), ("todo",)]
     assert talk.turn("three") == [(), ()]
-    assert chef.get_memory().turn == 2
+    assert chef.memory.turn == 2
 
 
 def test_a_retry_or_a_tool_loop_does_not_age_memory() -> None:
     chef = ContextChef(memory={})
-    chef.get_memory().set("todo", "buy milk", ttl=1)
+    chef.memory.set("todo", "buy milk", ttl=1)
     history = [user("hi")]
     for _ in range(4):  # retries of the same history
         assert chef.set_history(history).compile().meta.memory_keys == ("todo",)
@@ -77,7 +77,7 @@ def test_a_retry_or_a_tool_loop_does_not_age_memory() -> None:
         {"role": "tool", "tool_call_id": "c1", "content": "a b"},
     ]
     assert chef.set_history(history).compile().meta.memory_keys == ("todo",)
-    assert chef.get_memory().turn == 0
+    assert chef.memory.turn == 0
     chef.set_history([*history, reply("done"), user("next")])
     assert chef.compile().meta.expired_memory_keys == ("todo",)
 
@@ -97,20 +97,20 @@ def test_a_repeated_user_message_is_a_new_turn_and_a_compaction_is_not() -> None
 
 def test_explicit_turns_only_advance_with_next_turn() -> None:
     chef = ContextChef(memory={"turns": "explicit"})
-    memory = chef.get_memory()
+    memory = chef.memory
     assert memory.turns == "explicit"
     memory.set("todo", "buy milk", ttl=1)
     talk = Conversation(chef)
     assert talk.turn("one") == [("todo",), ("todo",)]
     assert talk.turn("two") == [("todo",), ("todo",)]
-    assert chef.next_turn() == 1
+    assert chef.memory.advance_turn() == 1
     assert talk.turn("three") == [(), ()]
-    assert chef.next_turn() == 2
+    assert chef.memory.advance_turn() == 2
 
 
 def test_next_turn_needs_memory_and_turns_must_be_known() -> None:
     with pytest.raises(ConfigError):
-        ContextChef().next_turn()
+        ContextChef().memory.advance_turn()
     with pytest.raises(ConfigError, match="turns"):
         ContextChef(memory={"turns": "compiles"})
 
@@ -131,32 +131,32 @@ def test_a_new_chef_on_the_same_store_continues_the_count(
     talk = Conversation(old)
     talk.turn("one")
     talk.turn("two")
-    old.get_memory().set("todo", "buy milk", ttl=2)  # written at turn 1: expires at turn 3
-    assert old.get_memory().get("todo").expires_at_turn == 3  # type: ignore[union-attr]
+    old.memory.set("todo", "buy milk", ttl=2)  # written at turn 1: expires at turn 3
+    assert old.memory.get("todo").expires_at_turn == 3  # type: ignore[union-attr]
 
     new = ContextChef(store=backend(tmp_path), memory={})
     resumed = Conversation(new, talk.history[:-1])  # the same history: the same turn
     new.set_history(resumed.history)
     assert new.compile().meta.memory_keys == ("todo",)
-    assert new.get_memory().turn == 1
+    assert new.memory.turn == 1
     resumed.history.append(reply("re: two"))
     assert resumed.turn("three") == [("todo",), ("todo",)]
-    assert new.get_memory().turn == 2
+    assert new.memory.turn == 2
     assert resumed.turn("four") == [(), ()]
-    assert new.get_memory().turn == 3
-    assert [entry.key for entry in new.get_memory().entries()] == []
+    assert new.memory.turn == 3
+    assert [entry.key for entry in new.memory.entries()] == []
 
 
 def test_the_turn_count_is_no_memory_entry(tmp_path: Path) -> None:
     chef = ContextChef(store=_filesystem(tmp_path), memory={})
-    chef.get_memory().set("fact", "x")
+    chef.memory.set("fact", "x")
     Conversation(chef).turn("one")
-    assert chef.next_turn() == 1
-    assert [entry.key for entry in chef.get_memory().entries()] == ["fact"]
-    assert [item.path for item in chef.get_store().namespace("memory").list()] == ["fact"]
+    assert chef.memory.advance_turn() == 1
+    assert [entry.key for entry in chef.memory.entries()] == ["fact"]
+    assert [item.path for item in chef.store.namespace("memory").list()] == ["fact"]
     listing = chef.handle_tool("context", {"command": "view", "path": "context://memory/"})
     assert "fact" in listing and "turn" not in listing
-    assert chef.get_memory().snapshot()["entries"].keys() == {"fact"}
+    assert chef.memory.snapshot()["entries"].keys() == {"fact"}
     assert (tmp_path / ".context" / "memory_state" / "turn").is_file()
 
 
@@ -170,9 +170,9 @@ def test_snapshot_and_restore_carry_the_turn_and_its_user_message() -> None:
     talk.turn("three")
     talk.turn("four")
     chef.restore(snapshot)
-    assert chef.get_memory().turn == 1
+    assert chef.memory.turn == 1
     chef.compile()  # the restored history ends with the same user message: no new turn
-    assert chef.get_memory().turn == 1
+    assert chef.memory.turn == 1
 
 
 # -- the TypeScript reference's meta ------------------------------------------------------------
@@ -251,7 +251,7 @@ def test_async_chef_over_an_async_native_backend_counts_host_turns() -> None:
     async def main() -> None:
         backend = AsyncInMemoryBackend()
         chef = AsyncContextChef(store=backend, memory={})
-        await chef.get_memory().set("todo", "buy milk", ttl={"turns": 2})
+        await chef.memory.set("todo", "buy milk", ttl={"turns": 2})
         history: list[dict[str, Any]] = []
         shown = []
         for text in ("one", "two", "three"):
@@ -261,14 +261,14 @@ def test_async_chef_over_an_async_native_backend_counts_host_turns() -> None:
                 shown.append((await chef.compile(target=target)).meta.memory_keys)
             history.append(reply("ok"))
         assert shown == [("todo",)] * 4 + [()] * 2
-        assert await chef.next_turn() == 3
+        assert await chef.memory.advance_turn() == 3
 
         again = AsyncContextChef(store=backend, memory={"turns": "explicit"})
-        memory = again.get_memory()
+        memory = again.memory
         await memory.set("soon", "gone", ttl=1)
         assert (await memory.get("soon")).expires_at_turn == 4  # type: ignore[union-attr]
         assert (await again.compile()).meta.memory_keys == ("soon",)
-        assert await again.next_turn() == 4
+        assert await again.memory.advance_turn() == 4
         assert (await again.compile()).meta.expired_memory_keys == ("soon",)
 
     asyncio.run(main())

@@ -32,7 +32,7 @@ def test_short_results_stay_inline() -> None:
     short = log(10)
     chef = ContextChef().set_history(history(short))
     assert chef.compile()["messages"][-1]["content"] == short
-    assert chef.get_store().namespace("vfs").list() == []
+    assert chef.store.namespace("vfs").list() == []
 
 
 def test_a_long_result_is_stored_whole_and_previewed_with_its_uri() -> None:
@@ -44,9 +44,9 @@ def test_a_long_result_is_stored_whole_and_previewed_with_its_uri() -> None:
     assert f"view {uri}" in sent
     assert sent.startswith("step 0: ok") and sent.endswith("step 1999: ok")
     assert len(sent) < 3500
-    address = chef.get_store().parse_uri(uri)
+    address = chef.store.parse_uri(uri)
     assert address is not None
-    stored = chef.get_store().namespace("vfs").get(address.path)
+    stored = chef.store.namespace("vfs").get(address.path)
     assert stored is not None and stored.content == output
     assert chef.history[-1]["content"] == output  # the chef keeps the full result
 
@@ -62,9 +62,9 @@ def test_the_preview_is_byte_stable_and_offloading_is_idempotent() -> None:
     output = log(1500)
     chef = ContextChef().set_history(history(output))
     first = json.dumps(chef.compile())
-    other = ContextChef(store=chef.get_store()).set_history(history(output))
+    other = ContextChef(store=chef.store).set_history(history(output))
     assert json.dumps(other.compile()) == first
-    assert len(chef.get_store().namespace("vfs").list()) == 1
+    assert len(chef.store.namespace("vfs").list()) == 1
 
 
 def test_legacy_mode_never_mentions_the_context_tool() -> None:

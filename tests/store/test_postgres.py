@@ -97,12 +97,12 @@ def test_the_chef_opens_a_postgresql_dsn(
         postgres, "AsyncPostgresBackend", functools.partial(AsyncPostgresBackend, **options)
     )
     chef = ContextChef(store=pg.DSN)
-    notes = chef.get_store().namespace("notes")
+    notes = chef.store.namespace("notes")
     notes.put("plan.md", "shared across machines")
     assert notes.get("plan.md").content == "shared across machines"
 
     async def from_the_async_chef() -> str:
-        store = AsyncContextChef(store=pg.DSN).get_store()
+        store = AsyncContextChef(store=pg.DSN).store
         backend = store.core.backend
         assert isinstance(backend, AsyncPostgresBackend)
         try:
@@ -112,7 +112,7 @@ def test_the_chef_opens_a_postgresql_dsn(
             await backend.close()
 
     assert asyncio.run(from_the_async_chef()) == "shared across machines"
-    chef.get_store().core.backend.close()
+    chef.store.core.backend.close()
 
 
 def test_the_dsn_chooses_schema_and_project(fresh_schema: str) -> None:
@@ -124,10 +124,10 @@ def test_the_dsn_chooses_schema_and_project(fresh_schema: str) -> None:
         assert "contextchef_project" not in repr(backend) and "connect_timeout=5" in repr(backend)
     chef = ContextChef(store=dsn)
     try:
-        entry = chef.get_store().namespace("notes").get("a.md")
+        entry = chef.store.namespace("notes").get("a.md")
         assert entry is not None and entry.content == "chosen by the DSN"
     finally:
-        chef.get_store().core.backend.close()
+        chef.store.core.backend.close()
     with pytest.raises(ConfigError, match="disagrees"):
         PostgresBackend(dsn, schema="elsewhere")
     with pytest.raises(ConfigError, match="contextchef_shema"):
@@ -295,7 +295,7 @@ def test_the_readme_example_runs(
     namespace: dict[str, Any] = {}
     code = code.replace("contextchef_schema=agents", f"contextchef_schema={fresh_schema}")
     exec(compile(code, "README.md", "exec"), namespace)
-    namespace["chef"].get_store().core.backend.close()
+    namespace["chef"].store.core.backend.close()
     assert "make restart" in capsys.readouterr().out
 
 

@@ -175,7 +175,7 @@ async def test_gathered_memory_edits_lose_nothing(kind: str, tmp_path: Path) -> 
         return None
 
     done = [line for line in await asyncio.gather(*(insert(i) for i in range(24))) if line]
-    entry = await chef.get_memory().get("log")
+    entry = await chef.memory.get("log")
     assert entry is not None and done
     assert sorted(entry.value.splitlines()) == sorted([*done, "start"])
     assert entry.update_count == 1 + len(done)

@@ -66,7 +66,7 @@ def compile_inputs(inputs: CompileInputs) -> Compiled:
     if state is not None:
         chef.set_dynamic_state(dict[str, Any], state)
     if tools is not None:
-        chef.register_tools(tools)
+        chef.tools.register(tools)
     return Compiled(inputs, loaded, chef, chef.compile(target=inputs.target))
 
 

@@ -44,44 +44,43 @@ def demo_chef(store: Any = None) -> ContextChef:
         "type": "function",
         "function": {"name": "run_tests", "arguments": '{"pattern": "parser"}'},
     }
+    chef = ContextChef(
+        store=store,
+        tools="unified",
+        memory={},
+        vfs={"threshold": 2000, "head_chars": 150, "tail_chars": 150},
+    ).set_system_prompt(
+        [
+            {
+                "role": "system",
+                "content": "You are a careful coding agent. Make small, tested changes.",
+                "_cache_breakpoint": True,
+            }
+        ]
+    )
+    chef.tools.register(
+        [
+            {
+                "name": "read_file",
+                "description": "Read a file from the workspace.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"path": {"type": "string"}},
+                    "required": ["path"],
+                },
+            },
+            {
+                "name": "run_tests",
+                "description": "Run the tests whose names match a pattern.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"pattern": {"type": "string"}},
+                },
+            },
+        ]
+    )
     return (
-        ContextChef(
-            store=store,
-            tools="unified",
-            memory={},
-            vfs={"threshold": 2000, "head_chars": 150, "tail_chars": 150},
-        )
-        .set_system_prompt(
-            [
-                {
-                    "role": "system",
-                    "content": "You are a careful coding agent. Make small, tested changes.",
-                    "_cache_breakpoint": True,
-                }
-            ]
-        )
-        .register_tools(
-            [
-                {
-                    "name": "read_file",
-                    "description": "Read a file from the workspace.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"path": {"type": "string"}},
-                        "required": ["path"],
-                    },
-                },
-                {
-                    "name": "run_tests",
-                    "description": "Run the tests whose names match a pattern.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"pattern": {"type": "string"}},
-                    },
-                },
-            ]
-        )
-        .set_history(
+        chef.set_history(
             [
                 {"role": "user", "content": "The parser test fails. Can you fix it?"},
                 {

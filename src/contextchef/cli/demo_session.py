@@ -104,19 +104,16 @@ class Session:
         self.model = FakeModel(rng)
         self.workspace = Workspace(rng)
         self.tokenizer = EstimateTokenizer()
-        self.chef = (
-            ContextChef(
-                store=store,
-                tokenizer=self.tokenizer,
-                memory={},
-                janitor={"context_window": options.window, "trigger_ratio": 0.8},
-                overflow={"strategy": summarize(fake_summarizer, preserve_ratio=0.4)},
-                vfs={"threshold": 3000, "head_chars": 200, "tail_chars": 300, "error_chars": 400},
-                default_target=options.target,
-            )
-            .set_system_prompt(SYSTEM_PROMPT)
-            .register_tools(TOOLS)
-        )
+        self.chef = ContextChef(
+            store=store,
+            tokenizer=self.tokenizer,
+            memory={},
+            janitor={"context_window": options.window, "trigger_ratio": 0.8},
+            overflow={"strategy": summarize(fake_summarizer, preserve_ratio=0.4)},
+            vfs={"threshold": 3000, "head_chars": 200, "tail_chars": 300, "error_chars": 400},
+            default_target=options.target,
+        ).set_system_prompt(SYSTEM_PROMPT)
+        self.chef.tools.register(TOOLS)
         self.stats = SessionSummary(window=options.window)
         self.stats.memory_at_start = self._memory_keys()
         self._events: list[ReportEvent] = []
@@ -130,11 +127,11 @@ class Session:
 
     def memory_value(self, key: str) -> str | None:
         """A memory entry's value (for the display of what an earlier run left)."""
-        entry = self.chef.get_memory().get(key)
+        entry = self.chef.memory.get(key)
         return None if entry is None else str(entry.value)
 
     def _memory_keys(self) -> list[str]:
-        return sorted(entry.key for entry in self.chef.get_memory().entries())
+        return sorted(entry.key for entry in self.chef.memory.entries())
 
     def _on_compress(self, event: Any) -> None:
         report = event.report
@@ -209,7 +206,7 @@ class Session:
             parsed = Store.parse_uri(uri)
             if parsed is None:
                 continue
-            entry = self.chef.get_store().namespace(parsed[0]).get(parsed[1])
+            entry = self.chef.store.namespace(parsed[0]).get(parsed[1])
             size = len(entry.content.encode()) if entry is not None else 0
             self.stats.offloads += 1
             self.stats.offloaded_bytes += size

@@ -210,7 +210,7 @@ def _tail_parts(
     """The blocks stitched into the last user message (the dynamic state and its anchor line),
     each counted on its own text, then the rest of the message: they add up to the tail layer's
     `tokens` and `size`."""
-    state = compiled.chef.dynamic_state
+    state = compiled.chef.prompt.dynamic_state
     if state is None or not state.xml or state.placement != "last_user":
         return []
     rows: list[LayerRow] = []
@@ -230,7 +230,7 @@ def _system_rows(
     it (the memory block with its instruction, or the context store instruction)."""
     texts = [
         m["content"] if isinstance(m["content"], str) else part_bytes(m["content"]).decode()
-        for m in compiled.chef.system_prompt
+        for m in compiled.chef.prompt.system_prompt
     ]
     own_tokens = min(tokens, sum(tokenizer.count_text(text) for text in texts))
     own_bytes = min(size, sum(len(text.encode()) for text in texts))
@@ -238,7 +238,7 @@ def _system_rows(
     keys = compiled.payload.meta.memory_keys
     if compiled.inputs.memory:
         label, detail = "memory", f"{len(keys)} entries: {', '.join(keys)}" if keys else "empty"
-    elif compiled.chef.vocabulary.store_instruction is not None:
+    elif compiled.chef.tools.vocabulary.store_instruction is not None:
         label, detail = "store instruction", "how to reach the context store"
     else:
         return []  # the host's prompt is the whole layer: the layer's row says it all
@@ -327,7 +327,7 @@ def inspect_compile(
     payload = compiled.payload
     figures = payload.meta.tokens
     tokenizer = EstimateTokenizer()
-    state = compiled.chef.dynamic_state
+    state = compiled.chef.prompt.dynamic_state
     state_xml = state.xml if state is not None and state.placement == "last_user" else None
     lead, tail, turn_rows = _history_rows(payload, state_xml, figures.tail, tokenizer)
     key, items = _sequence(payload)

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from contextchef._chef_parts import open_store
 from contextchef._effects import Flow, drive_async, drive_sync
+from contextchef.chef.options import open_store
 from contextchef.errors import ConfigError, MissingDependencyError
 from contextchef.integrations._keys import decode_segment, encode_segment
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend, StoredEntry

@@ -247,9 +247,9 @@ class ContextServer:
 
     async def memory_text(self) -> str:
         """The memory instruction and block, as the chef places them after the system prompt."""
-        memory = self.chef.get_memory()
-        block = memory.render(await memory.entries(), self.chef.vocabulary)
-        instruction = self.chef.vocabulary.memory_instruction
+        memory = self.chef.memory
+        block = memory.render(await memory.entries(), self.chef.tools.vocabulary)
+        instruction = self.chef.tools.vocabulary.memory_instruction
         return f"{instruction}\n\n{block}" if block else instruction
 
     async def _list_prompts(

@@ -73,7 +73,7 @@ async def _namespace(chef: AsyncContextChef, ns: str, has_memory: bool) -> list[
     if ns == MEMORY_NAMESPACE:
         if not has_memory:
             return []
-        entries = await chef.get_memory().entries()
+        entries = await chef.memory.entries()
         return [
             Listed(
                 format_uri(ns, entry.key),
@@ -84,7 +84,7 @@ async def _namespace(chef: AsyncContextChef, ns: str, has_memory: bool) -> list[
             )
             for entry in sorted(entries, key=lambda entry: entry.key)
         ]
-    listed = await chef.get_store().namespace(ns).list()
+    listed = await chef.store.namespace(ns).list()
     return [
         Listed(
             format_uri(ns, item.path),
@@ -131,11 +131,11 @@ async def read_entry(chef: AsyncContextChef, uri: str, *, has_memory: bool) -> t
     except InvalidPathError:
         raise ResourceMissing(f"{uri!r} is a directory, not an entry") from None
     if ns == MEMORY_NAMESPACE:
-        entry = await chef.get_memory().get(path) if has_memory else None
+        entry = await chef.memory.get(path) if has_memory else None
         if entry is None:
             raise ResourceMissing(f"nothing is stored at {format_uri(ns, path)}")
         return entry.value, mime_type(ns, path)
-    stored = await chef.get_store().namespace(ns).get(path)
+    stored = await chef.store.namespace(ns).get(path)
     if stored is None:
         raise ResourceMissing(f"nothing is stored at {format_uri(ns, path)}")
     return stored.content, mime_type(ns, path)

@@ -26,8 +26,8 @@ import json
 import logging
 from typing import Any
 
-from contextchef._chef_parts import open_store
 from contextchef.chef import AsyncContextChef, ContextChef
+from contextchef.chef.options import open_store
 from contextchef.errors import EntryNotFoundError, MissingDependencyError
 from contextchef.integrations._items_window import Window
 from contextchef.integrations._keys import encode_segment
@@ -84,7 +84,7 @@ class ContextChefSession:
         session_settings: SessionSettings | None = None,
     ) -> None:
         if store is None:
-            store = chef.get_store() if chef is not None else "sqlite"
+            store = chef.store if chef is not None else "sqlite"
         self.session_id = session_id
         self.session_settings = session_settings
         self.chef = chef

@@ -19,7 +19,7 @@ A turn is a *host* turn, never a compile (see `contextchef.memory.turns`). With
 `turns="user_messages"` (the default) a compile advances the count when its history holds a
 user message the last counted turn did not; compiling the same history again, for another
 target or as a retry, does not. The first user message opens turn 0. With `turns="explicit"`
-only `advance_turn()` (the chef's `next_turn()`) advances it, for hosts whose turns are not user
+only `advance_turn()` (`chef.memory.advance_turn()`) advances it, for hosts whose turns are not user
 messages. The count is stored beside the memory (`memory_state/turn` in the same store), so a
 new `Memory` or chef over a persistent store carries on counting, and `snapshot()`/`restore()`
 carry it too. An expired entry is invisible:
@@ -107,7 +107,7 @@ class _MemoryBase:
                 store's clock).
             turns: what advances the turn count of turn-based TTLs: `"user_messages"` (a
                 compile whose history holds a new user message) or `"explicit"` (only
-                `advance_turn()` / the chef's `next_turn()`).
+                `advance_turn()` / `chef.memory.advance_turn()`).
             max_value_bytes: the most UTF-8 bytes one value may have when the *model* writes
                 it (`create`, `update`, the `context` tool, the legacy memory tools): a larger
                 write is refused (`MemoryValueTooLargeError`, an `Error:` result for the model)

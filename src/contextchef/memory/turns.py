@@ -7,7 +7,7 @@ then. Compiling the same history again — for another target, or as a retry —
 and neither does a compaction that drops older messages (fewer user messages, same last one).
 The first user message a store ever sees opens turn 0 without counting, so an entry written
 before the first compile with `ttl=2` is shown for exactly two host turns. With
-`turns="explicit"` compiles never count; only `advance_turn()` (the chef's `next_turn()`) does.
+`turns="explicit"` compiles never count; only `advance_turn()` (`chef.memory.advance_turn()`) does.
 Either way the rule reads nothing but the history: no clock.
 
 The count persists in the same store as the memory, in a namespace of its own

@@ -42,7 +42,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised by simulating the import failing
     raise MissingDependencyError(exc.name or "opentelemetry-api", "otel") from exc
 
-from contextchef._chef_base import _ChefBase
+from contextchef.chef.facade import ChefFacade
 from contextchef.telemetry.names import SEMCONV
 from contextchef.telemetry.observer import Instrumentation
 
@@ -50,7 +50,7 @@ __all__ = ["SEMCONV", "Instrumentation", "instrument", "uninstrument"]
 
 
 def instrument(
-    chef: _ChefBase,
+    chef: ChefFacade,
     *,
     tracer_provider: Any = None,
     meter_provider: Any = None,
@@ -76,7 +76,7 @@ def instrument(
 
     Instrumenting a chef again replaces the earlier instrumentation; `uninstrument` removes it.
     """
-    if not isinstance(chef, _ChefBase):
+    if not isinstance(chef, ChefFacade):
         raise ConfigError(f"instrument() takes a ContextChef or AsyncContextChef, got {chef!r}")
     if conversation_id is not None and not isinstance(conversation_id, str):
         raise ConfigError("conversation_id must be a string")
@@ -95,7 +95,7 @@ def instrument(
     return observer
 
 
-def uninstrument(chef: _ChefBase) -> bool:
+def uninstrument(chef: ChefFacade) -> bool:
     """Remove `instrument`'s observer from `chef`; whether there was one."""
     observer = chef._observer
     if not isinstance(observer, Instrumentation):

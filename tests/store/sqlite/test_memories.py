@@ -254,10 +254,10 @@ def test_context_chef_memory_uses_the_memories_table(db_path: Path) -> None:
     """Through `ContextChef(store=SQLiteBackend(...), memory=...)`: 2 superseded, 1 deleted."""
     backend = SQLiteBackend(db_path, project="test:chef")
     chef = ContextChef(store=backend, memory={})
-    chef.get_memory().set("name", "Ada")
-    chef.get_memory().set("name", "Ada L.")
-    chef.get_memory().set("name", "Ada Lovelace")
-    chef.get_memory().delete("name")
+    chef.memory.set("name", "Ada")
+    chef.memory.set("name", "Ada L.")
+    chef.memory.set("name", "Ada Lovelace")
+    chef.memory.delete("name")
     backend.close()
     counts = _raw(db_path, "SELECT count(superseded_by), count(deleted_at) FROM memories")
     assert counts == [(2, 1)]

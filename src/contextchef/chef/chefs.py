@@ -1,8 +1,9 @@
 """`ContextChef` and `AsyncContextChef`: one chef, two drivers.
 
-Both share their state, setters, options and every flow (see `_chef_base` and `pipeline`); this
+Both share their parts, setters, options and every flow (see `facade` and `pipeline`); this
 module adds what differs — the lock, and `drive_sync` or `drive_async` for each flow: compile,
-tool calls, snapshots. The async chef's store and memory are `AsyncStore` and `AsyncMemory`.
+tool calls, snapshots, skill activation. The async chef's store and memory are `AsyncStore` and
+`AsyncMemory`.
 
 Concurrency: `compile()` calls on one instance are serialised — a second caller waits for the
 first to finish (a lock per chef; a compile started from inside an event handler of the same
@@ -14,17 +15,20 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Self
 
-from contextchef._chef_base import _ChefBase
 from contextchef._effects import drive_async, drive_sync
+from contextchef.chef.cell import StateCell
+from contextchef.chef.facade import ChefFacade
+from contextchef.chef.skills import AsyncSkills, Skills
 from contextchef.compiler.pipeline import Payload, Signal
 from contextchef.memory.memory import AsyncMemory, Memory
-from contextchef.skills.model import Skill
+from contextchef.skills.model import LoadedSkills, Skill
 from contextchef.snapshot import Snapshot
 from contextchef.store.aio import AsyncStore
+from contextchef.store.core import StoreCore
 from contextchef.store.store import Store
 
 __all__ = ["AsyncContextChef", "ContextChef", "Snapshot"]
@@ -34,38 +38,51 @@ _inside_compile: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar
 )
 
 
-class ContextChef(_ChefBase):
+class ContextChef(ChefFacade):
     """Compiles the agent's state into a provider payload (synchronous API).
 
     Every option is described in `__init__` (see `help(ContextChef.__init__)`).
     """
 
     _lock: AbstractContextManager[Any]
+    _skills: Skills
+    _store: Store | None
 
     def _make_lock(self) -> AbstractContextManager[Any]:
         return threading.RLock()
 
-    def get_store(self) -> Store:
+    def _open_parts(
+        self,
+        cell: StateCell,
+        core: StoreCore,
+        skills: Iterable[Skill] | LoadedSkills | None,
+        placement: str,
+        store: object,
+    ) -> None:
+        self._skills = Skills(cell, core, skills, placement)
+        self._store = store if isinstance(store, Store) else None
+
+    @property
+    def skills(self) -> Skills:
+        """The skills: `register`, `activate`, `active`, `registered` (see `Skills`)."""
+        return self._skills
+
+    @property
+    def store(self) -> Store:
         """The one store behind memory/, notes/, vfs/ and archive/ (see `store=`)."""
         if self._store is None:
             self._store = Store.over(self._core)
         return self._store
 
-    _store_type = Store
-    _store: Store | None
+    @property
+    def memory(self) -> Memory:
+        """The chef's memory (`memory=` in the configuration); `ConfigError` without one.
 
-    def get_memory(self) -> Memory:
-        """The chef's memory (`memory=` in the configuration)."""
-        return Memory.over(self._require_memory())
-
-    def next_turn(self) -> int:
-        """Count one host turn for memory's turn-based TTLs and return the new count.
-
-        With `memory={"turns": "explicit"}` this is the only thing that advances turns; with the
-        default `"user_messages"` a compile over a new user message already counts one, so call
-        it only for turns that have none. The count is written to the store.
+        With `memory={"turns": "explicit"}`, `memory.advance_turn()` is the only thing that
+        counts host turns for the turn-based TTLs; with the default `"user_messages"` a compile
+        over a new user message already counts one.
         """
-        return drive_sync(self._next_turn_flow())
+        return Memory.over(self._require_memory())
 
     def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
         """Run a call of an owned tool and return its result text for the model.
@@ -75,33 +92,15 @@ class ContextChef(_ChefBase):
         """
         return drive_sync(self._tool_flow(name, arguments))
 
-    def activate_skill(
-        self,
-        skill: str | Skill | None,
-        *,
-        args: str | Sequence[str] | None = None,
-        vars: Mapping[str, str] | None = None,
-    ) -> Self:
-        """Switch a skill on for every compile from now on; None switches it off.
-
-        `skill` is a `Skill`, or a name: a registered skill (`skills=`, `register_skills`),
-        else one stored at `context://skills/<name>/SKILL.md`; an unknown name raises
-        `UnknownSkillError`. Its instructions are rendered once, now, with `args` and `vars`
-        (see `render_skill`), and placed by `skill_placement`. A skill with `allowed_tools`
-        keeps only those of your tools (and any tool a call in the window still refers to).
-        """
-        drive_sync(self._activate_skill_flow(skill, args, vars))
-        return self
-
     def snapshot(self, label: str | None = None) -> Snapshot:
         """A deep copy of everything that decides the next compile (memory included); mutating
         anything afterwards never reaches it. `snapshot.to_json()` carries it to another
         process, where `restore(Snapshot.from_json(text))` continues byte for byte."""
-        return drive_sync(self._snapshot_flow(label))
+        return drive_sync(self._snapshots.take(label))
 
     def restore(self, snapshot: Snapshot) -> Self:
         """Return to a snapshot (which stays reusable: it is copied, not adopted)."""
-        drive_sync(self._restore_flow(snapshot))
+        drive_sync(self._snapshots.restore(snapshot))
         return self
 
     def compile(self, *, target: str | None = None, signal: Signal | None = None) -> Payload:
@@ -111,7 +110,7 @@ class ContextChef(_ChefBase):
             return self._land(started, drive_sync(flow))
 
 
-class AsyncContextChef(_ChefBase):
+class AsyncContextChef(ChefFacade):
     """The same chef for async code: `await compile(...)`, `await handle_tool(...)`.
 
     An async-native backend is awaited with no thread hop (a synchronous one runs in a worker
@@ -121,49 +120,51 @@ class AsyncContextChef(_ChefBase):
 
     _asynchronous = True
     _lock: AbstractAsyncContextManager[Any]
+    _skills: AsyncSkills
+    _store: AsyncStore | None
 
     def _make_lock(self) -> AbstractAsyncContextManager[Any]:
         return asyncio.Lock()
 
-    def get_store(self) -> AsyncStore:
+    def _open_parts(
+        self,
+        cell: StateCell,
+        core: StoreCore,
+        skills: Iterable[Skill] | LoadedSkills | None,
+        placement: str,
+        store: object,
+    ) -> None:
+        self._skills = AsyncSkills(cell, core, skills, placement)
+        self._store = store if isinstance(store, AsyncStore) else None
+
+    @property
+    def skills(self) -> AsyncSkills:
+        """The skills, with `await skills.activate(...)` (see `AsyncSkills`)."""
+        return self._skills
+
+    @property
+    def store(self) -> AsyncStore:
         """The one store behind memory/, notes/, vfs/ and archive/, with an async API."""
         if self._store is None:
             self._store = AsyncStore.over(self._core)
         return self._store
 
-    _store_type = AsyncStore
-    _store: AsyncStore | None
-
-    def get_memory(self) -> AsyncMemory:
-        """The chef's memory, with an async API (`memory=` in the configuration)."""
+    @property
+    def memory(self) -> AsyncMemory:
+        """The chef's memory, with an async API; `ConfigError` without one."""
         return AsyncMemory.over(self._require_memory())
-
-    async def next_turn(self) -> int:
-        """See `ContextChef.next_turn`; the store write is awaited."""
-        return await drive_async(self._next_turn_flow())
 
     async def handle_tool(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
         """See `ContextChef.handle_tool`; store work and hooks are awaited."""
         return await drive_async(self._tool_flow(name, arguments))
 
-    async def activate_skill(
-        self,
-        skill: str | Skill | None,
-        *,
-        args: str | Sequence[str] | None = None,
-        vars: Mapping[str, str] | None = None,
-    ) -> Self:
-        """See `ContextChef.activate_skill`; a stored skill is read with an await."""
-        await drive_async(self._activate_skill_flow(skill, args, vars))
-        return self
-
     async def snapshot(self, label: str | None = None) -> Snapshot:
         """See `ContextChef.snapshot`; the memory read is awaited."""
-        return await drive_async(self._snapshot_flow(label))
+        return await drive_async(self._snapshots.take(label))
 
     async def restore(self, snapshot: Snapshot) -> Self:
         """See `ContextChef.restore`; the memory write is awaited."""
-        await drive_async(self._restore_flow(snapshot))
+        await drive_async(self._snapshots.restore(snapshot))
         return self
 
     async def compile(self, *, target: str | None = None, signal: Signal | None = None) -> Payload:

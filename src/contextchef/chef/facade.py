@@ -1,64 +1,32 @@
-"""`_ChefBase`: the state, setters, options, events and compile plumbing both chefs share.
+"""`ChefFacade`: the everyday verbs both chefs share, over parts built by `wiring.wire`.
 
-`ContextChef` and `AsyncContextChef` (in `chef`) add only what differs: their lock and the driver
-of each flow. Setters validate before they change anything, so a bad call raises and leaves the
-chef as it was.
+A chef is a thin facade over parts that are objects with their own small APIs: `tools`
+(registration, pruning, toolkits, the blocklist), `skills`, `prompt` (system prompt, dynamic
+state, guardrails, announcements), `memory` and `store`, and, behind the verbs, the history
+(intake, write-back) and snapshots. The parts share one `StateCell` (the compile state) and are
+handed what else they need explicitly; this class keeps them and delegates.
+It holds no state of its own parts: `ContextChef` and `AsyncContextChef` (in
+`contextchef.chef.chefs`) add only the lock and the driver of each flow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Self
 
-from contextchef._chef_events import EventsAndSlots, FlowObserver
-from contextchef._chef_history import HistorySetters
-from contextchef._chef_parts import (
-    ChefOptions,
-    Compaction,
-    as_messages,
-    as_tools,
-    library_tools,
-    offered_vocabulary,
-    open_context_tool,
-    open_memory,
-    open_store,
-)
-from contextchef._chef_skills import (
-    SkillsAndAnnouncements,
-    check_skill_placement,
-    skill_registry,
-)
-from contextchef._chef_snapshots import SnapshotsMixin
-from contextchef._chef_tools import ToolSelection, open_pruner
-from contextchef._chef_write_back import WriteBack
 from contextchef._effects import Flow
-from contextchef._jsonvalue import copy_json
-from contextchef._memo import ContentDigests, MessageIntake
-from contextchef._repair import HistoryRepair, waiting_placeholders
-from contextchef.adapters import (
-    AdapterRegistry,
-    ToolDefinition,
-    adapter_registry,
-    normalize_tools,
-)
-from contextchef.cache.planning import CacheOptions
-from contextchef.compiler.pipeline import (
-    CompileRuntime,
-    CompileState,
-    Payload,
-    Signal,
-    compile_flow,
-)
-from contextchef.errors import ConfigError, ToolDefinitionError
+from contextchef.adapters import AdapterRegistry
+from contextchef.chef.cell import StateCell
+from contextchef.chef.observer import FlowObserver
+from contextchef.chef.prompt import Prompt
+from contextchef.chef.tools import Tools
+from contextchef.chef.wiring import wire
+from contextchef.compiler.pipeline import CompileState, Payload, Signal, compile_flow
+from contextchef.errors import ConfigError
 from contextchef.events import Handlers, Slots
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
-from contextchef.messages import Message
-from contextchef.placement.guardrail import Guardrails, make_guardrails
-from contextchef.placement.state import DynamicState, render_dynamic_state
-from contextchef.prompts import Vocabulary
-from contextchef.retrieval.dispatch import Dispatcher
+from contextchef.messages import DocumentPart, ImagePart, Message, TextPart
 from contextchef.selection.budget import JanitorConfig
 from contextchef.selection.janitor import Janitor, OverflowConfig
 from contextchef.selection.offload import OffloadConfig
@@ -67,16 +35,15 @@ from contextchef.selection.tool_results import TransformHook
 from contextchef.skills.model import LoadedSkills, Skill
 from contextchef.store.aio import AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
-from contextchef.store.store import Store, StoreBase
-from contextchef.tokens import MessageCounter, Tokenizer
+from contextchef.store.core import StoreCore
+from contextchef.store.store import Store
+from contextchef.tokens import Tokenizer
 
-__all__ = ["_ChefBase"]
+__all__ = ["ChefFacade"]
 
 
-class _ChefBase(
-    HistorySetters, SkillsAndAnnouncements, ToolSelection, SnapshotsMixin, EventsAndSlots, WriteBack
-):
-    """State and configuration shared by the sync and async chefs."""
+class ChefFacade:
+    """What the sync and async chefs share (see the module docstring)."""
 
     def __init__(
         self,
@@ -112,7 +79,7 @@ class _ChefBase(
                 (`allowed_keys`, `default_ttl`, `placement`, `turns`, hooks…) or a `Memory` /
                 `AsyncMemory`. None: no memory. Turn-based TTLs count host turns: a compile
                 whose history holds a new user message (`turns="user_messages"`, the default),
-                or only `next_turn()` (`turns="explicit"`).
+                or only `memory.advance_turn()` (`turns="explicit"`).
             tools: the vocabulary of contextchef's own tools: `"unified"` (the default: the
                 `context` tool over every namespace) or `"legacy"` (`create_memory`,
                 `modify_memory`, `recall_context`).
@@ -135,7 +102,7 @@ class _ChefBase(
             adapters: an `AdapterRegistry` with your own targets, for this chef (and any other
                 you give it) only: `adapter_registry.with_adapters({"mine": adapter})`
                 (default: the read-only built-ins, `adapter_registry`).
-            skills: the skills `activate_skill(name)` finds by name (a list of `Skill`, or what
+            skills: the skills `skills.activate(name)` finds by name (a list of `Skill`, or what
                 `load_skills` returned); names not registered are looked up in the store's
                 `skills/` namespace.
             skill_placement: where the active skill's instructions go: `"after_system"` (the
@@ -145,10 +112,11 @@ class _ChefBase(
                 [...], "description": "..."}}, "toolkits": {"browser": {"tools": [...],
                 "description": "..."}}, "keep": [...], "blocked": [...],
                 "use_allowed_tools": False}` or a `PrunerState`. Namespaces compile a group
-                into one tool (`resolve_namespace` maps its calls back); toolkits stay out of
-                the payload until loaded (`load_toolkit`); `allow_only` / `prune_by_task`
-                narrow the rest; `keep` is never pruned; `blocked` starts the runtime
-                blocklist; `use_allowed_tools` makes the targets that restrict calls by name
+                into one tool (`tools.resolve_namespace` maps its calls back); toolkits stay out
+                of the payload until loaded (`tools.load_toolkit`); `tools.allow_only` /
+                `tools.prune_by_task` narrow the rest; `keep` is never pruned; `blocked` starts
+                the runtime blocklist; `use_allowed_tools` makes the targets that restrict calls
+                by name
                 (the OpenAI ones; `AdapterProfile.allowed_tools`) keep every definition and
                 restrict calls through `tool_choice` instead.
             cache: prompt-cache breakpoints: `"auto"` (the default: on targets that take them,
@@ -169,86 +137,85 @@ class _ChefBase(
                 history; violations are logged once and emitted as `pipeline:invariant`
                 events, never raised (a development aid, off by default).
         """
-        self._options = ChefOptions.of(
+        wired = wire(
+            asynchronous=self._asynchronous,
+            store=store,
+            memory=memory,
             tools=tools,
             context_tool=context_tool,
+            janitor=janitor,
+            overflow=overflow,
             vfs=vfs,
             transform_tool_result=transform_tool_result,
+            tokenizer=tokenizer,
             default_target=default_target,
+            adapters=adapters,
+            skill_placement=skill_placement,
+            pruner=pruner,
+            cache=cache,
+            cache_audit=cache_audit,
+            prompt_cache_key=prompt_cache_key,
+            cached_content=cached_content,
+            pipeline_checks=pipeline_checks,
         )
-        self._registry = adapters if adapters is not None else adapter_registry
-        self._skills = skill_registry(skills)
-        placement = check_skill_placement(skill_placement)
-        self.default_target = self._options.default_target
-        runner = Janitor(janitor, overflow) if janitor is not None or overflow is not None else None
-        self._core = open_store(store, asynchronous=self._asynchronous)
-        self._store = store if isinstance(store, self._store_type) else None
-        self._memory = open_memory(memory, self._core, asynchronous=self._asynchronous)
-        self.vocabulary: Vocabulary = offered_vocabulary(self._options, self._memory, runner)
-        self.tools_mode: str = self.vocabulary.name
-        self._dispatcher = Dispatcher(
-            open_context_tool(self._options, self._core, self._memory),
-            on_new_context=self._new_context if runner is not None else None,
-            toolkits=self._toolkit_route(),
-        )
-        self._runtime = CompileRuntime(
-            registry=self._registry,
-            counter=MessageCounter(tokenizer),
-            janitor=runner,
-            store=self._core,
-            vocabulary=self.vocabulary,
-            offload=self._options.vfs,
-            transform=self._options.transform_tool_result,
-            memory=self._memory,
-            library_tools=library_tools(self.vocabulary),
-            skill_placement=placement,
-            cache=CacheOptions.of(
-                cache=cache,
-                cache_audit=cache_audit,
-                prompt_cache_key=prompt_cache_key,
-                cached_content=cached_content,
-                pipeline_checks=pipeline_checks,
-            ),
-        )
-        self._force_next = False
-        self._compactions: list[Compaction] = []
-        self._digests = ContentDigests()
+        self.default_target: str = wired.default_target
+        self._registry = wired.runtime.registry
+        self._cell = wired.cell
+        self._runtime = wired.runtime
+        self._dispatcher = wired.dispatcher
+        self._core = wired.core
+        self._memory_core = wired.runtime.memory
         self._handlers = Handlers()
         self._slots = Slots()
-        self._system_intake = MessageIntake()
-        self._history_intake = MessageIntake()
-        self._history_repair = HistoryRepair()
-        self._state = CompileState(
-            system_prompt=(),
-            history=(),
-            repairs=(),
-            state=None,
-            guardrails=None,
-            tools=(),
-            pruner=open_pruner(pruner),
-        )
+        self._tools = wired.tools
+        self._prompt = wired.prompt
+        self._history = wired.history
+        self._snapshots = wired.snapshots
+        self._open_parts(wired.cell, wired.core, skills, wired.runtime.skill_placement, store)
         self._lock = self._make_lock()
 
     _asynchronous = False
-    _store_type: type[StoreBase[Any]] = StoreBase
     _observer: FlowObserver | None = None
     """Set by `contextchef.telemetry.instrument`; None costs one check per compile."""
+
+    def _open_parts(
+        self,
+        cell: StateCell,
+        core: StoreCore,
+        skills: Iterable[Skill] | LoadedSkills | None,
+        placement: str,
+        store: object,
+    ) -> None:
+        """Build the parts whose API differs between the chefs (skills, store)."""
+        raise NotImplementedError
 
     def _make_lock(self) -> Any:
         raise NotImplementedError
 
-    # -- state setters ---------------------------------------------------------------------
+    # -- the parts ---------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> Tools:
+        """Your tools: `register`, `allow_only`, `prune_by_task`, toolkits, the blocklist
+        (`set_blocked_tools`, `check_tool_call`), `resolve_namespace` (see `Tools`)."""
+        return self._tools
+
+    @property
+    def prompt(self) -> Prompt:
+        """The layers around the history: system prompt, dynamic state, guardrails,
+        announcements, and `refresh_memory` (see `Prompt`)."""
+        return self._prompt
+
+    def _require_memory(self) -> MemoryCore:
+        if self._memory_core is None:
+            raise ConfigError("this chef has no memory: pass memory={...} to the chef")
+        return self._memory_core
+
+    # -- the everyday setters ----------------------------------------------------------------
 
     def set_system_prompt(self, messages: str | Iterable[object]) -> Self:
         """The static top layer: system messages (or one string), never changed by compile."""
-        taken = self._system_intake.take(as_messages(messages, "system prompt"))
-        for index, message in enumerate(taken):
-            if message["role"] != "system":
-                raise ConfigError(
-                    f"system prompt message {index} has role {message['role']!r}; "
-                    "only system messages belong in the system prompt"
-                )
-        self._state = replace(self._state, system_prompt=tuple(taken))
+        self._prompt.set_system_prompt(messages)
         return self
 
     def set_dynamic_state(
@@ -260,13 +227,9 @@ class _ChefBase(
 
         It is validated and rendered as XML now; `placement="last_user"` stitches it into the
         last user message, `"system"` puts it in a system message of its own after the history.
+        `prompt.clear_dynamic_state()` drops it.
         """
-        state = render_dynamic_state(model_or_schema, data, placement=placement)
-        self._state = replace(self._state, state=state)
-        return self
-
-    def clear_dynamic_state(self) -> Self:
-        self._state = replace(self._state, state=None)
+        self._prompt.set_dynamic_state(model_or_schema, data, placement=placement)
         return self
 
     def with_guardrails(
@@ -282,54 +245,73 @@ class _ChefBase(
         Replaces earlier guardrails; `with_guardrails(None)` (or no arguments) clears them.
         Applied at compile, so the order of setter calls never matters.
         """
-        if options is not None:
-            if enforce_xml is not None or prefill is not None:
-                raise ConfigError("pass guardrails as a dict or as keywords, not both")
-            unknown = set(options) - {"enforce_xml", "prefill"}
-            if unknown:
-                raise ConfigError(f"unknown guardrail option(s) {sorted(unknown)}")
-            enforce_xml, prefill = options.get("enforce_xml"), options.get("prefill")
-        guardrails: Guardrails | None = make_guardrails(enforce_xml, prefill)
-        if guardrails == Guardrails():
-            guardrails = None
-        self._state = replace(self._state, guardrails=guardrails)
+        self._prompt.with_guardrails(options, enforce_xml=enforce_xml, prefill=prefill)
         return self
 
-    def register_tools(self, tools: Iterable[Mapping[str, Any]]) -> Self:
-        """Replace the tool set; each tool is converted to every provider's own schema."""
-        normalized = normalize_tools(as_tools(tools))
-        names = [tool["name"] for tool in normalized]
-        self._state.pruner.check_names(names, self._library_names())
-        clash = sorted(tool["name"] for tool in normalized if self._dispatcher.owns(tool["name"]))
-        if clash:  # refused in every vocabulary: owns_tool() would route the calls to the library
-            raise ToolDefinitionError(
-                f"tool name(s) {clash} are reserved for contextchef's own tools (context, "
-                "new_context, create_memory, modify_memory, recall_context): owns_tool() routes "
-                "calls of those names to the library, whatever the vocabulary; rename yours"
-            )
-        self._state = replace(self._state, tools=tuple(normalized))
+    def set_history(self, messages: Iterable[object]) -> Self:
+        """The rolling conversation, as IR messages (see `contextchef.messages`).
+
+        What providers would reject is repaired now (`ensure_valid_history`), and every compile
+        reports the repairs in `payload.meta.repairs`. An overflow result written back earlier is
+        re-applied when the history starts with the messages it compacted, recognised by their
+        content: the same dicts, or fresh ones reloaded from a database or JSON.
+        """
+        self._history.set(messages)
         return self
+
+    def append_history(self, messages: Iterable[object]) -> Self:
+        """Add messages at the end of the history: `set_history(previous + messages)`, where
+        `previous` is the list the last `set_history` or `append_history` received, as it was
+        then. The cheapest turn: earlier messages are not compared again, so edit one in place
+        and `set_history` must see the whole list (which stays fast: it re-validates only
+        what is new or changed)."""
+        self._history.append(messages)
+        return self
+
+    def add_response(self, response: object) -> Self:
+        """Append the model's reply, exactly as the provider SDK returned it (a `ChatCompletion`,
+        a Responses API `Response`, an Anthropic `Message`, a Gemini `GenerateContentResponse`,
+        their dict forms, or one message already taken out: see `contextchef.adapters.reply`).
+
+        Its tool calls wait for `add_tool_result`; a compile in between answers them with
+        placeholders in that payload only (`payload.meta.repairs` says so). A value that is not
+        a response raises `ConfigError`, one without an assistant message `MessageError`, and
+        the chef is left as it was.
+        """
+        self._history.add_response(response)
+        return self
+
+    def add_tool_result(
+        self,
+        call_id: str | None,
+        content: str | Sequence[TextPart | ImagePart | DocumentPart],
+        *,
+        name: str | None = None,
+    ) -> Self:
+        """Append the result of a tool call the last reply made: a `tool` message answering
+        `call_id`, whose `content` is text or a list of IR content parts (text, image, document).
+
+        `call_id` must name a call of the last assistant message still waiting for its result,
+        else `MessageError` lists the calls that are. `name=` (the function name) is checked
+        against the call; with `call_id=None` it picks the first waiting call of that function
+        (Gemini calls that came without an id).
+        """
+        self._history.add_tool_result(call_id, content, name)
+        return self
+
+    @property
+    def history(self) -> list[Message]:
+        """A copy of the history the chef holds (after repairs). Tool calls of the last turn
+        that still wait for their results have none here: a compile answers them with
+        placeholders (see `payload.meta.repairs`) until the host adds the real ones."""
+        return self._history.messages()
 
     def clear_history(self) -> Self:
         """Empty the history and start a new context window (overflow state is reset too)."""
-        self._state = replace(self._state, history=(), repairs=())
-        self._history_intake.rebase(())
-        self._forget_compactions()
-        self._runtime.memory_generation += 1
-        if self._runtime.janitor is not None:
-            self._runtime.janitor.reset()
+        self._history.clear()
         return self
 
-    def refresh_memory(self) -> Self:
-        """Render the memory block into the prefix again at the next compile of every target.
-
-        Memory changes reach the model every compile either way: until the prefix breaks (an
-        overflow, a new window, this call), the block in the instructions stays as it was
-        rendered, so a memory write does not cost the cached prefix, and what changed since is
-        listed at the tail. Call it when those changes have grown long.
-        """
-        self._runtime.memory_generation += 1
-        return self
+    # -- the window --------------------------------------------------------------------------
 
     def report_token_usage(self, input_tokens: int) -> Self:
         """Feed the provider's reported input tokens of the last call; the next compile's
@@ -340,11 +322,13 @@ class _ChefBase(
     def request_new_context(self) -> Self:
         """Make the next compile run the overflow strategy whatever the budget (once)."""
         self._require_janitor("request_new_context")
-        self._force_next = True
+        self._cell.request_new_context()
         return self
 
-    def _new_context(self) -> None:
-        self._force_next = True
+    def _require_janitor(self, what: str) -> Janitor:
+        if self._runtime.janitor is None:
+            raise ConfigError(f"{what}() needs overflow configured: ContextChef(janitor={{...}})")
+        return self._runtime.janitor
 
     # -- library-owned tools -----------------------------------------------------------------
 
@@ -353,44 +337,29 @@ class _ChefBase(
         legacy `create_memory`, `modify_memory`, `recall_context`), whatever the vocabulary."""
         return self._dispatcher.owns(name)
 
-    def _require_memory(self) -> MemoryCore:
-        if self._memory is None:
-            raise ConfigError("this chef has no memory: pass memory={...} to the chef")
-        return self._memory
+    # -- events and slots --------------------------------------------------------------------
 
-    def _next_turn_flow(self) -> Flow[int]:
-        """Count one host turn for memory's turn-based TTLs (`next_turn()`); the new count."""
-        return self._require_memory().advance_turn()
+    def on(self, event: str, handler: Callable[[Any], Any]) -> Callable[[], bool]:
+        """Call `handler(event)` on `event`; returns a function that unsubscribes it. Event
+        handlers watch a compile and never fail it."""
+        self._handlers.add(event, handler)
+        return lambda: self.off(event, handler)
 
-    def _require_janitor(self, what: str) -> Janitor:
-        if self._runtime.janitor is None:
-            raise ConfigError(f"{what}() needs overflow configured: ContextChef(janitor={{...}})")
-        return self._runtime.janitor
+    def off(self, event: str, handler: Callable[[Any], Any]) -> bool:
+        """Unsubscribe `handler` from `event`; whether it was subscribed."""
+        return self._handlers.remove(event, handler)
 
-    # -- reading state -----------------------------------------------------------------------
+    def use(self, slot: str, handler: Callable[..., Any]) -> Self:
+        """Take part in every compile at `slot` (see `contextchef.events.Slots`): unlike an
+        event handler, a slot handler that raises fails the compile."""
+        self._slots.add(slot, handler)
+        return self
 
-    @property
-    def history(self) -> list[Message]:
-        """A copy of the history the chef holds (after repairs). Tool calls of the last turn
-        that still wait for their results have none here: a compile answers them with
-        placeholders (see `payload.meta.repairs`) until the host adds the real ones."""
-        state = self._state
-        invented = waiting_placeholders(state.history, state.repairs)
-        return [copy_json(m) for i, m in enumerate(state.history) if i not in invented]
+    def unuse(self, slot: str, handler: Callable[..., Any]) -> bool:
+        """Remove the first registration of `handler` at `slot`."""
+        return self._slots.remove(slot, handler)
 
-    @property
-    def system_prompt(self) -> list[Message]:
-        return [copy_json(m) for m in self._state.system_prompt]
-
-    @property
-    def dynamic_state(self) -> DynamicState | None:
-        return self._state.state
-
-    @property
-    def tools(self) -> list[ToolDefinition]:
-        return copy_json(list(self._state.tools))  # type: ignore[no-any-return]
-
-    # -- compiling ---------------------------------------------------------------------------
+    # -- the flows each chef drives ----------------------------------------------------------
 
     def _flow(
         self, target: str | None, signal: Signal | None
@@ -398,8 +367,8 @@ class _ChefBase(
         """The flow of one compile, and the state it started from (see `_land`)."""
         resolved = target if target is not None else self.default_target
         self._registry.get(resolved)  # an unknown target fails before anything is consumed
-        forced, self._force_next = self._force_next, False
-        state = self._state
+        forced = self._cell.take_new_context()
+        state = self._cell.state
         flow = compile_flow(
             state,
             self._runtime,
@@ -412,6 +381,10 @@ class _ChefBase(
         if self._observer is not None:
             flow = self._observer.compile(flow, resolved, state, self._runtime)
         return state, flow
+
+    def _land(self, started: CompileState, payload: Payload) -> Payload:
+        """Write a landed overflow back into the history (see `History.land`)."""
+        return self._history.land(started, payload)
 
     def _tool_flow(self, name: str, arguments: object) -> Flow[str]:
         """The flow of one call of an owned tool (`UnknownToolError` before it starts)."""
