@@ -29,7 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from contextchef import ContextChef, PrunerState
+from contextchef import ContextChef
+from contextchef.selection.pruner import PrunerState
 from contextchef.selection.tool_match import tool_terms
 from contextchef.selection.tool_plan import _task_decision, plan_tools
 

@@ -9,7 +9,8 @@ import json
 
 from pydantic import BaseModel
 
-from contextchef import ContextChef, adapter_registry
+from contextchef import ContextChef
+from contextchef.adapters import adapter_registry
 
 
 class Task(BaseModel):

@@ -22,12 +22,12 @@ from contextchef import (
     ConfigError,
     ContextChef,
     ContextChefError,
-    DynamicStateError,
     MessageError,
     StoreError,
     ToolDefinitionError,
 )
 from contextchef._jsonvalue import MAX_DEPTH
+from contextchef.errors import DynamicStateError
 
 TARGETS = ("openai", "openai-responses", "anthropic", "gemini")
 LIBRARY_TOOLS = ("context", "new_context", "create_memory", "modify_memory", "recall_context")

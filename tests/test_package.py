@@ -3,6 +3,7 @@ the version is the package's, and the typed marker ships."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import subprocess
@@ -15,6 +16,39 @@ import pytest
 import contextchef
 from contextchef import AsyncContextChef, ContextChef
 
+# Every event type and the public module that defines it: the pipeline's own in
+# `contextchef.events`, the others next to what emits them (the foundation layer cannot import up).
+EVENT_HOMES = {
+    "CompileStart": "contextchef.events",
+    "WindowExceeded": "contextchef.events",
+    "CacheFinding": "contextchef.events",
+    "PipelineInvariant": "contextchef.events",
+    "AssembleContext": "contextchef.events",
+    "CompileDone": "contextchef.payload",
+    "CompressStart": "contextchef.selection",
+    "CompressEnd": "contextchef.selection",
+    "MemoryChange": "contextchef.memory",
+}
+# The errors a user catches, exported from the top as well as from `contextchef.errors`.
+CAUGHT_ERRORS = (
+    "ContextChefError",
+    "ConfigError",
+    "UnknownTargetError",
+    "MessageError",
+    "ToolDefinitionError",
+    "CompileError",
+    "StoreError",
+    "EntryNotFoundError",
+    "EntryExistsError",
+    "StoreBusyError",
+    "StoreUnavailableError",
+    "StoreConflictError",
+    "MemoryRefusedError",
+    "MissingDependencyError",
+    "SkillError",
+    "SnapshotError",
+    "ToolCallError",
+)
 README = Path(__file__).resolve().parents[1] / "README.md"
 CHEF_OPTIONS = {
     "store",
@@ -60,6 +94,8 @@ def test_all_is_importable_and_holds_no_internals() -> None:
 
 
 def test_every_builtin_adapter_class_and_importer_is_exported() -> None:
+    from contextchef import adapters
+
     for name in (
         "OpenAIChatAdapter",
         "OpenAIResponsesAdapter",
@@ -70,12 +106,24 @@ def test_every_builtin_adapter_class_and_importer_is_exported() -> None:
         "from_anthropic",
         "from_gemini",
     ):
+        assert name in adapters.__all__
+        assert hasattr(adapters, name), name
+    for name in ("from_openai", "from_openai_responses", "from_anthropic", "from_gemini"):
         assert name in contextchef.__all__
 
 
 def test_every_event_type_is_exported() -> None:
+    """Every event type from the public module that defines it (the pipeline's own events from
+    `contextchef.events`), and the ones users subscribe to from the top as well."""
+    for name, module in EVENT_HOMES.items():
+        home = importlib.import_module(module)
+        assert name in home.__all__, f"{name} is not in {module}.__all__"
+        assert isinstance(getattr(home, name), type), name
     for name in ("CompileStart", "CompileDone", "CompressStart", "CompressEnd", "MemoryChange"):
         assert name in contextchef.__all__
+        assert getattr(contextchef, name) is getattr(
+            importlib.import_module(EVENT_HOMES[name]), name
+        )
 
 
 @pytest.mark.parametrize("chef", [ContextChef, AsyncContextChef])
@@ -109,6 +157,13 @@ def test_package_is_typed() -> None:
 
 
 def test_every_error_is_exported() -> None:
+    """Every error is exported from `contextchef.errors`; the ones users catch from the top."""
     from contextchef import errors
 
-    assert set(errors.__all__) <= set(contextchef.__all__)
+    for name in errors.__all__:
+        error = getattr(errors, name)
+        assert isinstance(error, type) and issubclass(error, errors.ContextChefError), name
+    for name in CAUGHT_ERRORS:
+        assert name in errors.__all__
+        assert name in contextchef.__all__
+        assert getattr(contextchef, name) is getattr(errors, name)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from contextchef import ConfigError, ContextChef, EstimateTokenizer
+from contextchef import ConfigError, ContextChef
 from contextchef.cli import app
 from contextchef.cli.report import (
     LAYERS,
@@ -26,6 +26,7 @@ from contextchef.cli.report import (
     write_report,
 )
 from contextchef.cli.report_svg import LAYER_COLOURS, nice_step
+from contextchef.tokens import EstimateTokenizer
 
 
 def _turns(count: int = 30, window: int = 6000) -> list[ReportTurn]:

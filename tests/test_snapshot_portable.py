@@ -13,13 +13,8 @@ from typing import Any
 
 import pytest
 
-from contextchef import (
-    ContextChef,
-    Skill,
-    Snapshot,
-    SnapshotError,
-    SnapshotTooNewError,
-)
+from contextchef import ContextChef, Skill, Snapshot, SnapshotError
+from contextchef.errors import SnapshotTooNewError
 from tests.snapshot_scenarios import NEXT, TARGETS, build, maybe, outcome, play, reloaded
 
 ROOT = Path(__file__).resolve().parents[1]

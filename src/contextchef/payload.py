@@ -19,7 +19,15 @@ from contextchef.memory.entry import MemoryArtifacts
 from contextchef.selection.janitor import OverflowReport
 from contextchef.tokens import Tokenizer
 
-__all__ = ["CompileDone", "CompileMeta", "LayerTokens", "Payload", "PayloadCounter", "part_tokens"]
+__all__ = [
+    "CompileDone",
+    "CompileMeta",
+    "HistoryFix",
+    "LayerTokens",
+    "Payload",
+    "PayloadCounter",
+    "part_tokens",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from contextchef import ServerCompaction, server
+from contextchef import server
 from contextchef.adapters import get_adapter
 from contextchef.adapters.base import AdapterInput
 from contextchef.errors import ConfigError
 from contextchef.messages import Message
+from contextchef.selection import ServerCompaction
 from tests.adapters.sdk_anthropic import validate_request
 
 HISTORY: list[Message] = [

@@ -7,13 +7,15 @@ from typing import Any
 
 import pytest
 
-from contextchef import AdapterRegistry, ContextChef, UnknownTargetError, get_adapter
+from contextchef import ContextChef, UnknownTargetError
 from contextchef.adapters import (
+    AdapterRegistry,
     AnthropicAdapter,
     OpenAIChatAdapter,
     ReadOnlyAdapterRegistry,
     adapter_registry,
     builtin_registry,
+    get_adapter,
 )
 from contextchef.adapters.base import AdapterInput
 from contextchef.errors import ConfigError

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from contextchef import CacheFinding, ContextChef, PipelineInvariant, summarize
+from contextchef import ContextChef, summarize
+from contextchef.events import CacheFinding, PipelineInvariant
 
 TARGETS = ("openai", "openai-responses", "anthropic", "gemini")
 

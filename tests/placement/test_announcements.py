@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from contextchef import Announcement, ConfigError, ContextChef
+from contextchef import ConfigError, ContextChef
+from contextchef.placement.announcements import Announcement
 from tests.payload_parts import TARGETS, conversation, dumps, last_user_text, system_text
 
 

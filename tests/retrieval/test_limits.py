@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from contextchef import ContextChef, MemoryValueTooLargeError
+from contextchef import ContextChef
 from contextchef._limits import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_BLOCK_BYTES,
     DEFAULT_MAX_ENTRY_BYTES,
     DEFAULT_MAX_VALUE_BYTES,
 )
-from contextchef.errors import ConfigError
+from contextchef.errors import ConfigError, MemoryValueTooLargeError
 from contextchef.memory import Memory
 from contextchef.store import InMemoryBackend, Store
 

@@ -10,14 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextchef import (
-    AsyncContextChef,
-    ContextChef,
-    PrunerState,
-    ToolDefinitionError,
-    UnknownToolNameError,
-)
-from contextchef.errors import ConfigError
+from contextchef import AsyncContextChef, ContextChef, ToolDefinitionError
+from contextchef.errors import ConfigError, UnknownToolNameError
+from contextchef.selection.pruner import PrunerState
 from tests.selection.pruner_fixtures import (
     LIBRARY,
     NAMES,

@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from contextchef import AsyncContextChef, ContextChef, ToolCallCheck, UnknownToolNameError
+from contextchef import AsyncContextChef, ContextChef
+from contextchef.errors import UnknownToolNameError
+from contextchef.selection.blocklist import ToolCallCheck
 from tests.selection.pruner_fixtures import GIT, TARGETS, TOOLS
 
 REFUSAL = (

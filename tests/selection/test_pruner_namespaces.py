@@ -16,13 +16,8 @@ from jsonschema import Draft202012Validator
 from openai.types.chat import ChatCompletionMessageFunctionToolCall
 from openai.types.responses import ResponseFunctionToolCall
 
-from contextchef import (
-    AsyncContextChef,
-    ContextChef,
-    ToolCallError,
-    ToolCollisionError,
-    UnknownToolNameError,
-)
+from contextchef import AsyncContextChef, ContextChef, ToolCallError
+from contextchef.errors import ToolCollisionError, UnknownToolNameError
 from tests.selection.pruner_fixtures import (
     GIT,
     TARGETS,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from contextchef import AsyncContextChef, ContextChef, ToolCollisionError
-from contextchef.errors import ConfigError, UnknownToolError
+from contextchef import AsyncContextChef, ContextChef
+from contextchef.errors import ConfigError, ToolCollisionError, UnknownToolError
 from tests.selection.pruner_fixtures import BROWSER, GIT, TARGETS, TOOLS, defined_names, validate
 
 

@@ -17,11 +17,9 @@ from contextchef import (
     Skill,
     SkillError,
     SQLiteBackend,
-    UnknownSkillError,
-    apublish_skill,
-    load_store_skills,
-    publish_skill,
 )
+from contextchef.errors import UnknownSkillError
+from contextchef.skills import apublish_skill, load_store_skills, publish_skill
 from contextchef.store.backends.inmemory import AsyncInMemoryBackend
 from tests.payload_parts import (
     TARGETS,
@@ -265,7 +263,7 @@ def test_a_malformed_stored_skill_names_its_uri_and_line_and_changes_nothing() -
 
 
 def _entry(text: str) -> Any:
-    from contextchef import StoredEntry
+    from contextchef.store import StoredEntry
 
     return StoredEntry(text, {})
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contextchef import ConfigError, Skill, format_skill_listing, render_skill
-from contextchef.skills import split_arguments
+from contextchef import ConfigError, Skill
+from contextchef.skills import format_skill_listing, render_skill, split_arguments
 
 
 def skill(instructions: str, **fields: object) -> Skill:
