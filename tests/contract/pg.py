@@ -15,6 +15,7 @@ import functools
 import hashlib
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,15 @@ def drop_schema() -> None:
 
     with psycopg.connect(DSN, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{SCHEMA}" CASCADE')
+
+
+def throwaway_schema(prefix: str) -> Iterator[str]:
+    """A schema name of its own for one test, dropped afterwards (skips, or fails under CI,
+    like the contract suite when the server is absent). Use as a generator fixture body."""
+    require_server()
+    import psycopg
+
+    name = f"{prefix}_{os.getpid()}_{secrets.token_hex(4)}"
+    yield name
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')

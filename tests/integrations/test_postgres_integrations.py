@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import secrets
 from collections.abc import Iterator
 
 import pytest
@@ -25,13 +23,8 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture
 def schema() -> Iterator[str]:
-    pg.require_server()
-    import psycopg
-
-    name = f"contextchef_test_{os.getpid()}_{secrets.token_hex(4)}"
-    yield name
-    with psycopg.connect(pg.DSN, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+    """A schema of its own, dropped afterwards."""
+    yield from pg.throwaway_schema("contextchef_test")
 
 
 async def test_two_machines_append_to_one_session(schema: str) -> None:

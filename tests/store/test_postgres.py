@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
-import secrets
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -39,14 +37,8 @@ from tests.test_readme import python_blocks
 
 @pytest.fixture
 def fresh_schema() -> Iterator[str]:
-    """A schema of its own, dropped afterwards (skips or fails like the contract suite)."""
-    pg.require_server()
-    import psycopg
-
-    schema = f"contextchef_test_{os.getpid()}_{secrets.token_hex(4)}"
-    yield schema
-    with psycopg.connect(pg.DSN, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    """A schema of its own, dropped afterwards."""
+    yield from pg.throwaway_schema("contextchef_test")
 
 
 def test_latest_schema_version_moves_with_the_migrations() -> None:

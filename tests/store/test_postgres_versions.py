@@ -3,8 +3,6 @@ records versions whichever statement writes, and another worker's declaration.""
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,14 +16,8 @@ from tests.contract import pg
 
 @pytest.fixture
 def schema() -> Iterator[str]:
-    """A schema of its own, dropped afterwards (skips or fails like the contract suite)."""
-    pg.require_server()
-    import psycopg
-
-    name = f"contextchef_versions_{os.getpid()}_{secrets.token_hex(4)}"
-    yield name
-    with psycopg.connect(pg.DSN, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+    """A schema of its own, dropped afterwards."""
+    yield from pg.throwaway_schema("contextchef_versions")
 
 
 def _connect(schema: str) -> Any:

@@ -79,17 +79,23 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def write_all(fd: int, data: bytes, *, fsync: bool) -> None:
+    """Write every byte of `data` to `fd` (a short write continues), then flush to disk when
+    `fsync`."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    if fsync:
+        os.fsync(fd)
+
+
 def _write_temp(dfd: int, temp: str, body: bytes, *, fsync: bool) -> None:
     """Write `body` to a new file `temp` (0600) in `dfd`, flushed when `fsync`; a failure
     leaves no temporary file behind."""
     fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=dfd)
     try:
         try:
-            view = memoryview(body)
-            while view:
-                view = view[os.write(fd, view) :]
-            if fsync:
-                os.fsync(fd)
+            write_all(fd, body, fsync=fsync)
         finally:
             os.close(fd)
     except BaseException:

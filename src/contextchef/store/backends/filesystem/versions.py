@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from contextchef.errors import StoreCapabilityError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.backends.filesystem.fileio import read_regular, translate_errors
+from contextchef.store.backends.filesystem.fileio import read_regular, translate_errors, write_all
 
 __all__ = [
     "VERSIONS_DIR",
@@ -180,11 +180,7 @@ def append_line(dfd: int, name: str, line: bytes, *, fsync: bool) -> None:
     """Append `line` to file `name` in directory `dfd` (created 0600, never through a link)."""
     fd = os.open(name, _APPEND_FLAGS, 0o600, dir_fd=dfd)
     try:
-        view = memoryview(line)
-        while view:
-            view = view[os.write(fd, view) :]
-        if fsync:
-            os.fsync(fd)
+        write_all(fd, line, fsync=fsync)
     finally:
         os.close(fd)
 
