@@ -265,7 +265,7 @@ def measure_overflow(history: list[dict[str, Any]], target: str, repeats: int) -
     samples: list[float] = []
     for _ in range(repeats):
         chef = ContextChef(
-            janitor={"context_window": 8000},
+            budget={"context_window": 8000},
             overflow={"strategy": summarize(fake_summarizer)},
         )
         chef.set_system_prompt(SYSTEM).set_history(history)

@@ -62,7 +62,7 @@ def conversation(size: int, seed: int = 7) -> list[pm.ModelMessage]:
 
 
 def make_chef() -> ContextChef:
-    return ContextChef(janitor={"context_window": 10**9}, overflow={"strategy": summarize(None)})
+    return ContextChef(budget={"context_window": 10**9}, overflow={"strategy": summarize(None)})
 
 
 def timed(fn: Any) -> float:

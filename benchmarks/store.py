@@ -345,7 +345,7 @@ def offload_10mib(out: Path, repeats: int = 7) -> None:
     """A 10 MiB tool output offloaded to the in-memory store, and the reference's equivalent.
 
     Ours: a fresh chef's compile of a history ending in that tool result, minus the same compile
-    with offloading off (`vfs={"threshold": None}`): the difference is the offload (the store
+    with offloading off (`offload={"threshold": None}`): the difference is the offload (the store
     put and the preview, with error lines). Theirs: `chef.offload(content, {headChars: 500,
     tailChars: 2000})` on a fresh chef over an `InMemoryBackend` (ts_reference.mjs `offload`).
     """
@@ -363,7 +363,7 @@ def offload_10mib(out: Path, repeats: int = 7) -> None:
     ]
 
     def compile_ms(vfs: dict[str, Any] | None) -> float:
-        chef = ContextChef(vfs=vfs).set_history(history)
+        chef = ContextChef(offload=vfs).set_history(history)
         start = time.perf_counter()
         payload = chef.compile(target="openai")
         elapsed = (time.perf_counter() - start) * 1000

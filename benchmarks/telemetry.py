@@ -167,14 +167,14 @@ def main() -> None:
     history = transcript(args.size)
     report: dict[str, Any] = {
         "messages": len(history),
-        "with_janitor": scenario(history, janitor=True, repeats=args.repeats),
-        "without_janitor": scenario(history, janitor=False, repeats=args.repeats),
+        "with_janitor": scenario(history, budget=True, repeats=args.repeats),
+        "without_janitor": scenario(history, budget=False, repeats=args.repeats),
         "without_janitor_count_tokens": scenario(
-            history, janitor=False, repeats=max(3, args.repeats // 3), count_tokens=True
+            history, budget=False, repeats=max(3, args.repeats // 3), count_tokens=True
         ),
     }
-    report["with_janitor"].update(own_cost(history, janitor=True))
-    report["without_janitor"].update(own_cost(history, janitor=False))
+    report["with_janitor"].update(own_cost(history, budget=True))
+    report["without_janitor"].update(own_cost(history, budget=False))
     for name in ("with_janitor", "without_janitor"):
         row = report[name]
         row["own_cost_over_append"] = row["own_cost_ms"] / row["append_off_ms"]

@@ -57,13 +57,13 @@ def build(kind: str) -> ContextChef | AsyncContextChef:
     """The chef of the session: the same configuration in every process."""
     counter = itertools.count(1)
     options: dict[str, Any] = {
-        "janitor": {"context_window": 4000, "trigger_ratio": 0.7},
+        "budget": {"context_window": 4000, "trigger_ratio": 0.7},
         "overflow": {
             "strategy": summarize(summarizer, preserve_ratio=0.5),
             "window_ids": lambda: f"w{next(counter)}",
         },
         "memory": {},
-        "vfs": {"threshold": 2000},
+        "offload": {"threshold": 2000},
         "skill_placement": "after_system",
     }
     return AsyncContextChef(**options) if kind == "async" else ContextChef(**options)

@@ -203,7 +203,7 @@ def test_placeholders_for_waiting_calls_never_outlive_them(target: str, between:
 def test_an_overflow_while_calls_wait_keeps_their_turn() -> None:
     """A reset over the window while calls wait keeps the waiting turn: its results, added
     next, still have their calls to answer, and the reset stays landed."""
-    chef = ContextChef(janitor={"context_window": 100_000}, overflow={"strategy": reset()})
+    chef = ContextChef(budget={"context_window": 100_000}, overflow={"strategy": reset()})
     chef.set_history([{"content": "An old task.", "role": "user"}])
     chef.add_response({"content": "Done long ago.", "role": "assistant"})
     chef.append_history([{"content": "A new task.", "role": "user"}])

@@ -172,7 +172,7 @@ async def test_a_long_tool_result_is_offloaded_to_the_async_native_store(
     spy: SpyBackend,
 ) -> None:
     output = "\n".join(f"step {i}: ok" for i in range(400))  # longer than head + tail
-    chef = AsyncContextChef(store=spy, tools="unified", vfs={"threshold": 200})
+    chef = AsyncContextChef(store=spy, tools="unified", offload={"threshold": 200})
     chef.set_history(tool_history(output))
 
     payload = await chef.compile()
@@ -205,7 +205,7 @@ async def test_overflow_with_an_async_summarizer_archives_to_the_async_native_st
         store=spy,
         tools="unified",
         tokenizer=PerMessage(),
-        janitor={"context_window": 100, "trigger_ratio": 1},
+        budget={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(summarizer, preserve_recent_messages=1)},
     )
     history = [*dialogue(6), {"role": "user", "content": "what next?"}]

@@ -68,7 +68,7 @@ messages = st.one_of(
 
 
 def _chef() -> ContextChef:
-    return ContextChef(vfs={"threshold": THRESHOLD}, cache="explicit").set_system_prompt(
+    return ContextChef(offload={"threshold": THRESHOLD}, cache="explicit").set_system_prompt(
         "You help."
     )
 

@@ -55,9 +55,9 @@ CHEF_OPTIONS = {
     "memory",
     "tools",
     "context_tool",
-    "janitor",
+    "budget",
     "overflow",
-    "vfs",
+    "offload",
     "transform_tool_result",
     "tokenizer",
     "default_target",
@@ -128,9 +128,11 @@ def test_every_event_type_is_exported() -> None:
 
 @pytest.mark.parametrize("chef", [ContextChef, AsyncContextChef])
 def test_the_signature_lists_every_option(chef: type) -> None:
-    parameters = inspect.signature(chef).parameters
+    every = inspect.signature(chef).parameters
+    parameters = {n: p for n, p in every.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
     assert set(parameters) == CHEF_OPTIONS
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters.values())
+    assert [n for n in every if n not in parameters] == ["renamed"]  # the old names, deprecated
     doc = inspect.getdoc(chef.__init__) or ""
     for option in CHEF_OPTIONS:
         assert f"{option}:" in doc, f"help(ContextChef) does not describe {option}"

@@ -69,7 +69,7 @@ VIEW = {"command": "view", "path": "context://notes/"}
 def options() -> dict[str, Any]:
     """A chef that compresses (summarizer call, archive writes) on the first compile."""
     return {
-        "janitor": {"context_window": 3000},
+        "budget": {"context_window": 3000},
         "overflow": {"strategy": summarize(lambda messages: "<summary>so far</summary>")},
     }
 
@@ -194,7 +194,7 @@ def test_callbacks_see_the_collector_as_the_host_left_it(
 
     chef = ContextChef(
         tokenizer=Counting(),
-        janitor={"context_window": 3000},
+        budget={"context_window": 3000},
         overflow={"strategy": summarize(summarizer)},
     )
     chef.on("compile:done", lambda event: seen.add(gc.isenabled()))

@@ -58,7 +58,7 @@ FORMER_TOP_LEVEL: dict[str, str] = {
     "ImportedHistory": "contextchef.adapters",
     "InMemoryBackend": "contextchef.store",
     "InvalidPathError": "contextchef.errors",
-    "JanitorConfig": "contextchef.selection",
+    "BudgetConfig": "contextchef.selection",
     "LayerTokens": "contextchef.payload",
     "ListedEntry": "contextchef.store",
     "LoadedSkills": "contextchef.skills",

@@ -47,7 +47,7 @@ def test_after_adapt_may_rewrite_the_payload_and_before_adapt_observes() -> None
 def test_before_overflow_false_skips_overflow_and_after_overflow_sees_the_report() -> None:
     calls: list[Any] = []
     c = ContextChef(
-        janitor={"context_window": 10, "trigger_ratio": 1},
+        budget={"context_window": 10, "trigger_ratio": 1},
         overflow={"strategy": summarize(lambda m: "<summary>s</summary>")},
     )
     c.set_history(

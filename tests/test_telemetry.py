@@ -75,9 +75,9 @@ def summarizer(messages: list[Any]) -> str:
 def options() -> dict[str, Any]:
     return {
         "memory": {},
-        "janitor": {"context_window": 3000},
+        "budget": {"context_window": 3000},
         "overflow": {"strategy": summarize(summarizer)},
-        "vfs": {"threshold": 2000},
+        "offload": {"threshold": 2000},
     }
 
 
@@ -244,7 +244,7 @@ def test_failures_mark_their_spans(otel: Telemetry) -> None:
     def broken(messages: list[Any]) -> str:
         raise RuntimeError("model down")
 
-    chef = ContextChef(janitor={"context_window": 3000}, overflow={"strategy": summarize(broken)})
+    chef = ContextChef(budget={"context_window": 3000}, overflow={"strategy": summarize(broken)})
     instrument(chef, tracer_provider=otel.tracer_provider)
     chef.set_history(history(12)).compile()
     (summary,) = otel.spans("contextchef.summarize")
@@ -266,7 +266,7 @@ def test_failures_mark_their_spans(otel: Telemetry) -> None:
 
 def test_uninstrument_removes_the_observer_and_its_handlers(otel: Telemetry) -> None:
     chef = ContextChef(
-        janitor={"context_window": 3000}, overflow={"strategy": summarize(summarizer)}
+        budget={"context_window": 3000}, overflow={"strategy": summarize(summarizer)}
     )
     instrument(chef, tracer_provider=otel.tracer_provider)
     instrument(chef, tracer_provider=otel.tracer_provider)  # again: replaces, never doubles

@@ -71,7 +71,7 @@ def build(tools: str, memory: bool, writable: bool, overflow: bool, handoff: boo
         if handoff:
             settings["handoff"] = {"budget_tokens": 50}
         options = {
-            "janitor": {"context_window": 100, "trigger_ratio": 1},
+            "budget": {"context_window": 100, "trigger_ratio": 1},
             "overflow": settings,
             "tokenizer": PerMessage(),
         }

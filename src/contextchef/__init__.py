@@ -5,6 +5,7 @@ The names a user writes are importable from here; the README's "Public API" sect
 names start with `_` are private.
 """
 
+from contextchef._renamed import deprecated_names
 from contextchef._repair import ensure_valid_history
 from contextchef._version import __version__
 from contextchef.adapters import (
@@ -42,9 +43,9 @@ from contextchef.payload import CompileDone, CompileMeta, Payload
 from contextchef.pool import AsyncChefPool, ChefPool
 from contextchef.retrieval import get_context_tool_definition
 from contextchef.selection import (
+    BudgetConfig,
     CompressEnd,
     CompressStart,
-    JanitorConfig,
     OverflowConfig,
     Strategy,
     anchored,
@@ -82,6 +83,7 @@ __all__ = [
     "AsyncPostgresBackend",
     "AsyncStorageBackend",
     "AsyncStore",
+    "BudgetConfig",
     "CacheReport",
     "ChefPool",
     "CompileDone",
@@ -98,7 +100,6 @@ __all__ = [
     "FileSystemBackend",
     "ImportedHistory",
     "InMemoryBackend",
-    "JanitorConfig",
     "Memory",
     "MemoryChange",
     "MemoryRefusedError",
@@ -143,3 +144,5 @@ __all__ = [
     "server",
     "summarize",
 ]
+
+__getattr__ = deprecated_names("contextchef", {"JanitorConfig": ("BudgetConfig", BudgetConfig)})

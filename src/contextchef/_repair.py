@@ -204,7 +204,7 @@ def waiting_placeholders(
     names. They stand in for results still to come, so the chef never takes them for the
     host's own (`history`, `restore`, the write-back of an overflow). Read from the history
     and its fixes alone, so a snapshot read back tells them too."""
-    if not repairs:  # the common case, at every compile with a janitor
+    if not repairs:  # the common case, at every compile with a budget
         return {}
     start = len(history)
     while start and history[start - 1]["role"] in ("tool", "system"):

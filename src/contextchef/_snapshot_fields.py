@@ -18,7 +18,7 @@ from contextchef.messages import Message, validate_history
 from contextchef.placement.announcements import Announcement, make_announcement
 from contextchef.placement.guardrail import Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state, schema_path
-from contextchef.selection.janitor import Lineage
+from contextchef.selection.overflow import Lineage
 from contextchef.selection.usage import Reported
 
 __all__ = [

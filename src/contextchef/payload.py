@@ -16,7 +16,7 @@ from contextchef._memo import ConversionCache
 from contextchef._repair import HistoryFix
 from contextchef.cache.economics import CacheReport, described
 from contextchef.memory.entry import MemoryArtifacts
-from contextchef.selection.janitor import OverflowReport
+from contextchef.selection.overflow import OverflowReport
 from contextchef.tokens import Tokenizer
 
 __all__ = [
@@ -51,7 +51,7 @@ class CompileMeta:
     `repairs` lists what `ensure_valid_history` changed in the history the chef holds;
     `tail_index` is where the tail landed among the sandwich's messages; `memory_keys` and
     `expired_memory_keys` name the memory entries shown and those that expired; `overflow`
-    reports the budget and what overflow did (with a janitor configured); `tokens` is counted
+    reports the budget and what overflow did (with a budget configured); `tokens` is counted
     with the chef's tokenizer the first time it is read; `cache` tells how much of the payload
     is identical to the previous compile's (see `CacheReport`).
     """
@@ -95,7 +95,7 @@ class CompileMeta:
 
     @property
     def counted(self) -> bool:
-        """Whether `tokens` is counted already (with a janitor it always is; otherwise reading
+        """Whether `tokens` is counted already (with a budget it always is; otherwise reading
         it counts now): telemetry reads the figures only when they cost nothing more."""
         return self._tokens is not None
 

@@ -95,7 +95,7 @@ def anthropic_chef(registry: Any) -> ContextChef:
     chef = ContextChef(
         adapters=registry,
         memory={},
-        janitor={"context_window": 100_000},
+        budget={"context_window": 100_000},
         overflow={"strategy": server(trigger_tokens=50_000), "window_ids": window_ids()},
     )
     chef.set_system_prompt("You are a coding agent.").tools.register(TOOLS)
@@ -211,7 +211,7 @@ def own_chef(adapter: OwnWire) -> ContextChef:
     return ContextChef(
         adapters=registry,
         default_target="own",
-        janitor={"context_window": 100_000},
+        budget={"context_window": 100_000},
         overflow={"strategy": server(), "window_ids": window_ids()},
     ).set_history([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
 

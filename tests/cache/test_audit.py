@@ -43,7 +43,7 @@ def test_the_default_layout_has_no_findings(target: str) -> None:
     chef = ContextChef(
         memory={},
         cache_audit=True,
-        janitor={"context_window": 3000, "trigger_ratio": 0.8},
+        budget={"context_window": 3000, "trigger_ratio": 0.8},
         overflow={"strategy": summarize(lambda messages: "Summary of the work.")},
     ).set_system_prompt("You are a careful agent.")
     events: list[CacheFinding] = []
@@ -130,7 +130,7 @@ def test_pipeline_checks_find_nothing_in_an_ordinary_run() -> None:
     chef = ContextChef(
         memory={},
         pipeline_checks=True,
-        janitor={"context_window": 3000, "trigger_ratio": 0.8},
+        budget={"context_window": 3000, "trigger_ratio": 0.8},
         overflow={"strategy": summarize(lambda messages: "Summary.")},
     )
     found: list[PipelineInvariant] = []

@@ -71,11 +71,11 @@ def test_a_steady_agent_loop_reuses_the_cached_prefix_every_turn() -> None:
     rng = random.Random(12)
     chef = ContextChef(
         memory={},
-        janitor={"context_window": 45000, "trigger_ratio": 0.8},
+        budget={"context_window": 45000, "trigger_ratio": 0.8},
         overflow={
             "strategy": summarize(lambda m: "Work so far: modules fixed.", preserve_ratio=0.3)
         },
-        vfs={"threshold": 3000},
+        offload={"threshold": 3000},
     ).set_system_prompt(SYSTEM_PROMPT)
     chef.tools.register(TOOLS)
     memory = chef.memory

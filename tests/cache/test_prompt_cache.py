@@ -134,7 +134,7 @@ def visible_memory(payload: Mapping[str, Any]) -> dict[str, str]:
 def test_the_model_sees_the_current_value_of_every_key_at_every_turn(target: str) -> None:
     chef = ContextChef(
         memory={},
-        janitor={"context_window": 2500, "trigger_ratio": 0.8},
+        budget={"context_window": 2500, "trigger_ratio": 0.8},
         overflow={"strategy": summarize(lambda messages: "Earlier work summarized.")},
     ).set_system_prompt("You are a careful agent.")
     memory = chef.memory

@@ -325,7 +325,7 @@ def memory_of(chef: ContextChef | AsyncContextChef) -> Memory:
 @configured(
     tools="unified",
     memory={"clock": fixed_clock},
-    janitor={},
+    budget={},
     overflow={"handoff": {"budget_tokens": 10}, "window_ids": lambda: "w1"},
 )
 @seeded(

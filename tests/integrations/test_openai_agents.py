@@ -200,7 +200,7 @@ async def test_a_multi_turn_run_keeps_its_history_in_the_store(tmp_path: Path) -
 
 async def test_get_items_compacts_through_the_chef_and_the_model_reads_back() -> None:
     chef = ContextChef(
-        janitor={"context_window": 1_500, "trigger_ratio": 0.8},
+        budget={"context_window": 1_500, "trigger_ratio": 0.8},
         overflow={"strategy": summarize(lambda messages: "Earlier: listed dirs.")},
         memory={},
     )

@@ -71,7 +71,7 @@ class Script:
 
 def make_chef(**options: Any) -> ContextChef:
     chef = ContextChef(
-        janitor={"context_window": WINDOW, "trigger_ratio": 0.8},
+        budget={"context_window": WINDOW, "trigger_ratio": 0.8},
         overflow={"strategy": summarize(lambda messages: "Earlier: listed directories.")},
         memory={},
         **options,
@@ -291,7 +291,7 @@ def test_to_ir_and_back_is_lossless(messages: list[pm.ModelMessage]) -> None:
 
 
 def test_an_offloaded_tool_return_keeps_its_call_id_and_name() -> None:
-    chef = ContextChef(vfs={"threshold": 5000})
+    chef = ContextChef(offload={"threshold": 5000})
     call = pm.ModelResponse(parts=[pm.ToolCallPart("cat", {"path": "log"}, "c9")])
     ret = pm.ModelRequest(parts=[pm.ToolReturnPart("cat", "a log line\n" * 2000, "c9")])
     window = history_processor(chef)([pm.ModelRequest(parts=[pm.UserPromptPart("x")]), call, ret])
@@ -307,7 +307,7 @@ def test_an_offloaded_tool_return_keeps_its_call_id_and_name() -> None:
 
 async def test_an_async_chef_drives_the_agent() -> None:
     chef = AsyncContextChef(
-        janitor={"context_window": WINDOW, "trigger_ratio": 0.8},
+        budget={"context_window": WINDOW, "trigger_ratio": 0.8},
         overflow={"strategy": summarize(None)},
     )
     script = Script()
@@ -383,7 +383,7 @@ def test_an_incremental_processor_gives_what_a_fresh_one_gives(
 ) -> None:
     """Whatever the host does between calls (append, drop the end, reload from JSON, splice),
     the long-lived processor's window is the one a brand-new processor computes."""
-    chef = ContextChef(vfs={"threshold": 300}, memory={})
+    chef = ContextChef(offload={"threshold": 300}, memory={})
     chef.memory.set("k", "v")
     long_lived = history_processor(chef)
     messages: list[pm.ModelMessage] = [pm.ModelRequest(parts=[pm.SystemPromptPart("sys")])]
@@ -401,7 +401,7 @@ def test_an_incremental_processor_gives_what_a_fresh_one_gives(
         elif edit == 3 and len(messages) > 2:
             messages[1] = pm.ModelRequest(parts=[pm.UserPromptPart(f"edited {n}")])
         window = long_lived([*messages, *step])
-        fresh_chef = ContextChef(vfs={"threshold": 300}, memory={}, store=chef.store)
+        fresh_chef = ContextChef(offload={"threshold": 300}, memory={}, store=chef.store)
         assert _shape(window) == _shape(history_processor(fresh_chef)([*messages, *step]))
         messages = window
 

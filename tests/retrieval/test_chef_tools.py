@@ -28,7 +28,7 @@ def test_legacy_mode_emits_the_memory_tools_only_with_memory() -> None:
 
 def test_unified_mode_emits_context_and_new_context_only_with_a_handoff() -> None:
     assert tool_names(ContextChef(tools="unified", memory={}).compile()) == ["context"]
-    chef = ContextChef(tools="unified", janitor={}, overflow={"handoff": {"budget_tokens": 10}})
+    chef = ContextChef(tools="unified", budget={}, overflow={"handoff": {"budget_tokens": 10}})
     assert tool_names(chef.compile()) == ["context", "new_context"]
     anthropic = chef.compile(target="anthropic")["tools"]
     assert [t["name"] for t in anthropic] == ["context", "new_context"]
@@ -57,7 +57,7 @@ def test_no_sentence_mentions_a_tool_the_payload_does_not_carry(mode: str) -> No
     chef = ContextChef(
         tools=mode,
         memory={},
-        janitor={"context_window": 3000},
+        budget={"context_window": 3000},
         overflow={
             "strategy": summarize(lambda m: "<summary>done so far</summary>"),
             "handoff": {"budget_tokens": 2000},
@@ -147,7 +147,7 @@ def test_new_context_forces_the_next_compile() -> None:
         calls.append(1)
         return "<summary>s</summary>"
 
-    chef = ContextChef(janitor={}, overflow={"strategy": summarize(model)}, tools="unified")
+    chef = ContextChef(budget={}, overflow={"strategy": summarize(model)}, tools="unified")
     chef.set_history(
         [
             {"role": "user", "content": "a"},

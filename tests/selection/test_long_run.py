@@ -68,7 +68,7 @@ def paired(messages: list[dict[str, Any]]) -> bool:
 def test_five_hundred_turns_in_an_eight_thousand_token_window() -> None:
     rng = random.Random(42)
     chef = ContextChef(
-        janitor={"context_window": WINDOW},
+        budget={"context_window": WINDOW},
         overflow={"strategy": summarize(fake_summarizer, preserve_ratio=0.5)},
     )
     chef.set_system_prompt("You are an operations agent.")

@@ -62,7 +62,7 @@ def chef(model: Any = None, window: int = 100, ratio: float = 1.0, **overflow: A
     return ContextChef(
         tools="legacy",
         tokenizer=PerMessage(),
-        janitor={"context_window": window, "trigger_ratio": ratio},
+        budget={"context_window": window, "trigger_ratio": ratio},
         overflow={"strategy": strategy, "window_ids": ids(), **overflow},
     )
 
@@ -78,7 +78,7 @@ def test_overflow_fires_only_strictly_above_the_trigger() -> None:
 
 
 def test_default_trigger_ratio_is_seven_tenths() -> None:
-    c = ContextChef(tokenizer=PerMessage(), janitor={"context_window": 100})
+    c = ContextChef(tokenizer=PerMessage(), budget={"context_window": 100})
     assert c.set_history(dialogue(4)).compile().meta.overflow.budget.over  # 80 > 70
 
 
@@ -107,7 +107,7 @@ def test_a_split_never_separates_parallel_tool_calls_from_their_results() -> Non
     c = ContextChef(
         tools="legacy",
         tokenizer=PerMessage(),
-        janitor={"context_window": 50, "trigger_ratio": 1},
+        budget={"context_window": 50, "trigger_ratio": 1},
         overflow={"strategy": summarize(Model(), preserve_ratio=0.9)},
     ).set_history(history)
     messages = c.compile()["messages"]
@@ -164,7 +164,7 @@ def test_archive_can_go_elsewhere_or_nowhere_and_a_failure_keeps_the_compression
 
 def test_reported_usage_calibrates_the_count_of_the_compile_it_belongs_to() -> None:
     c = ContextChef(
-        tools="legacy", tokenizer=PerMessage(), janitor={"context_window": 1000}
+        tools="legacy", tokenizer=PerMessage(), budget={"context_window": 1000}
     ).set_history(dialogue(2))
     assert c.compile().meta.tokens.total == 40  # the payload the provider then bills at 600
     c.report_token_usage(600)
@@ -195,7 +195,7 @@ def test_usage_preference_with_an_exact_tokenizer(preference: str, expected: int
     c = ContextChef(
         tools="legacy",
         tokenizer=PerMessage(),
-        janitor={"context_window": 1000, "usage_preference": preference},
+        budget={"context_window": 1000, "usage_preference": preference},
     ).set_history(dialogue(2))
     c.report_token_usage(950)
     assert c.compile().meta.overflow.budget.current == expected
@@ -292,7 +292,7 @@ def test_chain_escalates_when_the_first_strategy_fails() -> None:
 def test_a_forced_pass_keeps_the_last_turn_and_is_consumed() -> None:
     model = Model()
     c = ContextChef(
-        tools="legacy", janitor={"context_window": 10**6}, overflow={"strategy": summarize(model)}
+        tools="legacy", budget={"context_window": 10**6}, overflow={"strategy": summarize(model)}
     )
     c.set_history(dialogue(3)).request_new_context()
     messages = c.compile()["messages"]
@@ -300,7 +300,7 @@ def test_a_forced_pass_keeps_the_last_turn_and_is_consumed() -> None:
     assert messages[-1]["content"] == "answer 2"
     assert model.calls == 1
     assert not c.compile().meta.overflow.changed
-    one = ContextChef(janitor={}, overflow={"strategy": summarize(model)})
+    one = ContextChef(budget={}, overflow={"strategy": summarize(model)})
     one.set_history([{"role": "user", "content": "only"}]).request_new_context()
     assert "one to answer in" in one.compile().meta.overflow.reason
 
@@ -362,7 +362,7 @@ async def test_async_chef_awaits_an_async_model() -> None:
 
     c = AsyncContextChef(
         tokenizer=PerMessage(),
-        janitor={"context_window": 100, "trigger_ratio": 1},
+        budget={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(model, preserve_recent_messages=1)},
     )
     payload = await c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()
@@ -387,17 +387,17 @@ def test_a_custom_strategy_subclasses_strategy_with_name_and_apply() -> None:
 
 def test_bad_overflow_configuration_is_refused() -> None:
     with pytest.raises(ConfigError, match="context_window"):
-        ContextChef(janitor={"context_window": 0})
+        ContextChef(budget={"context_window": 0})
     with pytest.raises(ConfigError, match="trigger_ratio"):
-        ContextChef(janitor={"context_window": 10, "trigger_ratio": 1.5})
-    with pytest.raises(ConfigError, match="unknown janitor"):
-        ContextChef(janitor={"window": 10})
+        ContextChef(budget={"context_window": 10, "trigger_ratio": 1.5})
+    with pytest.raises(ConfigError, match="unknown budget"):
+        ContextChef(budget={"window": 10})
     with pytest.raises(ConfigError, match="apply"):
         ContextChef(overflow={"strategy": object()})
     with pytest.raises(ConfigError, match="needs overflow configured"):
         ContextChef().report_token_usage(10)
     with pytest.raises(ConfigError, match="non-negative"):
-        ContextChef(janitor={}).report_token_usage(-1)
+        ContextChef(budget={}).report_token_usage(-1)
 
 
 def test_overflow_results_are_identical_through_the_async_chef() -> None:
@@ -406,7 +406,7 @@ def test_overflow_results_are_identical_through_the_async_chef() -> None:
     def run(kind: Any) -> str:
         c = kind(
             tokenizer=PerMessage(),
-            janitor={"context_window": 100, "trigger_ratio": 1},
+            budget={"context_window": 100, "trigger_ratio": 1},
             overflow={
                 "strategy": summarize(Model(), preserve_recent_messages=1),
                 "window_ids": ids(),
@@ -424,7 +424,7 @@ def test_the_handoff_notice_comes_once_per_window_with_the_tokens_left() -> None
     c = ContextChef(
         tools="legacy",
         tokenizer=PerMessage(),
-        janitor={"context_window": 100, "trigger_ratio": 1},
+        budget={"context_window": 100, "trigger_ratio": 1},
         overflow={
             "strategy": summarize(Model(), preserve_recent_messages=1),
             "handoff": {"budget_tokens": 30, "prompt": "Only {n_remaining} tokens left."},
@@ -448,7 +448,7 @@ def test_the_default_handoff_notice_follows_the_tools_mode() -> None:
         c = ContextChef(
             tools=mode,
             tokenizer=PerMessage(),
-            janitor={"context_window": 100, "trigger_ratio": 1},
+            budget={"context_window": 100, "trigger_ratio": 1},
             overflow={"handoff": {"budget_tokens": 50}},
         ).set_history(dialogue(3))
         return str(c.compile()["messages"][-2]["content"])
@@ -470,14 +470,14 @@ def test_the_default_handoff_notice_follows_the_tools_mode() -> None:
 )
 def test_bad_handoff_configuration_is_refused_at_construction(handoff: Any) -> None:
     with pytest.raises(ConfigError, match="handoff"):
-        ContextChef(janitor={}, overflow={"handoff": handoff})
+        ContextChef(budget={}, overflow={"handoff": handoff})
 
 
 def test_unified_summaries_name_their_window() -> None:
     c = ContextChef(
         tools="unified",
         tokenizer=PerMessage(),
-        janitor={"context_window": 100, "trigger_ratio": 1},
+        budget={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(Model(), preserve_recent_messages=1), "window_ids": ids()},
     )
     messages = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile()["messages"]
@@ -489,7 +489,7 @@ def test_an_archived_span_reads_back_as_a_transcript_through_the_context_tool() 
     c = ContextChef(
         tools="unified",
         tokenizer=PerMessage(),
-        janitor={"context_window": 100, "trigger_ratio": 1},
+        budget={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(Model(), preserve_recent_messages=1)},
     )
     report = c.set_history([*dialogue(6), {"role": "user", "content": "q"}]).compile().meta.overflow

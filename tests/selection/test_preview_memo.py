@@ -39,7 +39,7 @@ def test_a_reloaded_history_reuses_the_preview(monkeypatch: pytest.MonkeyPatch) 
         return real(text, uri, *args)
 
     monkeypatch.setattr(tool_results, "preview", counting)
-    chef = ContextChef(vfs={"threshold": 1000})
+    chef = ContextChef(offload={"threshold": 1000})
     sent = []
     for turn in range(5):
         chef.set_history(copy.deepcopy(history(turn)))  # fresh dicts, as from a database

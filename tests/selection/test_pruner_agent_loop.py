@@ -64,7 +64,7 @@ def test_a_scripted_loop_resolves_checks_and_stays_byte_stable() -> None:
 
 def test_a_tool_leaves_the_payload_once_its_call_leaves_the_window() -> None:
     chef = ContextChef(
-        janitor={"context_window": 100, "trigger_ratio": 1},
+        budget={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(lambda messages: "S", preserve_recent_messages=2)},
         tokenizer=PerMessage(),
     )

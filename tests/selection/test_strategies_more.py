@@ -16,7 +16,7 @@ from tests.selection.test_overflow import Model, PerMessage, dialogue, ids
 
 def janitor(**overflow: Any) -> dict[str, Any]:
     return {
-        "janitor": {"context_window": 200, "trigger_ratio": 0.5},  # trigger 100, window 200
+        "budget": {"context_window": 200, "trigger_ratio": 0.5},  # trigger 100, window 200
         "tokenizer": PerMessage(),
         "overflow": {"window_ids": ids(), **overflow},
     }

@@ -10,7 +10,7 @@ import pytest
 from contextchef import ContextChef, Strategy, anchored, background, chain, reset, server, summarize
 from contextchef.adapters import get_adapter
 from contextchef.errors import ConfigError
-from contextchef.selection.janitor import OverflowConfig
+from contextchef.selection.overflow import OverflowConfig
 from contextchef.selection.strategies import OverflowInput, OverflowResult
 from contextchef.tokens import MessageCounter
 from tests.selection.test_overflow import Model, dialogue

@@ -57,7 +57,7 @@ def test_every_compile_of_a_long_run_fits_the_window(target: str, tools: str) ->
     chef = ContextChef(
         tools=tools,
         memory={"placement": "before_history_tail"},
-        janitor={"context_window": WINDOW, "trigger_ratio": 0.7},
+        budget={"context_window": WINDOW, "trigger_ratio": 0.7},
         overflow={"strategy": summarize(summarizer, preserve_ratio=0.5)},
         default_target=target,
     )
@@ -91,7 +91,7 @@ def test_the_figures_count_what_each_target_receives() -> None:
 
 def test_pinned_content_larger_than_the_window_is_reported_never_silent() -> None:
     chef = ContextChef(
-        janitor={"context_window": 300, "trigger_ratio": 0.7},
+        budget={"context_window": 300, "trigger_ratio": 0.7},
         overflow={"strategy": summarize(summarizer)},
         tools="legacy",
     )
@@ -113,7 +113,7 @@ def test_a_failed_strategy_still_leaves_a_payload_inside_the_window() -> None:
 
     chef = ContextChef(
         tools="legacy",
-        janitor={"context_window": 800, "trigger_ratio": 0.7},
+        budget={"context_window": 800, "trigger_ratio": 0.7},
         overflow={"strategy": summarize(down)},
     )
     history = [m for i in range(12) for m in tool_turn(i)]

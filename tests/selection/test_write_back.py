@@ -129,7 +129,7 @@ async def test_the_async_chef_recognises_a_reloaded_history() -> None:
     c = AsyncContextChef(
         tools="legacy",
         tokenizer=PerMessage(),
-        janitor={"context_window": 100, "trigger_ratio": 1},
+        budget={"context_window": 100, "trigger_ratio": 1},
         overflow={"strategy": summarize(model, preserve_recent_messages=1), "window_ids": ids()},
     )
     stored: list[dict[str, Any]] = []

@@ -107,7 +107,7 @@ def test_preview_shapes() -> None:
 )
 def test_bad_vfs_options_are_refused(options: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
-        ContextChef(vfs=options)
+        ContextChef(offload=options)
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ def test_a_result_is_offloaded_exactly_when_the_config_wants_it(
     edge = max(threshold, head + tail)
     for size in sorted({0, 1, edge - 1, edge, edge + 1, edge + 2} - {-1}):
         result = "x" * size
-        chef = ContextChef(vfs=config).set_history(history(result))
+        chef = ContextChef(offload=config).set_history(history(result))
         sent = chef.compile()["messages"][-1]["content"]
         wanted = OffloadConfig(threshold=threshold, head_chars=head, tail_chars=tail).wants(result)
         assert (sent != result) == wanted, (size, sent)

@@ -18,6 +18,7 @@ from contextchef._effects import Flow
 from contextchef.adapters import AdapterRegistry
 from contextchef.chef.cell import StateCell
 from contextchef.chef.observer import FlowObserver
+from contextchef.chef.options import renamed_options
 from contextchef.chef.prompt import Prompt
 from contextchef.chef.tools import Tools
 from contextchef.chef.wiring import wire
@@ -27,9 +28,9 @@ from contextchef.events import Handlers, Slots
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.messages import DocumentPart, ImagePart, Message, TextPart
-from contextchef.selection.budget import JanitorConfig
-from contextchef.selection.janitor import Janitor, OverflowConfig
+from contextchef.selection.budget import BudgetConfig
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.overflow import OverflowConfig, OverflowRunner
 from contextchef.selection.pruner import PrunerState
 from contextchef.selection.tool_results import TransformHook
 from contextchef.skills.model import LoadedSkills, Skill
@@ -52,9 +53,9 @@ class ChefFacade:
         memory: Memory | AsyncMemory | Mapping[str, Any] | None = None,
         tools: str = "unified",
         context_tool: Mapping[str, Any] | None = None,
-        janitor: JanitorConfig | Mapping[str, Any] | None = None,
+        budget: BudgetConfig | Mapping[str, Any] | None = None,
         overflow: OverflowConfig | Mapping[str, Any] | None = None,
-        vfs: OffloadConfig | Mapping[str, Any] | None = None,
+        offload: OffloadConfig | Mapping[str, Any] | None = None,
         transform_tool_result: TransformHook | None = None,
         tokenizer: Tokenizer | None = None,
         default_target: str | None = None,
@@ -67,6 +68,7 @@ class ChefFacade:
         prompt_cache_key: str | None = None,
         cached_content: str | None = None,
         pipeline_checks: bool = False,
+        **renamed: Any,
     ) -> None:
         """Build a chef; every option is keyword-only and optional.
 
@@ -86,14 +88,14 @@ class ChefFacade:
             context_tool: `{"writable": [...], "max_entry_bytes": n, "max_argument_bytes": n}`:
                 the namespaces the model may write (default memory and notes), and the byte
                 caps on one entry it writes (256 KiB) and one call's arguments (1 MiB).
-            janitor: the window budget: `{"context_window": n, "trigger_ratio": r,
-                "usage_preference": ...}` or a `JanitorConfig`. With `overflow`, turns
+            budget: the window budget: `{"context_window": n, "trigger_ratio": r,
+                "usage_preference": ...}` or a `BudgetConfig`. With `overflow`, turns
                 overflow handling on.
             overflow: what happens over budget: `{"strategy": summarize(...), "archive":
                 "archive", "handoff": {...}, "write_back": True, hooks…}` or an
                 `OverflowConfig`.
-            vfs: tool-result offloading: `{"threshold": chars, "namespace": "vfs", ...}` or
-                an `OffloadConfig`.
+            offload: tool-result offloading: `{"threshold": chars, "namespace": "vfs", ...}`
+                or an `OffloadConfig`.
             transform_tool_result: `(content, info) -> str`, applied to every tool result
                 before offloading.
             tokenizer: the one token counter of the chef (budget and `payload.meta.tokens`);
@@ -136,16 +138,21 @@ class ChefFacade:
                 kept their results and every message before the tail is byte-identical to the
                 history; violations are logged once and emitted as `pipeline:invariant`
                 events, never raised (a development aid, off by default).
+            **renamed: the TypeScript reference's names `janitor=` (now `budget=`) and `vfs=`
+                (now `offload=`) still work for now, with a `DeprecationWarning`.
         """
+        budget, offload = renamed_options(
+            renamed, owner=type(self).__name__, budget=budget, offload=offload
+        )
         wired = wire(
             asynchronous=self._asynchronous,
             store=store,
             memory=memory,
             tools=tools,
             context_tool=context_tool,
-            janitor=janitor,
+            budget=budget,
             overflow=overflow,
-            vfs=vfs,
+            offload=offload,
             transform_tool_result=transform_tool_result,
             tokenizer=tokenizer,
             default_target=default_target,
@@ -315,20 +322,20 @@ class ChefFacade:
 
     def report_token_usage(self, input_tokens: int) -> Self:
         """Feed the provider's reported input tokens of the last call; the next compile's
-        budget uses it once (see `janitor={"usage_preference": ...}`)."""
-        self._require_janitor("report_token_usage").report_usage(input_tokens)
+        budget uses it once (see `budget={"usage_preference": ...}`)."""
+        self._require_budget("report_token_usage").report_usage(input_tokens)
         return self
 
     def request_new_context(self) -> Self:
         """Make the next compile run the overflow strategy whatever the budget (once)."""
-        self._require_janitor("request_new_context")
+        self._require_budget("request_new_context")
         self._cell.request_new_context()
         return self
 
-    def _require_janitor(self, what: str) -> Janitor:
-        if self._runtime.janitor is None:
-            raise ConfigError(f"{what}() needs overflow configured: ContextChef(janitor={{...}})")
-        return self._runtime.janitor
+    def _require_budget(self, what: str) -> OverflowRunner:
+        if self._runtime.overflow_runner is None:
+            raise ConfigError(f"{what}() needs overflow configured: ContextChef(budget={{...}})")
+        return self._runtime.overflow_runner
 
     # -- library-owned tools -----------------------------------------------------------------
 

@@ -34,7 +34,7 @@ class History:
 
     Args:
         cell: the chef's compile state (where the history and its repairs live).
-        runtime: the compile memo: its janitor says whether overflow results are written
+        runtime: the compile memo: its overflow runner says whether overflow results are written
             back, and a cleared history starts a new window there.
     """
 
@@ -83,8 +83,8 @@ class History:
         self._intake.rebase(())
         self._forget_compactions()
         self._runtime.memory_generation += 1
-        if self._runtime.janitor is not None:
-            self._runtime.janitor.reset()
+        if self._runtime.overflow_runner is not None:
+            self._runtime.overflow_runner.reset()
 
     def messages(self) -> list[Message]:
         """A copy of the history (after repairs), without placeholders for results to come."""
@@ -127,7 +127,7 @@ class History:
         `set` to re-apply (unless opted out, or the history set while the compile ran is not
         the one it started from: same content, as a retry's `set_history` gives, is)."""
         report = payload.meta.overflow
-        runner = self._runtime.janitor
+        runner = self._runtime.overflow_runner
         if report is None or not report.changed or runner is None:
             return payload
         if not runner.overflow.write_back or not self._same(

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from contextchef._limits import DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ENTRY_BYTES, size_limit
+from contextchef._renamed import RENAMED_OPTIONS, warn_renamed
 from contextchef.adapters import ToolDefinition, normalize_tools
 from contextchef.errors import ConfigError, ToolDefinitionError
 from contextchef.memory.core import MemoryCore
@@ -21,8 +22,8 @@ from contextchef.retrieval.definitions import (
     get_legacy_memory_tool_definitions,
     get_new_context_tool_definition,
 )
-from contextchef.selection.janitor import Janitor
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.overflow import OverflowRunner
 from contextchef.selection.tool_results import TransformHook
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.backends.inmemory import InMemoryBackend
@@ -38,7 +39,28 @@ __all__ = [
     "open_context_tool",
     "open_memory",
     "open_store",
+    "renamed_options",
 ]
+
+_Budget = TypeVar("_Budget")
+_Offload = TypeVar("_Offload")
+
+
+def renamed_options(
+    given: Mapping[str, Any], *, owner: str, budget: _Budget, offload: _Offload
+) -> tuple[_Budget, _Offload]:
+    """`budget` and `offload` with the reference's old names (`janitor=`, `vfs=`) mapped on,
+    each with a `DeprecationWarning`; any other keyword is the `TypeError` Python would raise."""
+    values: dict[str, Any] = {"budget": budget, "offload": offload}
+    for old, value in given.items():
+        new = RENAMED_OPTIONS.get(old)
+        if new is None:
+            raise TypeError(f"{owner}() got an unexpected keyword argument {old!r}")
+        if values[new] is not None:
+            raise TypeError(f"{owner}() got both {old}= and {new}=; pass {new}= only")
+        warn_renamed(f"{owner}({old}=...)", f"{new}=", stacklevel=3)
+        values[new] = value
+    return values["budget"], values["offload"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +71,7 @@ class ChefOptions:
     writable: tuple[str, ...]
     max_entry_bytes: int | None
     max_argument_bytes: int | None
-    vfs: OffloadConfig
+    offload: OffloadConfig
     transform_tool_result: TransformHook | None
     default_target: str
 
@@ -59,7 +81,7 @@ class ChefOptions:
         *,
         tools: str,
         context_tool: Mapping[str, Any] | None,
-        vfs: OffloadConfig | Mapping[str, Any] | None,
+        offload: OffloadConfig | Mapping[str, Any] | None,
         transform_tool_result: object,
         default_target: object,
     ) -> ChefOptions:
@@ -78,7 +100,7 @@ class ChefOptions:
                 tool.get("max_argument_bytes", DEFAULT_MAX_ARGUMENT_BYTES),
                 "context_tool max_argument_bytes",
             ),
-            vfs=OffloadConfig.of(vfs),
+            offload=OffloadConfig.of(offload),
             transform_tool_result=transform_tool_result,
             default_target=default_target or "openai",
         )
@@ -158,7 +180,7 @@ class _Definitions:
 
 
 def offered_vocabulary(
-    options: ChefOptions, memory: MemoryCore | None, runner: Janitor | None
+    options: ChefOptions, memory: MemoryCore | None, runner: OverflowRunner | None
 ) -> Vocabulary:
     """The chef's vocabulary bound to what its options offer the model: memory (and whether
     the access policy lets the model write it), the scratchpad and `new_context` (a handoff is

@@ -42,7 +42,7 @@ class Snapshots:
 
     Args:
         cell: the chef's compile state.
-        runtime: the compile memo (the janitor's state, the prompt-cache section).
+        runtime: the compile memo (the overflow runner's state, the prompt-cache section).
         memory: the chef's memory flows, or None.
         history: the history part (its intake and compaction records).
     """
@@ -61,8 +61,8 @@ class Snapshots:
 
     def take(self, label: str | None) -> Flow[Snapshot]:
         """A deep copy of everything that decides the next compile (memory read as a flow)."""
-        janitor = self._runtime.janitor
-        runner = janitor.snapshot() if janitor else None
+        overflow_runner = self._runtime.overflow_runner
+        runner = overflow_runner.snapshot() if overflow_runner else None
         memory = (yield from self._memory.snapshot()) if self._memory is not None else None
         state = self._cell.state
         return Snapshot(
@@ -94,10 +94,12 @@ class Snapshots:
         generation, remembered = read_cache_section(snapshot.prompt_cache)
         if self._memory is not None and snapshot.memory is not None:
             yield from self._memory.restore(snapshot.memory)
-        janitor = self._runtime.janitor
+        overflow_runner = self._runtime.overflow_runner
         self._cell.state = replace(state, pruner=pruner)
         self._history.restore(state.history, state.repairs, snapshot.compactions)
-        self._cell.pending_new_context = snapshot.pending_new_context and janitor is not None
+        self._cell.pending_new_context = (
+            snapshot.pending_new_context and overflow_runner is not None
+        )
         restore_cache_section(self._runtime, generation, remembered)
-        if janitor is not None:
-            janitor.restore(snapshot.runner)
+        if overflow_runner is not None:
+            overflow_runner.restore(snapshot.runner)

@@ -1,6 +1,6 @@
 """How a chef's options become its parts: `wire` validates every option, builds the store,
-memory, janitor, compile runtime and dispatcher, and hands each part the collaborators it needs
-(the shared `StateCell`, the runtime, the dispatcher's `owns`) explicitly.
+memory, overflow runner, compile runtime and dispatcher, and hands each part the collaborators it
+needs (the shared `StateCell`, the runtime, the dispatcher's `owns`) explicitly.
 
 Kept apart from the facade so that the facade is only its verbs, and so that the order in which
 parts are built (the dispatcher before the tools part that asks it what it owns) is written once.
@@ -31,9 +31,9 @@ from contextchef.chef.tools import ToolkitLoader, Tools, open_pruner
 from contextchef.compiler.pipeline import CompileRuntime
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.retrieval.dispatch import Dispatcher
-from contextchef.selection.budget import JanitorConfig
-from contextchef.selection.janitor import Janitor, OverflowConfig
+from contextchef.selection.budget import BudgetConfig
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.overflow import OverflowConfig, OverflowRunner
 from contextchef.selection.pruner import PrunerState
 from contextchef.selection.tool_results import TransformHook
 from contextchef.store.aio import AsyncStore
@@ -68,9 +68,9 @@ def wire(
     memory: Memory | AsyncMemory | Mapping[str, Any] | None,
     tools: str,
     context_tool: Mapping[str, Any] | None,
-    janitor: JanitorConfig | Mapping[str, Any] | None,
+    budget: BudgetConfig | Mapping[str, Any] | None,
     overflow: OverflowConfig | Mapping[str, Any] | None,
-    vfs: OffloadConfig | Mapping[str, Any] | None,
+    offload: OffloadConfig | Mapping[str, Any] | None,
     transform_tool_result: TransformHook | None,
     tokenizer: Tokenizer | None,
     default_target: str | None,
@@ -87,13 +87,15 @@ def wire(
     options = ChefOptions.of(
         tools=tools,
         context_tool=context_tool,
-        vfs=vfs,
+        offload=offload,
         transform_tool_result=transform_tool_result,
         default_target=default_target,
     )
     registry = adapters if adapters is not None else adapter_registry
     placement = check_skill_placement(skill_placement)
-    runner = Janitor(janitor, overflow) if janitor is not None or overflow is not None else None
+    runner = (
+        OverflowRunner(budget, overflow) if budget is not None or overflow is not None else None
+    )
     core = open_store(store, asynchronous=asynchronous)
     memory_core = open_memory(memory, core, asynchronous=asynchronous)
     vocabulary = offered_vocabulary(options, memory_core, runner)
@@ -108,10 +110,10 @@ def wire(
     runtime = CompileRuntime(
         registry=registry,
         counter=MessageCounter(tokenizer),
-        janitor=runner,
+        overflow_runner=runner,
         store=core,
         vocabulary=vocabulary,
-        offload=options.vfs,
+        offload=options.offload,
         transform=options.transform_tool_result,
         memory=memory_core,
         library_tools=library,

@@ -48,7 +48,7 @@ def demo_chef(store: Any = None) -> ContextChef:
         store=store,
         tools="unified",
         memory={},
-        vfs={"threshold": 2000, "head_chars": 150, "tail_chars": 150},
+        offload={"threshold": 2000, "head_chars": 150, "tail_chars": 150},
     ).set_system_prompt(
         [
             {

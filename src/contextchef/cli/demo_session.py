@@ -108,9 +108,9 @@ class Session:
             store=store,
             tokenizer=self.tokenizer,
             memory={},
-            janitor={"context_window": options.window, "trigger_ratio": 0.8},
+            budget={"context_window": options.window, "trigger_ratio": 0.8},
             overflow={"strategy": summarize(fake_summarizer, preserve_ratio=0.4)},
-            vfs={"threshold": 3000, "head_chars": 200, "tail_chars": 300, "error_chars": 400},
+            offload={"threshold": 3000, "head_chars": 200, "tail_chars": 300, "error_chars": 400},
             default_target=options.target,
         ).set_system_prompt(SYSTEM_PROMPT)
         self.chef.tools.register(TOOLS)

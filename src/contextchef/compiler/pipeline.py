@@ -6,7 +6,7 @@ result (see `contextchef._effects`). `ContextChef.compile` drives it with `drive
 `AsyncContextChef.compile` with `drive_async`, so both share every line of behaviour.
 
 Phases, in order: start (event, abort check) → tool results (transform, offload) → memory →
-overflow (with a janitor) → assemble the sandwich → adapt to the target → done (event). The
+overflow (with a budget) → assemble the sandwich → adapt to the target → done (event). The
 history was already validated and repaired when it was set; a last turn whose tool calls still
 wait for their results (answered by placeholders meanwhile) is kept out of overflow's reach.
 
@@ -14,7 +14,7 @@ The budget counts what is sent: overflow measures a candidate history by buildin
 the target would receive with it (the adapters' conversion caches make that cheap) and counting
 it with a `PayloadCounter`, so the library's tools, the memory block, the store instruction, the
 tail and the guardrails all count. When the history did not change and no slot takes part, the
-measured build *is* the payload, built once. Without a janitor, `payload.meta.tokens` is counted
+measured build *is* the payload, built once. Without a budget, `payload.meta.tokens` is counted
 on first access, so a compile whose figures nobody reads does not pay for counting.
 """
 
@@ -48,7 +48,7 @@ from contextchef.memory.entry import MemoryArtifacts
 from contextchef.messages import Message
 from contextchef.payload import CompileDone, CompileMeta, LayerTokens, Payload
 from contextchef.placement.assembler import Sandwich
-from contextchef.selection.janitor import Janitor, OverflowReport
+from contextchef.selection.overflow import OverflowReport, OverflowRunner
 from contextchef.selection.tool_results import prepare_tool_results
 
 __all__ = [
@@ -117,13 +117,13 @@ def compile_flow(
 
     report: OverflowReport | None = None
     verdicts = yield from _run_slot(slots, "before_overflow", list(history))
-    if runtime.janitor is not None and False in verdicts:
+    if runtime.overflow_runner is not None and False in verdicts:
         if forced:
             logger.warning("a before_overflow handler skipped a forced overflow")
-    elif runtime.janitor is not None:
+    elif runtime.overflow_runner is not None:
         keep = waiting_turn(state.history, state.repairs)
         report = yield from _overflow(
-            runtime.janitor,
+            runtime.overflow_runner,
             history,
             keep if keep is not None and len(history) == len(state.history) else None,
             build,
@@ -193,10 +193,10 @@ def compile_flow(
         handlers=events.for_event("cache:finding"),
     )
     meta = CompileMeta(target, count, state.repairs, sandwich.tail_index, report, artifacts, cache)
-    if runtime.janitor is not None:
+    if runtime.overflow_runner is not None:
         total = meta.tokens.total
-        runtime.janitor.compiled(target, total)
-        limit = runtime.janitor.config.context_window
+        runtime.overflow_runner.compiled(target, total)
+        limit = runtime.overflow_runner.config.context_window
         if total > limit:
             logger.warning(
                 "the %s payload holds %d tokens, over the %g-token window", target, total, limit
@@ -210,7 +210,7 @@ def compile_flow(
 
 
 def _overflow(
-    janitor: Janitor,
+    runner: OverflowRunner,
     history: tuple[Message, ...],
     keep: int | None,
     build: PayloadBuilder,
@@ -220,13 +220,13 @@ def _overflow(
     the host has yet to add, so no strategy may compact it away (they would answer no call);
     it is measured with every candidate and follows whatever history lands."""
     if keep is None:
-        return (yield from janitor.flow(history, measure=build.measure, **options))
+        return (yield from runner.flow(history, measure=build.measure, **options))
     head, tail = history[:keep], history[keep:]
 
     def measure(candidate: tuple[Message, ...]) -> int:
         return build.measure(history if candidate is head else (*candidate, *tail))
 
-    report = yield from janitor.flow(head, measure=measure, **options)
+    report = yield from runner.flow(head, measure=measure, **options)
     whole = history if report.history is head else (*report.history, *tail)
     return dataclasses.replace(report, history=whole)
 

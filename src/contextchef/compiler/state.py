@@ -23,8 +23,8 @@ from contextchef.placement.announcements import Announcement
 from contextchef.placement.guardrail import Guardrails
 from contextchef.placement.state import DynamicState
 from contextchef.prompts import UnifiedVocabulary, Vocabulary
-from contextchef.selection.janitor import Janitor
 from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.overflow import OverflowRunner
 from contextchef.selection.pruner import PrunerState
 from contextchef.selection.tool_plan import PlanMemo
 from contextchef.selection.tool_results import ToolResultMemo, TransformHook
@@ -62,7 +62,7 @@ class CompileRuntime:
 
     registry: AdapterRegistry
     counter: MessageCounter = field(default_factory=MessageCounter)
-    janitor: Janitor | None = None
+    overflow_runner: OverflowRunner | None = None
     store: StoreCore | None = None
     vocabulary: Vocabulary = field(default_factory=UnifiedVocabulary)
     offload: OffloadConfig = field(default_factory=OffloadConfig)
@@ -103,4 +103,4 @@ class CompileRuntime:
         return remembered
 
     def window(self) -> str | None:
-        return self.janitor.lineage.current if self.janitor is not None else None
+        return self.overflow_runner.lineage.current if self.overflow_runner is not None else None

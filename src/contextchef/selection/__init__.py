@@ -1,8 +1,9 @@
 """Selection axis: what enters the window (overflow runner, strategies, compaction)."""
 
+from contextchef._renamed import deprecated_names
 from contextchef.selection.anchored import Anchored, anchored
 from contextchef.selection.background import Background, background
-from contextchef.selection.budget import Budget, JanitorConfig
+from contextchef.selection.budget import Budget, BudgetConfig
 from contextchef.selection.compaction import (
     CompactionPlan,
     asummarize_history,
@@ -11,7 +12,7 @@ from contextchef.selection.compaction import (
     plan_compaction,
     summarize_history,
 )
-from contextchef.selection.janitor import (
+from contextchef.selection.overflow import (
     CompressEnd,
     CompressStart,
     Lineage,
@@ -33,10 +34,10 @@ __all__ = [
     "Anchored",
     "Background",
     "Budget",
+    "BudgetConfig",
     "CompactionPlan",
     "CompressEnd",
     "CompressStart",
-    "JanitorConfig",
     "Lineage",
     "OverflowConfig",
     "OverflowInput",
@@ -58,3 +59,7 @@ __all__ = [
     "summarize",
     "summarize_history",
 ]
+
+__getattr__ = deprecated_names(
+    "contextchef.selection", {"JanitorConfig": ("BudgetConfig", BudgetConfig)}
+)

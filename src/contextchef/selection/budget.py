@@ -16,13 +16,13 @@ from typing import Any, Literal
 from contextchef._config import options
 from contextchef.errors import ConfigError
 
-__all__ = ["Budget", "JanitorConfig", "UsagePreference"]
+__all__ = ["Budget", "BudgetConfig", "UsagePreference"]
 
 UsagePreference = Literal["max", "feed_first", "tokenizer_first"]
 
 
 @dataclass(frozen=True, slots=True)
-class JanitorConfig:
+class BudgetConfig:
     """`context_window` tokens, overflow past `trigger_ratio` of it; how to weigh reported usage."""
 
     context_window: float = float("inf")
@@ -43,13 +43,13 @@ class JanitorConfig:
             )
 
     @classmethod
-    def of(cls, value: JanitorConfig | Mapping[str, Any] | None) -> JanitorConfig:
+    def of(cls, value: BudgetConfig | Mapping[str, Any] | None) -> BudgetConfig:
         if isinstance(value, Mapping) and "tokenizer" in value:
             raise ConfigError(
                 "the tokenizer is one setting of the chef: pass ContextChef(tokenizer=...), "
-                "not janitor={'tokenizer': ...}"
+                "not budget={'tokenizer': ...}"
             )
-        return options(cls, value, "janitor")
+        return options(cls, value, "budget")
 
     @property
     def trigger(self) -> float:

@@ -74,7 +74,7 @@ shaped enough that ordinary progress lines (`Compiling …`, `PASSED`, `ok`) do 
 
 @dataclass(frozen=True, slots=True)
 class OffloadConfig:
-    """When and how tool results are offloaded (`ContextChef(vfs={...})`).
+    """When and how tool results are offloaded (`ContextChef(offload={...})`).
 
     `threshold`: results longer than this many characters are offloaded (None disables it);
     `head_chars` / `tail_chars`: how much of the start and the end the preview keeps;
@@ -92,22 +92,22 @@ class OffloadConfig:
         for name in ("head_chars", "tail_chars", "error_chars"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
-                raise ConfigError(f"vfs {name} must be a non-negative int, got {value!r}")
+                raise ConfigError(f"offload {name} must be a non-negative int, got {value!r}")
         if self.threshold is not None and (
             not isinstance(self.threshold, int) or self.threshold < 0
         ):
             threshold = self.threshold
             raise ConfigError(
-                f"vfs threshold must be a non-negative int or None, got {threshold!r}"
+                f"offload threshold must be a non-negative int or None, got {threshold!r}"
             )
         try:
             validate_namespace(self.namespace)
         except InvalidPathError as exc:
-            raise ConfigError(f"vfs namespace: {exc}") from exc
+            raise ConfigError(f"offload namespace: {exc}") from exc
 
     @classmethod
     def of(cls, value: OffloadConfig | Mapping[str, Any] | None) -> OffloadConfig:
-        return options(cls, value, "vfs")
+        return options(cls, value, "offload")
 
     def wants(self, content: str) -> bool:
         """Whether `content` is long enough to offload (and a preview would be shorter)."""

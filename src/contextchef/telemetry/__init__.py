@@ -68,8 +68,8 @@ def instrument(
         capture_content: also record messages, tool arguments and results and summaries
             (`gen_ai.input.messages`, `gen_ai.tool.call.*`…); off by default.
         conversation_id: set as `gen_ai.conversation.id` on every span (a session key).
-        count_tokens: count the payload's tokens per layer for a chef without a janitor too.
-            A chef with a janitor counts them anyway, and they are recorded for free; without
+        count_tokens: count the payload's tokens per layer for a chef without a budget too.
+            A chef with a budget counts them anyway, and they are recorded for free; without
             one, a compile never counts them unless they are read, and counting a 10k-message
             payload costs several times the compile (benchmarks/telemetry.py), so by default
             they are recorded only when the chef (or a `compile:done` handler) counted them.

@@ -18,7 +18,7 @@ from contextchef.compiler.pipeline import CompileRuntime, CompileState
 from contextchef.events import WindowExceeded
 from contextchef.memory.entry import MEMORY_NAMESPACE
 from contextchef.payload import Payload
-from contextchef.selection.janitor import CompressEnd, CompressStart
+from contextchef.selection.overflow import CompressEnd, CompressStart
 from contextchef.telemetry.names import (
     GEN_AI_CONVERSATION_ID,
     GEN_AI_INPUT_MESSAGES,
@@ -399,6 +399,6 @@ def _store_event(span: Any, op: StoreOp[Any], runtime: CompileRuntime | None) ->
             attributes["contextchef.offload.bytes"] = size
         span.add_event("contextchef.offload", attributes)
         return
-    janitor = runtime.janitor
-    if janitor is not None and ns == janitor.overflow.archive and name != "delete":
+    runner = runtime.overflow_runner
+    if runner is not None and ns == runner.overflow.archive and name != "delete":
         span.add_event("contextchef.archive", attributes)

@@ -20,7 +20,7 @@ from contextchef import prompts
 from contextchef._effects import Call, Emit, Flow
 from contextchef._jsonvalue import copy_json
 from contextchef.messages import Message
-from contextchef.selection.budget import Budget, JanitorConfig
+from contextchef.selection.budget import Budget, BudgetConfig
 from contextchef.selection.compaction import summary_message
 from contextchef.selection.fit import fit
 from contextchef.selection.overflow_config import HandoffConfig, OverflowConfig
@@ -41,13 +41,13 @@ __all__ = [
     "CompressEnd",
     "CompressStart",
     "HandoffConfig",
-    "Janitor",
     "Lineage",
     "OverflowConfig",
     "OverflowReport",
+    "OverflowRunner",
 ]
 
-logger = logging.getLogger("contextchef.selection.janitor")
+logger = logging.getLogger("contextchef.selection.overflow")
 
 BREAKER_LIMIT = 3
 
@@ -107,15 +107,15 @@ class OverflowReport:
     notice: str | None = None
 
 
-class Janitor:
+class OverflowRunner:
     """Runner state shared by the compiles of one chef."""
 
     def __init__(
         self,
-        janitor: JanitorConfig | Mapping[str, Any] | None = None,
+        budget: BudgetConfig | Mapping[str, Any] | None = None,
         overflow: OverflowConfig | Mapping[str, Any] | None = None,
     ) -> None:
-        self.config = JanitorConfig.of(janitor)
+        self.config = BudgetConfig.of(budget)
         self.overflow = OverflowConfig.of(overflow)
         self.usage = Usage(self.config.usage_preference)
         self.failures = 0
