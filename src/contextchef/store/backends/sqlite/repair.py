@@ -30,7 +30,7 @@ from typing import Any
 
 from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
-from contextchef.store.backends.sqlite.locking import exclusive
+from contextchef.store.backends.sqlite.locking import exclusive, real_path
 from contextchef.store.backends.sqlite.maintenance import (
     foreign_error,
     foreign_reason,
@@ -322,17 +322,18 @@ def repair(db_path: Path, *, progress: Progress | None = None, wait: float = 0.0
     """
     if not db_path.is_file():
         raise StoreError(f"no database at {db_path}; nothing to repair")
-    with exclusive(db_path, command="repair", wait=wait):
+    with exclusive(db_path, command="repair", wait=wait, replaces=True):
+        real = real_path(db_path)  # through a symlink: the file itself is repaired, in its place
         try:
-            reason = foreign_reason(db_path)
+            reason = foreign_reason(real)
         except sqlite3.DatabaseError:
             reason = None  # judged again below, on the copy (its WAL recovered)
         except OSError as exc:
             raise StoreError(f"cannot read {db_path}: {exc.strerror or exc}") from exc
         if reason is not None:
             raise foreign_error(db_path, reason, doing="repair")
-        backup_dir = _copy_aside(db_path)
-        source = sqlite3.connect(backup_dir / db_path.name, isolation_level=None)
+        backup_dir = _copy_aside(real)
+        source = sqlite3.connect(backup_dir / real.name, isolation_level=None)
         try:
             try:
                 reason = schema_reason(source)
@@ -346,7 +347,7 @@ def repair(db_path: Path, *, progress: Progress | None = None, wait: float = 0.0
                 source.close()
                 shutil.rmtree(backup_dir)
                 raise foreign_error(db_path, reason, doing="repair")
-            tables = _repair_from(source, db_path, progress)
+            tables = _repair_from(source, real, progress)
         finally:
             source.close()
     return RepairReport(db_path, backup_dir, tables)
