@@ -11,8 +11,9 @@ process has the database open (or waits for them, given `wait`): one that kept i
 on writing to the file moved aside. It refuses a backup newer than this build (the manifest is
 read first, then the file itself), a manifest it cannot make sense of, a backup or a current
 file that is not a contextchef database; then it checks the backup's integrity and digest,
-moves the current database and its `-wal`/`-shm` aside into `<db>.before-restore-<time>/`, and
-puts the backup in place.
+moves the current database and its `-wal`/`-shm` aside into `<db>.before-restore-<time>/` (with
+a receipt that `check` verifies: receipts.py), and puts the backup in place. Through a symlink,
+the file it points to is replaced and the link is kept.
 
 Backups, manifests and restored files are created 0600 (private.py).
 """
@@ -51,6 +52,7 @@ from contextchef.store.backends.sqlite.private import (
     make_private_dirs,
     private_sidecars,
 )
+from contextchef.store.backends.sqlite.receipts import write_receipt
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -269,6 +271,8 @@ def restore(
             aside = new_timestamped_dir(real, "before-restore")
             for file in current:
                 shutil.move(file, aside / file.name)
+            moved = [aside / file.name for file in current]
+            write_receipt(aside, command="restore", database=real, files=moved)
         partial.replace(real)
     log.info("restored %s from %s; previous files in %s", db_path, backup_file, aside)
     return RestoreResult(db_path, aside, version)

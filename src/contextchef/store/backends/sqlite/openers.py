@@ -18,6 +18,7 @@ file), matched by device and inode too.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 __all__ = ["FileId", "file_id", "flock_holders", "openers"]
@@ -45,8 +46,8 @@ def _pids() -> list[int]:
         return []
 
 
-def _holds(pid: int, target: FileId) -> bool:
-    """Whether process `pid` has a descriptor on `target` (False when it cannot be read)."""
+def _holds(pid: int, targets: Collection[FileId]) -> bool:
+    """Whether process `pid` has a descriptor on one of `targets` (False when unreadable)."""
     try:
         entries = list(os.scandir(_PROC / str(pid) / "fd"))
     except OSError:
@@ -58,20 +59,22 @@ def _holds(pid: int, target: FileId) -> bool:
             st = entry.stat()  # follows the link: the open file itself
         except OSError:
             continue  # closed meanwhile, or not ours to read
-        if (st.st_dev, st.st_ino) == target:
+        if (st.st_dev, st.st_ino) in targets:
             return True
     return False
 
 
-def openers(target: FileId) -> list[int] | None:
-    """PIDs that have the file `target` open under any name; None where that cannot be told.
+def openers(*targets: FileId) -> list[int] | None:
+    """PIDs that have one of the files `targets` open under any name; None where that cannot
+    be told.
 
     Only processes whose descriptors this process may read are seen (the same user, or all of
     them for root).
     """
     if not (_PROC / "self" / "fd").is_dir():
         return None
-    return [pid for pid in _pids() if _holds(pid, target)]
+    wanted = frozenset(targets)
+    return [pid for pid in _pids() if _holds(pid, wanted)] if wanted else []
 
 
 def flock_holders(lock_file: Path) -> list[int] | None:

@@ -8,7 +8,10 @@ database whose schema cannot be read at all: no row could be salvaged from it.
 
 It never works on the damaged files themselves. It copies the database and its
 `-wal`/`-shm` into `<db>.corrupt-backup-<time>/` before anything else, reads rows from that
-copy, writes them into a freshly installed database, and only then swaps the fresh file in.
+copy, writes them into a freshly installed database, and only then swaps the fresh file in; the
+damaged originals then take their copies' place in that directory, exactly as they were, with
+a receipt that `check` verifies (receipts.py). Through a symlink, the file it points to is
+repaired in its place and the link is kept.
 Rows are read in rowid order in chunks; when a chunk hits a damaged page the reader probes rowid
 by rowid past it, so one bad page costs the rows on that page and no more. The report lists,
 per table, the rows recovered, the rowid ranges that could not be read, and the rows dropped
@@ -46,6 +49,7 @@ from contextchef.store.backends.sqlite.migrations import (
     schema_version,
 )
 from contextchef.store.backends.sqlite.private import FILE_MODE
+from contextchef.store.backends.sqlite.receipts import write_receipt
 
 __all__ = ["RepairReport", "TableSalvage", "repair"]
 
@@ -347,15 +351,22 @@ def repair(db_path: Path, *, progress: Progress | None = None, wait: float = 0.0
                 source.close()
                 shutil.rmtree(backup_dir)
                 raise foreign_error(db_path, reason, doing="repair")
-            tables = _repair_from(source, real, progress)
+            tables, fresh = _rebuild(source, real, progress)
         finally:
             source.close()
+        replaced = _swap(real, fresh, backup_dir)
+        write_receipt(backup_dir, command="repair", database=real, files=replaced)
+        with read_only(real) as conn:
+            for salvage in tables:
+                if salvage.final_rows is None:
+                    salvage.final_rows = _count(conn, salvage.table)
     return RepairReport(db_path, backup_dir, tables)
 
 
-def _repair_from(
+def _rebuild(
     source: sqlite3.Connection, db_path: Path, progress: Progress | None
-) -> list[TableSalvage]:
+) -> tuple[list[TableSalvage], Path]:
+    """Salvage `source` into a fresh `<db>.repairing`: (what was saved, the fresh file)."""
     fresh = db_path.with_name(db_path.name + ".repairing")
     for stale in side_files(fresh):
         stale.unlink()
@@ -365,14 +376,19 @@ def _repair_from(
         found = LATEST_SCHEMA_VERSION
     if found > LATEST_SCHEMA_VERSION:
         raise SchemaTooNewError(found, LATEST_SCHEMA_VERSION, location=str(db_path))
-    tables = _salvage(source, fresh, progress)
+    return _salvage(source, fresh, progress), fresh
+
+
+def _swap(db_path: Path, fresh: Path, backup_dir: Path) -> list[Path]:
+    """Put `fresh` in place; the damaged originals replace their working copies in `backup_dir`
+    (untouched since, which `check` verifies: receipts.py). Returns the files moved there."""
+    for copy in side_files(backup_dir / db_path.name):
+        copy.unlink()
+    moved = []
     for file in side_files(db_path):
-        file.unlink()
+        moved.append(backup_dir / file.name)
+        file.replace(moved[-1])
     fresh.replace(db_path)
     for leftover in side_files(fresh):
         leftover.unlink()
-    with read_only(db_path) as conn:
-        for salvage in tables:
-            if salvage.final_rows is None:
-                salvage.final_rows = _count(conn, salvage.table)
-    return tables
+    return moved
