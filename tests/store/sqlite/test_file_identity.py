@@ -22,7 +22,7 @@ from contextchef.store.backends.sqlite.backup import backup, restore
 from contextchef.store.backends.sqlite.locking import exclusive, lock_path
 from contextchef.store.backends.sqlite.repair import repair
 
-from .helpers import finish, start_worker
+from .helpers import start_worker
 
 runner = CliRunner()
 
@@ -59,7 +59,12 @@ def _writer(db: Path, stop: Path) -> Iterator[tuple[subprocess.Popen[str], list[
 
 
 def _acknowledged(worker: subprocess.Popen[str], before: list[str]) -> set[str]:
-    lines = finish(worker, timeout=60)
+    assert worker.stdout is not None and worker.stderr is not None
+    with worker:  # closes the pipes
+        rest = worker.stdout.read()  # through the reader's buffer: `communicate` would skip it
+        errors = worker.stderr.read()
+    assert worker.wait(timeout=60) == 0, errors
+    lines = [json.loads(line) for line in rest.splitlines() if line.strip()]
     done = [line["done"] for line in lines if "done" in line]
     acked = {*before, *(line["ack"] for line in lines if "ack" in line)}
     assert done == [len(acked)]  # the writer never failed

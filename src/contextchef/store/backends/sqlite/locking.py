@@ -91,6 +91,7 @@ LEFTOVER_SUFFIXES = (
 """The files repair and restore build next to the database, removed when found unattended."""
 
 _POLL_S = 0.05
+_RETAKES = 100
 _SCAN_POLL_S = 0.25
 
 
@@ -124,7 +125,7 @@ def _take(real: Path, operation: int) -> tuple[int, bool] | None:
     """Lock `<real>.lock` (`operation`, without waiting): (descriptor, whether this call created
     the file), or None while another process holds it incompatibly."""
     target = real.with_name(real.name + ".lock")
-    while True:
+    for _ in range(_RETAKES):
         try:
             make_private_dirs(target.parent)
             created = create_private_file(target)
@@ -139,6 +140,7 @@ def _take(real: Path, operation: int) -> tuple[int, bool] | None:
         if _is_current(fd, target):
             return fd, created
         os.close(fd)  # removed by the hold that created it: lock the file there now
+    raise StoreError(f"cannot hold the lock file {target}: it keeps disappearing")
 
 
 def _drop(fd: int, real: Path, *, remove: bool) -> None:
