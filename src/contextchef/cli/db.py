@@ -151,7 +151,8 @@ def info(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 @db_app.command()
 def check(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """integrity_check, foreign_key_check and full-text index consistency (read-only).
+    """integrity_check, foreign_key_check, full-text index consistency, and that the files
+    earlier repairs and restores replaced were not written to since (read-only).
 
     Example: contextchef db check --db ./context.db
     """
@@ -178,6 +179,11 @@ def check(db: DbOption = None, as_json: JsonOption = False) -> None:
         return
     for problem in report.problems:
         err_console().print(f"[red]problem:[/] {escape(problem)}", highlight=False)
+    if all(problem.startswith("maintenance:") for problem in report.problems):
+        raise _fail(
+            f"{report.path}: {len(report.problems)} problem(s); the file itself is sound, but "
+            "writes may be missing from it: see the files named above"
+        )
     raise _fail(
         f"{report.path}: {len(report.problems)} problem(s); stop the processes using it, then "
         f"run `contextchef db repair --db {report.path}` to salvage"

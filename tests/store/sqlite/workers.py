@@ -81,8 +81,30 @@ def hold_open(db: str, stop: str) -> None:
             time.sleep(0.01)
 
 
+def create_until(db: str, stop: str) -> None:
+    """Create entries one by one until `stop` exists (60 s at most); print each acknowledged one.
+
+    A refused create (the entry exists) is a failure: every path is new.
+    """
+    from contextchef.store.backend import StoredEntry
+    from contextchef.store.backends.sqlite import SQLiteBackend
+
+    with SQLiteBackend(db, project="test:identity") as backend:
+        print(json.dumps({"ready": True}), flush=True)
+        deadline = time.monotonic() + 60
+        count = 0
+        while not Path(stop).exists() and time.monotonic() < deadline:
+            path = f"c/{count:06d}"
+            if not backend.create("notes", path, StoredEntry(f"created {count}")):
+                raise SystemExit(f"{path} already existed")
+            print(json.dumps({"ack": path}), flush=True)
+            count += 1
+        print(json.dumps({"done": count}), flush=True)
+
+
 if __name__ == "__main__":
     modes = {"write_and_read": write_and_read, "write_then_hang": write_then_hang}
     modes["migrate"] = migrate
     modes["hold_open"] = hold_open
+    modes["create_until"] = create_until
     modes[sys.argv[1]](*sys.argv[2:])

@@ -124,7 +124,7 @@ class SQLiteBackend:
         try:
             self._conn = open_database(self.path)
         except BaseException:
-            self._hold.release()
+            self._hold.discard()  # refused: no lock file is left beside a file that is not ours
             raise
         self._pid = os.getpid()
         self._versions = VersionedTable()

@@ -11,8 +11,9 @@ process has the database open (or waits for them, given `wait`): one that kept i
 on writing to the file moved aside. It refuses a backup newer than this build (the manifest is
 read first, then the file itself), a manifest it cannot make sense of, a backup or a current
 file that is not a contextchef database; then it checks the backup's integrity and digest,
-moves the current database and its `-wal`/`-shm` aside into `<db>.before-restore-<time>/`, and
-puts the backup in place.
+moves the current database and its `-wal`/`-shm` aside into `<db>.before-restore-<time>/` (with
+a receipt that `check` verifies: receipts.py), and puts the backup in place. Through a symlink,
+the file it points to is replaced and the link is kept.
 
 Backups, manifests and restored files are created 0600 (private.py).
 """
@@ -32,7 +33,7 @@ from typing import Any
 
 from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError
 from contextchef.store.backends.sqlite.connection import translate_errors
-from contextchef.store.backends.sqlite.locking import exclusive
+from contextchef.store.backends.sqlite.locking import exclusive, real_path
 from contextchef.store.backends.sqlite.maintenance import (
     foreign_error,
     foreign_reason,
@@ -51,6 +52,7 @@ from contextchef.store.backends.sqlite.private import (
     make_private_dirs,
     private_sidecars,
 )
+from contextchef.store.backends.sqlite.receipts import write_receipt
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -139,8 +141,11 @@ def backup(source: Path, dest: Path | str, *, progress: Progress | None = None) 
     """Copy the database at `source` to `dest`: a new file, or a directory to put it in.
 
     A directory is one that exists or a text `dest` ending in a path separator, created when
-    missing (see `backup_destination`).
+    missing (see `backup_destination`). Refuses (`ForeignDatabaseError`) a file that is not a
+    contextchef database, before anything is created.
     """
+    if source.is_file():
+        require_ours(source, doing="back up")  # a foreign file would be copied as "schema 0"
     dest = backup_destination(source, dest)
     if dest.exists():
         raise StoreError(f"{dest} already exists; refusing to overwrite it")
@@ -249,9 +254,10 @@ def restore(
         raise StoreError(f"no backup at {backup_file}; list them with `ls {backup_file.parent}`")
     version = _verify_backup(backup_file)
     make_private_dirs(db_path.parent)
-    with exclusive(db_path, command="restore", wait=wait):
-        _refuse_foreign_target(db_path)
-        partial = db_path.with_name(db_path.name + ".restoring")
+    with exclusive(db_path, command="restore", wait=wait, replaces=True):
+        real = real_path(db_path)  # through a symlink: the file itself is replaced, in its place
+        _refuse_foreign_target(real)
+        partial = real.with_name(real.name + ".restoring")
         partial.unlink(missing_ok=True)
         with read_only(backup_file) as conn, translate_errors(f"copying {backup_file}"):
             try:
@@ -259,13 +265,15 @@ def restore(
             except BaseException:
                 partial.unlink(missing_ok=True)
                 raise
-        current = side_files(db_path)
+        current = side_files(real)
         aside: Path | None = None
         if current:
-            aside = new_timestamped_dir(db_path, "before-restore")
+            aside = new_timestamped_dir(real, "before-restore")
             for file in current:
                 shutil.move(file, aside / file.name)
-        partial.replace(db_path)
+            moved = [aside / file.name for file in current]
+            write_receipt(aside, command="restore", database=real, files=moved)
+        partial.replace(real)
     log.info("restored %s from %s; previous files in %s", db_path, backup_file, aside)
     return RestoreResult(db_path, aside, version)
 

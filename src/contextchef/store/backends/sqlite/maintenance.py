@@ -39,6 +39,7 @@ from contextchef.store.backends.sqlite.migrations import (
     schema_version,
 )
 from contextchef.store.backends.sqlite.private import make_private_dirs
+from contextchef.store.backends.sqlite.receipts import receipt_problems
 
 __all__ = [
     "CheckReport",
@@ -271,6 +272,9 @@ def _fts_problems(conn: sqlite3.Connection) -> list[str]:
 def check(path: Path, *, max_problems: int = 100) -> CheckReport:
     """integrity_check, foreign_key_check and FTS consistency, read-only; never raises on damage.
 
+    Also verifies what earlier repairs and restores of the file claimed: that nothing wrote to
+    the file they replaced (receipts.py).
+
     A file that is not a contextchef database is reported as such (`foreign`), not checked.
     """
     if not path.is_file():
@@ -295,6 +299,7 @@ def check(path: Path, *, max_problems: int = 100) -> CheckReport:
         problems.append(f"unreadable: {exc}")
     except StoreError as exc:
         problems.append(f"unreadable: {exc}")
+    problems += receipt_problems(path.resolve())
     return CheckReport(path, problems[:max_problems])
 
 

@@ -8,7 +8,10 @@ database whose schema cannot be read at all: no row could be salvaged from it.
 
 It never works on the damaged files themselves. It copies the database and its
 `-wal`/`-shm` into `<db>.corrupt-backup-<time>/` before anything else, reads rows from that
-copy, writes them into a freshly installed database, and only then swaps the fresh file in.
+copy, writes them into a freshly installed database, and only then swaps the fresh file in; the
+damaged originals then take their copies' place in that directory, exactly as they were, with
+a receipt that `check` verifies (receipts.py). Through a symlink, the file it points to is
+repaired in its place and the link is kept.
 Rows are read in rowid order in chunks; when a chunk hits a damaged page the reader probes rowid
 by rowid past it, so one bad page costs the rows on that page and no more. The report lists,
 per table, the rows recovered, the rowid ranges that could not be read, and the rows dropped
@@ -30,7 +33,7 @@ from typing import Any
 
 from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
-from contextchef.store.backends.sqlite.locking import exclusive
+from contextchef.store.backends.sqlite.locking import exclusive, real_path
 from contextchef.store.backends.sqlite.maintenance import (
     foreign_error,
     foreign_reason,
@@ -46,6 +49,7 @@ from contextchef.store.backends.sqlite.migrations import (
     schema_version,
 )
 from contextchef.store.backends.sqlite.private import FILE_MODE
+from contextchef.store.backends.sqlite.receipts import write_receipt
 
 __all__ = ["RepairReport", "TableSalvage", "repair"]
 
@@ -322,17 +326,18 @@ def repair(db_path: Path, *, progress: Progress | None = None, wait: float = 0.0
     """
     if not db_path.is_file():
         raise StoreError(f"no database at {db_path}; nothing to repair")
-    with exclusive(db_path, command="repair", wait=wait):
+    with exclusive(db_path, command="repair", wait=wait, replaces=True):
+        real = real_path(db_path)  # through a symlink: the file itself is repaired, in its place
         try:
-            reason = foreign_reason(db_path)
+            reason = foreign_reason(real)
         except sqlite3.DatabaseError:
             reason = None  # judged again below, on the copy (its WAL recovered)
         except OSError as exc:
             raise StoreError(f"cannot read {db_path}: {exc.strerror or exc}") from exc
         if reason is not None:
             raise foreign_error(db_path, reason, doing="repair")
-        backup_dir = _copy_aside(db_path)
-        source = sqlite3.connect(backup_dir / db_path.name, isolation_level=None)
+        backup_dir = _copy_aside(real)
+        source = sqlite3.connect(backup_dir / real.name, isolation_level=None)
         try:
             try:
                 reason = schema_reason(source)
@@ -346,15 +351,22 @@ def repair(db_path: Path, *, progress: Progress | None = None, wait: float = 0.0
                 source.close()
                 shutil.rmtree(backup_dir)
                 raise foreign_error(db_path, reason, doing="repair")
-            tables = _repair_from(source, db_path, progress)
+            tables, fresh = _rebuild(source, real, progress)
         finally:
             source.close()
+        replaced = _swap(real, fresh, backup_dir)
+        write_receipt(backup_dir, command="repair", database=real, files=replaced)
+        with read_only(real) as conn:
+            for salvage in tables:
+                if salvage.final_rows is None:
+                    salvage.final_rows = _count(conn, salvage.table)
     return RepairReport(db_path, backup_dir, tables)
 
 
-def _repair_from(
+def _rebuild(
     source: sqlite3.Connection, db_path: Path, progress: Progress | None
-) -> list[TableSalvage]:
+) -> tuple[list[TableSalvage], Path]:
+    """Salvage `source` into a fresh `<db>.repairing`: (what was saved, the fresh file)."""
     fresh = db_path.with_name(db_path.name + ".repairing")
     for stale in side_files(fresh):
         stale.unlink()
@@ -364,14 +376,19 @@ def _repair_from(
         found = LATEST_SCHEMA_VERSION
     if found > LATEST_SCHEMA_VERSION:
         raise SchemaTooNewError(found, LATEST_SCHEMA_VERSION, location=str(db_path))
-    tables = _salvage(source, fresh, progress)
+    return _salvage(source, fresh, progress), fresh
+
+
+def _swap(db_path: Path, fresh: Path, backup_dir: Path) -> list[Path]:
+    """Put `fresh` in place; the damaged originals replace their working copies in `backup_dir`
+    (untouched since, which `check` verifies: receipts.py). Returns the files moved there."""
+    for copy in side_files(backup_dir / db_path.name):
+        copy.unlink()
+    moved = []
     for file in side_files(db_path):
-        file.unlink()
+        moved.append(backup_dir / file.name)
+        file.replace(moved[-1])
     fresh.replace(db_path)
     for leftover in side_files(fresh):
         leftover.unlink()
-    with read_only(db_path) as conn:
-        for salvage in tables:
-            if salvage.final_rows is None:
-                salvage.final_rows = _count(conn, salvage.table)
-    return tables
+    return moved
