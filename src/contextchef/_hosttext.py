@@ -30,7 +30,7 @@ def surrogate_problem(text: str) -> str | None:
     except UnicodeEncodeError as exc:
         return (
             f"holds the lone surrogate U+{ord(text[exc.start]):04X} at index {exc.start}, "
-            "which UTF-8 cannot encode (decode the bytes with errors='replace', or pair it)"
+            "which UTF-8 cannot encode"
         )
     return None
 
