@@ -36,8 +36,9 @@ def surrogate_problem(text: str) -> str | None:
 
 
 def find_surrogate(value: Any) -> tuple[list[str | int], str] | None:
-    """The path to the first string (a dict key or a value) of a strict-JSON `value` that holds
-    a lone surrogate, with the problem; None when every string encodes."""
+    """The path to the first string (a dict key or a value) of a JSON-like `value` that holds a
+    lone surrogate, with the problem; None when every string encodes. Dicts and lists are
+    walked (keys that are not strings are skipped), anything else is not text."""
     if encodable(value):
         return None
     return _locate(value, [])
@@ -50,7 +51,7 @@ def encodable(value: Any) -> bool:
         return value.isascii() or surrogate_problem(value) is None  # type: ignore[no-any-return]
     if kind is dict:
         for key, item in value.items():
-            if not key.isascii() and surrogate_problem(key) is not None:
+            if type(key) is str and not key.isascii() and surrogate_problem(key) is not None:
                 return False
             if type(item) is str:
                 if not item.isascii() and surrogate_problem(item) is not None:
@@ -75,7 +76,7 @@ def _locate(value: Any, path: list[str | int]) -> tuple[list[str | int], str] | 
         return (path, problem) if problem is not None else None
     if type(value) is dict:
         for key, item in value.items():
-            problem = surrogate_problem(key)
+            problem = surrogate_problem(key) if type(key) is str else None
             if problem is not None:
                 return path, f"has a key that {problem}"
             found = _locate(item, [*path, key])

@@ -1,10 +1,11 @@
 """Every MCP request gets an answer: what the SDK's transport cannot read is answered here.
 
 The `mcp` SDK's stdio transport parses each line with pydantic; a line it cannot read (a
-`\\ud800` escape, which pydantic's JSON parser refuses as invalid Unicode; a `params` that is
-a string) is put on the read stream as the exception, and the dispatcher drops it with a debug
-log: the client waits forever (modelcontextprotocol/python-sdk: the transport's "exception on
-the read stream" is only observed by the client session, never answered by a server).
+`\ud800` escape, which pydantic's JSON parser refuses as invalid Unicode; a `params` that is
+a string) is put on the read stream as the exception, and the server's dispatcher drops it with
+a debug log, so the client waits forever. Upstream: modelcontextprotocol/python-sdk#2751 (open;
+the fix proposed in #2766 was closed unmerged); the SDK's HTTP transport already answers such
+requests (400, with a JSON-RPC error), so only stdio needs this guard.
 `AnsweringReadStream` wraps the read stream a transport hands the server: it passes messages on
 and answers each unreadable request itself, on the transport's write stream, with a JSON-RPC
 error that names the request id (`PARSE_ERROR` with id null when there is none to name). A

@@ -113,16 +113,13 @@ def render_dynamic_state(
 
 
 def _sendable(plain: Any) -> Any:
-    """The state as strict JSON whose every string encodes as UTF-8, else `DynamicStateError`
-    naming where it is not: it is rendered into the prompt as it is."""
+    """The state if it is strict JSON (no integer too long to print, nothing nested beyond
+    `MAX_DEPTH`), else `DynamicStateError` naming where it is not: it is rendered into the
+    prompt as it is. (A lone surrogate is refused by `_plain`, before JSON mode garbles it.)"""
     try:
-        strict = strict_json(plain)
+        strict_json(plain)
     except NotJson as exc:
         raise DynamicStateError(f"dynamic state: {exc.describe('the state')}") from None
-    found = find_surrogate(strict)
-    if found is not None:
-        where = NotJson(found[1], found[0])
-        raise DynamicStateError(f"dynamic state: {where.describe('the state')}")
     return plain
 
 
@@ -181,6 +178,10 @@ def _plain(dump: Callable[..., Any]) -> Any:
     iteration (hash) order; when the state holds a set, its members are put in `stable_order`
     first and the result made JSON-able the same way."""
     python = dump(mode="python")
+    found = find_surrogate(python)  # JSON mode would garble it into U+FFFD, silently
+    if found is not None:
+        where = NotJson(found[1], [str(step) for step in found[0]])
+        raise DynamicStateError(f"dynamic state: {where.describe('the state')}")
     if not _has_set(python):
         return dump(mode="json")
     return to_jsonable_python(_settled(python))
