@@ -48,7 +48,7 @@ def encodable(value: Any) -> bool:
     """Whether every string in `value` (keys included) encodes as UTF-8: the fast walk."""
     kind = type(value)
     if kind is str:
-        return value.isascii() or surrogate_problem(value) is None  # type: ignore[no-any-return]
+        return value.isascii() or surrogate_problem(value) is None
     if kind is dict:
         for key, item in value.items():
             if type(key) is str and not key.isascii() and surrogate_problem(key) is not None:

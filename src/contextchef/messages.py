@@ -59,6 +59,7 @@ from contextchef._schema import (
 )
 from contextchef._validator import validator_for
 
+_orjson: Any
 try:
     import orjson as _orjson
 except ImportError:  # the `fast` extra is not installed: the standard library parses

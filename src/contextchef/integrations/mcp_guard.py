@@ -65,7 +65,8 @@ def unreadable_reply(exc: Exception) -> types.JSONRPCError | None:
         return _error(ident, code, f"Invalid params: {where} {problem}")
     params = request.get("params")
     if params is not None and not isinstance(params, dict):
-        kind = {str: "a string", list: "an array"}.get(type(params), type(params).__name__)
+        kinds: dict[type, str] = {str: "a string", list: "an array"}
+        kind = kinds.get(type(params), type(params).__name__)
         text = f"Invalid params: params must be an object (a JSON dict), got {kind}"
         return _error(ident, types.INVALID_PARAMS, text)
     return _error(ident, types.INVALID_REQUEST, "Invalid request: not a JSON-RPC request")
