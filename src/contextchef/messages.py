@@ -27,8 +27,8 @@ Passthrough slots carry what a provider needs to see again, verbatim, and other 
 `MESSAGE_SCHEMA` says, per role, which keys a message carries, the rule each value follows and
 the sentence a user reads when it does not; `validate_message` checks one message against it at
 the boundary and names the index and field at fault (the flags must be booleans; tool-call
-arguments, when they parse as JSON, must be strict JSON), and the chef's intake (`_intake`)
-checks the same rules while it copies;
+arguments a strict-JSON object, or blank), and the chef's intake (`_intake`) checks the same
+rules while it copies, and refuses a lone surrogate in any string (`_hosttext`);
 `group_turns` splits a history into turns (an assistant with tool calls and its results form one
 turn); `ensure_valid_history` (in `_repair`) repairs what providers reject and reports every fix.
 """
