@@ -4,7 +4,12 @@ before the message schema (issue 22): `validate_message` (messages.py) then `str
 
 A regression fixture, no longer the oracle: the differential tests compare the fast path against
 the schema-driven reference path (`_intake.reference_intake`), and the reference path against
-this copy, so the schema keeps every sentence, field and order of errors users saw before it."""
+this copy, so the schema keeps every sentence, field and order of errors users saw before it.
+
+Changed since, deliberately (issue 23, host input typed): a role or part type that is not a
+string is an unknown one (it used to raise `TypeError: unhashable`), a value an error shows is
+`_hosttext.shown` (an integer too long to print no longer raises `ValueError`), tool-call
+arguments must be a JSON object ("" means none), and a lone surrogate anywhere is refused."""
 
 # ruff: noqa
 from __future__ import annotations
@@ -15,6 +20,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from contextchef._hosttext import find_surrogate, shown
 from contextchef._jsonvalue import MAX_DEPTH, NotJson
 from contextchef.errors import MessageError
 
@@ -40,11 +46,11 @@ def _validate_part(part: object, index: int | None, at: int) -> None:
     if not isinstance(part, Mapping):
         raise _fail(f"a content part must be a dict, got {type(part).__name__}", index, field)
     kind = part.get("type")
-    if kind not in _PART_TYPES:
-        hint = _FOREIGN_PART_HINT.get(str(kind))
+    if not isinstance(kind, str) or kind not in _PART_TYPES:
+        hint = _FOREIGN_PART_HINT.get(kind) if isinstance(kind, str) else None
         detail = f" ({hint})" if hint else ""
         raise _fail(
-            f"unknown content part type {kind!r}{detail}; use 'text', 'image' or 'document'",
+            f"unknown content part type {shown(kind)}{detail}; use 'text', 'image' or 'document'",
             index,
             field,
         )
@@ -108,33 +114,58 @@ _STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=
 
 
 def _check_arguments(raw: str, index: int | None, field: str) -> None:
-    """Refuse arguments that parse as JSON but not as strict JSON (NaN, Infinity, 1e999, an
-    integer beyond Python's int-to-str limit, nesting beyond `MAX_DEPTH`): the Anthropic and
-    Gemini targets parse them and would emit what `json.dumps(allow_nan=False)` rejects.
+    """Refuse arguments that are not strict JSON (the frozen check below), then (issue 23)
+    arguments that are not a JSON object at all; "" or blanks mean no arguments."""
+    if not raw or raw.isspace():
+        return
+    problem = _strict_problem(raw)
+    if problem is None:
+        problem = _object_problem(raw)
+    if problem is not None:
+        raise _fail(problem, index, field)
+
+
+_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+def _object_problem(raw: str) -> str | None:
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return (
+            f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}); send one "
+            "JSON object as a string (json.dumps the dict)"
+        )
+    if type(value) is not dict:
+        return f"the arguments must be a JSON object, got a JSON {_KINDS.get(type(value), 'null')}"
+    found = find_surrogate(value)
+    return f"the arguments JSON {found[1]}" if found is not None else None
+
+
+def _strict_problem(raw: str) -> str | None:
+    """Why arguments that parse as JSON are not strict JSON (NaN, Infinity, 1e999, an integer
+    beyond Python's int-to-str limit, nesting beyond `MAX_DEPTH`), else None.
 
     A short string is parsed only when it could hold such a value (two substring tests and a
-    regex); a long one is parsed outright, which costs less than scanning it with a regex.
-    Arguments that are not JSON at all are left to the targets, which report them at compile."""
+    regex); a long one is parsed outright, which costs less than scanning it with a regex."""
     short = len(raw) <= 2 * MAX_DEPTH  # too short to nest deeper, or to hold a 640-digit int
     if short and "NaN" not in raw and "Infinity" not in raw and not _EXPONENT.search(raw):
-        return
+        return None
     try:
         value = _STRICT_DECODER.decode(raw)
         if raw.count("[") + raw.count("{") > MAX_DEPTH:
             strict_json(value)
     except json.JSONDecodeError:
-        return
+        return None
     except _NotFinite as exc:
-        problem = f"the arguments JSON holds {exc}, a number strict JSON does not have"
+        return f"the arguments JSON holds {exc}, a number strict JSON does not have"
     except NotJson as exc:
-        problem = exc.describe("the arguments JSON", "the arguments JSON")
+        return exc.describe("the arguments JSON", "the arguments JSON")
     except RecursionError:
-        problem = f"the arguments JSON is nested more than {MAX_DEPTH} levels deep"
+        return f"the arguments JSON is nested more than {MAX_DEPTH} levels deep"
     except ValueError as exc:  # int(): an integer longer than the int-to-str limit
-        problem = f"the arguments JSON holds a number Python cannot read: {exc}"
-    else:
-        return
-    raise _fail(problem, index, field)
+        return f"the arguments JSON holds a number Python cannot read: {exc}"
+    return None
 
 
 def validate_message(message: object, index: int | None = None) -> Any:
@@ -150,9 +181,11 @@ def validate_message(message: object, index: int | None = None) -> Any:
             f"a message must be a dict, got {type(message).__name__}{hint}", index=index
         )
     role = message.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:
         raise _fail(
-            f"unknown role {role!r}; use 'system', 'user', 'assistant' or 'tool'", index, "role"
+            f"unknown role {shown(role)}; use 'system', 'user', 'assistant' or 'tool'",
+            index,
+            "role",
         )
     content = message.get("content")
     if isinstance(content, list):
@@ -185,7 +218,7 @@ def validate_message(message: object, index: int | None = None) -> Any:
         raise _fail("redacted_thinking must be a list of {'data': str}", index, "redacted_thinking")
     for flag in ("pinned", "_cache_breakpoint"):
         if flag in message and type(message[flag]) is not bool:
-            raise _fail(f"{flag} must be True or False, got {message[flag]!r}", index, flag)
+            raise _fail(f"{flag} must be True or False, got {shown(message[flag])}", index, flag)
     _validate_passthrough(message, index)
     return message
 
@@ -335,7 +368,12 @@ def oracle_intake(message: object, index: int | None = None) -> Any:
     """`intake_message` as it was: validate, then the strict sorted copy."""
     checked = validate_message(message, index)
     try:
-        return strict_json(checked)
+        copy = strict_json(checked)
     except NotJson as exc:
         problem, field = exc.describe("the message"), exc.where() or None
         raise MessageError(problem, index=index, field=field) from None
+    found = find_surrogate(copy)  # issue 23: a lone surrogate anywhere is refused
+    if found is not None:
+        where = NotJson(found[1], found[0])
+        raise MessageError(where.describe("the message"), index=index, field=where.where() or None)
+    return copy

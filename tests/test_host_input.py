@@ -160,6 +160,61 @@ BAD_HISTORIES: list[tuple[str, Any, type[ContextChefError], int | None, str | No
         "tool_calls[0].function.arguments",
         "JSON string",
     ),
+    # issue 23: what used to escape as TypeError / ValueError, or fail every later compile
+    ("role_list", [{"role": ["user"], "content": "hi"}], MessageError, 0, "role", "unknown role"),
+    ("role_dict", [{"role": {"is": "user"}}], MessageError, 0, "role", "unknown role"),
+    (
+        "part_type_list",
+        user(content=[{"type": ["text"], "text": "x"}]),
+        MessageError,
+        0,
+        "content[0]",
+        "unknown content part type ['text']",
+    ),
+    ("pinned_huge", user(pinned=10**5000), MessageError, 0, "pinned", "True or False"),
+    ("surrogate_content", user(content="a\ud800b"), MessageError, 0, "content", "U+D800"),
+    (
+        "surrogate_part",
+        user(content=[{"type": "text", "text": "\udfff"}]),
+        MessageError,
+        0,
+        "content[0].text",
+        "lone surrogate",
+    ),
+    ("surrogate_key", user(**{"k\udc00": 1}), MessageError, 0, None, "key that holds the lone"),
+    ("surrogate_extra", user(x={"y": ["ok", "\ud800"]}), MessageError, 0, "x.y[1]", "U+D800"),
+    (
+        "surrogate_tool_result",
+        [*asking("{}")[:2], {"role": "tool", "tool_call_id": "c1", "content": "\ud800"}],
+        MessageError,
+        2,
+        "content",
+        "lone surrogate",
+    ),
+    (
+        "surrogate_escape_in_arguments",
+        asking('{"path": "\\ud800"}'),
+        MessageError,
+        1,
+        "tool_calls[0].function.arguments",
+        "lone surrogate",
+    ),
+    (
+        "invalid_arguments",
+        asking("{"),
+        MessageError,
+        1,
+        "tool_calls[0].function.arguments",
+        "not valid JSON",
+    ),
+    (
+        "array_arguments",
+        asking("[1, 2]"),
+        MessageError,
+        1,
+        "tool_calls[0].function.arguments",
+        "must be a JSON object, got a JSON array",
+    ),
     ("history_none", None, ConfigError, None, None, "list of messages"),
     ("history_int", 42, ConfigError, None, None, "list of messages"),
     ("history_one_dict", {"role": "user", "content": "hi"}, ConfigError, None, None, "single"),
@@ -193,6 +248,14 @@ BAD_TOOLS: list[tuple[str, Any, str]] = [
     ("not_a_list", None, "list of tool definitions"),
     ("one_dict", tool(schema()), "not one dict"),
     *((f"library_{name}", [tool(schema(), name)], "reserved") for name in LIBRARY_TOOLS),
+    ("huge_name", [{"name": 10**5000}], "is invalid"),
+    ("huge_schema_type", [tool({"type": 10**5000})], "digits"),
+    ("newline_name", [tool(schema(), "ls\n")], "is invalid"),
+    ("surrogate_name", [tool(schema(), "ls\ud800")], "is invalid"),
+    ("surrogate_description", [{**tool(schema()), "description": "a\udc00"}], "lone surrogate"),
+    ("surrogate_schema", [tool(schema(a={"type": "string", "title": "\ud800"}))], "a.title"),
+    ("surrogate_property", [tool(schema(**{"a\ud800": {"type": "string"}}))], "lone surrogate"),
+    ("surrogate_tag", [{**tool(schema()), "tags": ["x\ud800"]}], "lone surrogate"),
 ]
 if HUGE is not None:
     BAD_TOOLS.append(("huge_int", [tool(schema(a={"type": "integer", "maximum": HUGE}))], "digits"))
@@ -239,7 +302,8 @@ def test_a_bad_history_is_refused_naming_the_message_and_field(
             assert "levels more" in exc.field
 
 
-MESSAGE_ROWS = [row for row in BAD_HISTORIES if row[2] is MessageError]
+# (a fault in the role itself is no fault once the role is "system")
+MESSAGE_ROWS = [row for row in BAD_HISTORIES if row[2] is MessageError and row[4] != "role"]
 
 
 @pytest.mark.parametrize(
@@ -385,3 +449,117 @@ def test_the_renamed_id_skips_ids_already_taken() -> None:
         "c1",
         "c1_3",
     ]
+
+
+def deep_list(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# (id, set_dynamic_state's arguments, the error class, a fragment of the error text)
+BAD_STATES: list[tuple[str, tuple[Any, ...], type[ContextChefError], str]] = [
+    ("dataclass_instance", (DataTask(goal="x"),), DynamicStateError, "set_dynamic_state(DataTask"),
+    ("huge_int_schema", (10**5000,), ConfigError, "digits"),
+    ("huge_int_value", (dict[str, Any], {"n": 10**5000}), DynamicStateError, "value at n"),
+    ("deep_list", (list[Any], deep_list(5000)), DynamicStateError, "levels deep"),
+    ("deep_field", (dict[str, Any], {"a": deep_list(MAX_DEPTH)}), DynamicStateError, "deep"),
+    ("surrogate_value", (Task, {"goal": "x\ud800"}), DynamicStateError, "goal holds the lone"),
+    ("surrogate_key", (dict[str, str], {"k\udfff": "v"}), DynamicStateError, "lone surrogate"),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "text"), [row[1:] for row in BAD_STATES], ids=[row[0] for row in BAD_STATES]
+)
+def test_a_bad_dynamic_state_is_refused_with_a_typed_error(
+    args: Any, error: type[ContextChefError], text: str
+) -> None:
+    exc = refused(good_chef(), lambda chef: chef.set_dynamic_state(*args), error)
+    assert text in str(exc)
+
+
+def waiting_chef() -> ContextChef:
+    """A chef whose history ends with a call of `ls` (id c1) waiting for its result."""
+    return good_chef().set_history(asking("{}")[:2])
+
+
+# (id, the call, the error class, the message index, the field, a fragment of the error text):
+# the setters that add to the history take the same intake as set_history
+BAD_ADDITIONS: list[tuple[str, Callable[[ContextChef], Any], type[ContextChefError], Any]] = [
+    (
+        "append_surrogate",
+        lambda chef: chef.append_history([{"role": "user", "content": "\ud800"}]),
+        MessageError,
+        (2, "content", "lone surrogate"),
+    ),
+    (
+        "append_role_list",
+        lambda chef: chef.append_history([{"role": ["user"]}]),
+        MessageError,
+        (2, "role", "unknown role"),
+    ),
+    (
+        "response_invalid_arguments",
+        lambda chef: chef.add_response(
+            {"role": "assistant", "content": None, "tool_calls": [call('{"a": ', "c2")]}
+        ),
+        MessageError,
+        (2, "tool_calls[0].function.arguments", "not valid JSON"),
+    ),
+    (
+        "response_surrogate",
+        lambda chef: chef.add_response({"role": "assistant", "content": "ok \udc80"}),
+        MessageError,
+        (2, "content", "lone surrogate"),
+    ),
+    (
+        "tool_result_surrogate",
+        lambda chef: chef.add_tool_result("c1", "a\ud800"),
+        MessageError,
+        (2, "content", "lone surrogate"),
+    ),
+    (
+        "tool_result_part_surrogate",
+        lambda chef: chef.add_tool_result("c1", [{"type": "text", "text": "\ud800"}]),
+        MessageError,
+        (2, "content[0].text", "lone surrogate"),
+    ),
+    (
+        "tool_result_huge_id",
+        lambda chef: chef.add_tool_result(10**5000, "x"),  # type: ignore[arg-type]
+        ConfigError,
+        (None, None, "digits"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "where"),
+    [row[1:] for row in BAD_ADDITIONS],
+    ids=[row[0] for row in BAD_ADDITIONS],
+)
+def test_what_is_added_to_the_history_is_refused_like_a_history(
+    change: Callable[[ContextChef], Any], error: type[ContextChefError], where: Any
+) -> None:
+    index, field, text = where
+    exc = refused(waiting_chef(), change, error)
+    assert text in str(exc)
+    if isinstance(exc, MessageError):
+        assert (exc.index, exc.field) == (index, field)
+
+
+def test_text_outside_ascii_that_encodes_is_kept_as_it_is() -> None:
+    """Paired surrogates (an emoji, escaped in arguments or not) and other non-ASCII text pass
+    the checks, and every target's payload encodes as UTF-8."""
+    history = [
+        {"role": "user", "content": "café 👍 — 日本"},
+        *asking('{"path": "\\ud83d\\udc4d.txt", "note": "é"}')[1:],
+    ]
+    chef = ContextChef().set_history(history)
+    chef.tools.register([{**tool(schema(), "ls"), "description": "Lists 📁 files"}])
+    chef.set_dynamic_state(Task, {"goal": "ship 🚀"})
+    assert chef.history[0]["content"] == "café 👍 — 日本"
+    for target in TARGETS:
+        json.dumps(chef.compile(target=target), ensure_ascii=False).encode("utf-8")

@@ -58,7 +58,14 @@ LOOSE = ("loose",)  # refused, for an enclosing rule to say why
 Outcome = tuple[Any, ...]  # OK, LOOSE, or ("error", sentence, steps from this value)
 Example = tuple[Any, Outcome]
 
-PROBLEM_PROBES = ['{"x": NaN}', '{"x": 1e999}', "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)]
+PROBLEM_PROBES = [
+    '{"x": NaN}',
+    '{"x": 1e999}',
+    "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
+    "{",  # not JSON
+    "[1, 2]",  # not an object
+    '{"x": "\\ud800"}',  # an escaped lone surrogate
+]
 
 
 def say(template: str, value: Any) -> str:
@@ -84,7 +91,8 @@ def lift(outcome: Outcome, rule: Rule, value: Any, step: str | int | None) -> Ou
 def examples(rule: Rule) -> Iterator[Example]:
     """Values for `rule`, each with the outcome the rules predict; the first one is accepted."""
     if isinstance(rule, Str):
-        yield "x", OK
+        # the first example is accepted: a string any `problem` check passes ("{}": arguments)
+        yield ("x" if rule.problem is None or rule.problem("x") is None else "{}"), OK
         yield ("", refused(rule, "") if rule.nonempty else OK)
         yield 5, refused(rule, 5)
         for probe in PROBLEM_PROBES if rule.problem is not None else ():

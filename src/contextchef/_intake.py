@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from contextchef._fastcopy import Unusual, exact_json, sorted_copy
+from contextchef._hosttext import encodable, find_surrogate
 from contextchef._jsonvalue import MAX_DEPTH, NotJson, strict_json
 from contextchef._schema import (
     AnyOf,
@@ -59,22 +60,38 @@ def intake_message(message: object, index: int | None = None) -> Message:
     """A private copy of a host message: validated against the schema, keys sorted, and strict
     JSON all through (`strict_json`: no cycle, no nesting beyond `MAX_DEPTH`, string keys, no
     NaN or infinity, no unprintable integer, no set or foreign object), else `MessageError`
-    naming the index and the field. `fast_intake` when it can, else the reference path."""
+    naming the index and the field; a string (or key) holding a lone surrogate is refused the
+    same way (it could never be sent). `fast_intake` when it can, else the reference path."""
     try:
-        return cast(Message, fast_intake(message))
+        copy = fast_intake(message)
     except (Unusual, RecursionError):
         return reference_intake(message, index)
+    if not encodable(copy):
+        _refuse_surrogate(copy, index)
+    return cast(Message, copy)
 
 
 def reference_intake(message: object, index: int | None = None) -> Message:
-    """`intake_message` by the reference path: `validate_message`, then `strict_json`."""
+    """`intake_message` by the reference path: `validate_message`, then `strict_json`, then
+    the check that every string encodes as UTF-8 (no lone surrogate)."""
     checked = validate_message(message, index)
     try:
         copy: Message = strict_json(checked)
     except NotJson as exc:
         problem, field = exc.describe("the message"), exc.where() or None
         raise MessageError(problem, index=index, field=field) from None
+    if not encodable(copy):
+        _refuse_surrogate(copy, index)
     return copy
+
+
+def _refuse_surrogate(copy: object, index: int | None) -> None:
+    """Raise `MessageError` at the first string of `copy` holding a lone surrogate."""
+    found = find_surrogate(copy)
+    if found is not None:
+        path, problem = found
+        where = NotJson(problem, path)
+        raise MessageError(where.describe("the message"), index=index, field=where.where() or None)
 
 
 def fast_intake_for(schema: MessageSchema) -> _Fast:

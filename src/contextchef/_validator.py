@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from contextchef._hosttext import shown
 from contextchef._schema import (
     AnyOf,
     Attachment,
@@ -50,8 +51,23 @@ class _Invalid(Exception):
         self.steps: list[str | int] = []
 
 
+class _Shown:
+    """A host value in an error template: `{value!r}` shows `shown(value)`, which never raises
+    (an integer too long to print) and is cut short."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return shown(self.value)
+
+    __str__ = __repr__
+
+
 def _say(error: str, value: object) -> str:
-    return error.format(type=type(value).__name__, value=value)
+    return error.format(type=type(value).__name__, value=_Shown(value))
 
 
 def _fail(error: str | None, value: object) -> _Invalid:
@@ -89,7 +105,7 @@ def validator_for(schema: MessageSchema) -> Validator:
             text = schema.not_a_dict.format(type=type(message).__name__, hint=hint)
             raise MessageError(text, index=index)
         role = message.get("role")
-        if role not in names:
+        if not isinstance(role, str) or role not in names:  # a list or dict does not hash
             raise MessageError(_say(schema.role_error, role), index=index, field="role")
         first, then = roles[role]
         try:
@@ -303,9 +319,10 @@ def _tagged(rule: Tagged, deferred: bool) -> _Check | None:
         if not deferred and not isinstance(value, Mapping):
             raise _fail(error, value)
         kind = value.get(tag)
-        if kind not in names:
-            hint = hints.get(str(kind))
-            raise _Invalid(unknown.format(tag=kind, hint=f" ({hint})" if hint else ""))
+        if not isinstance(kind, str) or kind not in names:  # a list or dict does not hash
+            hint = hints.get(kind) if isinstance(kind, str) else None
+            tag_shown = _Shown(kind)
+            raise _Invalid(unknown.format(tag=tag_shown, hint=f" ({hint})" if hint else ""))
         check = variants[kind]
         if check is not None:
             try:

@@ -27,18 +27,20 @@ Passthrough slots carry what a provider needs to see again, verbatim, and other 
 `MESSAGE_SCHEMA` says, per role, which keys a message carries, the rule each value follows and
 the sentence a user reads when it does not; `validate_message` checks one message against it at
 the boundary and names the index and field at fault (the flags must be booleans; tool-call
-arguments, when they parse as JSON, must be strict JSON), and the chef's intake (`_intake`)
-checks the same rules while it copies;
+arguments a strict-JSON object, or blank), and the chef's intake (`_intake`) checks the same
+rules while it copies, and refuses a lone surrogate in any string (`_hosttext`);
 `group_turns` splits a history into turns (an assistant with tool calls and its results form one
 turn); `ensure_valid_history` (in `_repair`) repairs what providers reject and reports every fix.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Required, TypedDict, cast
 
+from contextchef._hosttext import find_surrogate
 from contextchef._jsonvalue import json_text_problem
 from contextchef._schema import (
     AnyOf,
@@ -56,6 +58,12 @@ from contextchef._schema import (
     Tagged,
 )
 from contextchef._validator import validator_for
+
+_orjson: Any
+try:
+    import orjson as _orjson
+except ImportError:  # the `fast` extra is not installed: the standard library parses
+    _orjson = None
 
 __all__ = [
     "MESSAGE_SCHEMA",
@@ -178,12 +186,45 @@ class ToolDefinition(TypedDict, total=False):
 
 
 def arguments_problem(raw: str) -> str | None:
-    """Why tool-call arguments that parse as JSON are not strict JSON (NaN, Infinity, 1e999, an
-    integer beyond Python's int-to-str limit, nesting beyond `MAX_DEPTH`), else None: the
-    Anthropic and Gemini targets parse them and would emit what `json.dumps(allow_nan=False)`
-    rejects. Arguments that are not JSON at all are left to the targets, which report them at
-    compile."""
-    return json_text_problem(raw, "the arguments JSON")
+    """Why tool-call arguments are not a strict-JSON object, else None ("" or blanks mean no
+    arguments): not JSON at all, JSON that is not an object, a NaN, Infinity, 1e999, an integer
+    beyond Python's int-to-str limit, nesting beyond `MAX_DEPTH`, or an escaped lone surrogate.
+    The Anthropic and Gemini targets parse the arguments into an object, so any of these would
+    fail every compile (or emit what `json.dumps(allow_nan=False)` and UTF-8 reject); refused at
+    intake, they name the message and the call instead. Parsed once, by orjson when installed."""
+    if not raw or raw.isspace():
+        return None
+    problem = json_text_problem(raw, "the arguments JSON")
+    if problem is not None:
+        return problem
+    try:
+        value = _parse_arguments(raw)
+    except json.JSONDecodeError as exc:
+        return (
+            f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}); send one "
+            "JSON object as a string (json.dumps the dict)"
+        )
+    if type(value) is not dict:
+        kind = _JSON_KIND.get(type(value), "null")
+        return f"the arguments must be a JSON object, got a JSON {kind}"
+    if "\\u" in raw:  # only an escape makes a lone surrogate in an ASCII text
+        found = find_surrogate(value)
+        if found is not None:
+            return f"the arguments JSON {found[1]}"
+    return None
+
+
+_JSON_KIND = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+def _parse_arguments(raw: str) -> Any:
+    """`json.loads(raw)`, by orjson when installed and it can (it refuses what it differs on)."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(raw)
+        except (_orjson.JSONDecodeError, RecursionError):
+            pass
+    return json.loads(raw)
 
 
 _SIGNATURE = Nullable(Str(error="gemini_thought_signature must be a base64 string"))

@@ -4,6 +4,8 @@ session for a whole module."""
 
 from __future__ import annotations
 
+import json
+import select
 import socket
 import subprocess
 import sys
@@ -11,7 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio.from_thread
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -116,3 +118,60 @@ def http_server(args: list[str], home: Path) -> Iterator[str]:
 
 def http_client_for(url: str) -> AbstractContextManager[Client]:
     return _through_portal(_http_session(url))
+
+
+class RawStdio:
+    """A `contextchef mcp` subprocess spoken to line by line, for requests the SDK's client
+    cannot send (a lone surrogate escape, a `params` that is a string)."""
+
+    INITIALIZE: ClassVar[dict[str, Any]] = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line.encode("ascii") + b"\n")
+        self.process.stdin.flush()
+
+    def ask(self, line: str) -> dict[str, Any]:
+        """Send one JSON-RPC line and read the next line the server writes, as JSON. A server
+        that never answers fails the test after a minute (a guard, not a timing)."""
+        self.send(line)
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], 60)
+        assert ready, f"no answer to {line}"
+        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
+        return answer
+
+
+@contextmanager
+def raw_stdio(args: list[str], home: Path) -> Iterator[RawStdio]:
+    """An initialized `contextchef mcp` subprocess for `RawStdio` lines."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {"CONTEXTCHEF_HOME": str(home), "PATH": "/usr/bin:/bin"}
+    with (home / "server.log").open("a") as errors:
+        process = subprocess.Popen(
+            [sys.executable, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=env,
+        )
+    raw = RawStdio(process)
+    try:
+        assert "result" in raw.ask(json.dumps(RawStdio.INITIALIZE))
+        raw.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        yield raw
+    finally:
+        process.kill()
+        process.communicate(timeout=30)  # waits, and closes the pipes

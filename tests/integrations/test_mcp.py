@@ -12,9 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 import typer
 from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    PARSE_ERROR,
+    CallToolRequestParams,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from contextchef import (
@@ -27,12 +36,16 @@ from contextchef import (
 )
 from contextchef.cli import app
 from contextchef.cli.mcp import open_backend
+from contextchef.integrations.mcp import ContextServer
+from contextchef.integrations.mcp_guard import unreadable_reply
 from contextchef.integrations.mcp_resources import mime_type
 from tests.integrations.mcp_client import (
     PROJECT,
     Client,
+    RawStdio,
     http_client_for,
     http_server,
+    raw_stdio,
     server_args,
     stdio_client_for,
 )
@@ -261,3 +274,80 @@ def test_the_store_option_picks_the_backend(tmp_path: Path) -> None:
     assert isinstance(postgres, AsyncPostgresBackend)  # its pool opens on first use
     result = CliRunner().invoke(app, ["mcp", "--store", ":memory:", "--transport", "sse"])
     assert result.exit_code == 2 and "stdio or http" in result.output
+
+
+def call_line(params: str, ident: int = 7) -> str:
+    return f'{{"jsonrpc":"2.0","id":{ident},"method":"tools/call","params":{params}}}'
+
+
+# (the raw request line, the JSON-RPC error code, a fragment of its message): lines the SDK's
+# stdio transport cannot read, which it used to drop without an answer
+UNREADABLE = [
+    (
+        call_line(
+            '{"name":"context","arguments":{"command":"create","path":"notes/s.md",'
+            '"file_text":"x\\ud800"}}'
+        ),
+        INVALID_PARAMS,
+        "params.arguments.file_text holds the lone surrogate U+D800",
+    ),
+    (call_line('{"name":"\\udfff","arguments":{}}'), INVALID_PARAMS, "params.name holds"),
+    (call_line('"context"'), INVALID_PARAMS, "params must be an object (a JSON dict), got a str"),
+    (call_line('["context"]'), INVALID_PARAMS, "got an array"),
+    ("tools/call {", PARSE_ERROR, "Parse error"),
+]
+
+
+def test_requests_the_sdk_cannot_read_are_answered_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    with raw_stdio(server_args(tmp_path / "raw.db"), home) as raw:
+        for line, code, text in UNREADABLE:
+            answer = raw.ask(line)
+            assert answer["id"] == (None if code == PARSE_ERROR else 7), line
+            assert answer["error"]["code"] == code, line
+            assert text in answer["error"]["message"], line
+        view = call_line('{"name":"context","arguments":{"command":"view","path":"notes/s.md"}}')
+        answer = raw.ask(view)
+        assert answer["result"]["isError"] is True  # the refused create wrote nothing
+        assert "notes/s.md" in answer["result"]["content"][0]["text"]
+    assert (home / "server.log").read_text().count("an unreadable MCP message") == len(UNREADABLE)
+
+
+def test_over_http_unreadable_requests_get_json_rpc_errors(tmp_path: Path) -> None:
+    with http_server(server_args(tmp_path / "http.db"), tmp_path / "home") as url:
+        headers = {"Accept": "application/json, text/event-stream"}
+        hello = httpx.post(url, headers=headers, json=RawStdio.INITIALIZE, timeout=60)
+        headers["mcp-session-id"] = hello.headers["mcp-session-id"]
+        headers["mcp-protocol-version"] = "2025-06-18"
+        headers["Content-Type"] = "application/json"
+        for line, code, _ in UNREADABLE[:3]:
+            answer = httpx.post(url, headers=headers, content=line, timeout=60)
+            assert answer.status_code == 400, line
+            assert answer.json()["error"]["code"] in (code, PARSE_ERROR), line
+
+
+def test_a_lone_surrogate_that_reaches_a_tool_call_is_a_tool_error() -> None:
+    """A transport that reads "\\ud800" with Python's `json` hands the string to the server."""
+    server = ContextServer("memory")
+    params = CallToolRequestParams(
+        name="context", arguments={"command": "create", "path": "notes/a\ud800", "file_text": "x"}
+    )
+    result = anyio.run(server._call_tool, None, params)  # the SDK's on_call_tool handler
+    (part,) = result.content
+    assert result.is_error and "path holds the lone surrogate U+D800" in part.text
+    json.dumps(result.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"jsonrpc":"2.0","method":"notifications/x","params":"p"}',  # a notification
+        '{"jsonrpc":"2.0","id":3,"result":"x\\ud800"}',  # a response
+    ],
+)
+def test_what_is_not_a_request_gets_no_reply(line: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    assert unreadable_reply(caught.value) is None

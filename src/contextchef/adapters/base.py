@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 
+from contextchef._hosttext import find_surrogate, shown, surrogate_problem
 from contextchef._jsonvalue import NotJson, sorted_keys, strict_json
 from contextchef._memo import ConversionCache
 from contextchef.adapters.profile import AdapterProfile, profile_of
@@ -104,9 +105,9 @@ def normalize_tool(tool: Mapping[str, Any], index: int | None = None) -> ToolDef
     if tool.get("type") == "function" and isinstance(tool.get("function"), Mapping):
         source = tool["function"]
     name = source.get("name")
-    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+    if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
         raise ToolDefinitionError(
-            f"{where}: name {name!r} is invalid; use 1-64 letters, digits, '_', '-' or '.', "
+            f"{where}: name {shown(name)} is invalid; use 1-64 letters, digits, '_', '-' or '.', "
             "starting with a letter or '_'"
         )
     where = f"tool {name!r}"
@@ -117,7 +118,8 @@ def normalize_tool(tool: Mapping[str, Any], index: int | None = None) -> ToolDef
         raise ToolDefinitionError(f"{where}: parameters must be a JSON schema object (a dict)")
     if schema.get("type") != "object":
         raise ToolDefinitionError(
-            f'{where}: the parameters schema must have "type": "object", got {schema.get("type")!r}'
+            f'{where}: the parameters schema must have "type": "object", '
+            f"got {shown(schema.get('type'))}"
         )
     properties = schema.get("properties", {})
     if not isinstance(properties, Mapping):
@@ -131,12 +133,19 @@ def normalize_tool(tool: Mapping[str, Any], index: int | None = None) -> ToolDef
     description = source.get("description", "")
     if not isinstance(description, str):
         raise ToolDefinitionError(f"{where}: description must be a string")
+    problem = surrogate_problem(description)
+    if problem is not None:
+        raise ToolDefinitionError(f"{where}: the description {problem}")
     try:
         parameters = strict_json(schema)
     except NotJson as exc:
         raise ToolDefinitionError(
             f"{where}: {exc.describe('the parameters schema', 'the schema value')}"
         ) from None
+    found = find_surrogate(parameters)
+    if found is not None:
+        problem = NotJson(found[1], found[0]).describe("the parameters schema", "the schema value")
+        raise ToolDefinitionError(f"{where}: {problem}")
     result: ToolDefinition = {"description": description, "name": name, "parameters": parameters}
     strict = source.get("strict")
     if isinstance(strict, bool):
@@ -152,6 +161,9 @@ def normalize_tool(tool: Mapping[str, Any], index: int | None = None) -> ToolDef
             raise ToolDefinitionError(f"{where}: tags must be a list of strings")
         if not all(isinstance(tag, str) and tag for tag in tags):
             raise ToolDefinitionError(f"{where}: every tag must be a non-empty string")
+        for tag in tags:
+            if (problem := surrogate_problem(tag)) is not None:
+                raise ToolDefinitionError(f"{where}: the tag {shown(tag)} {problem}")
         result["tags"] = list(tags)
     return dict(sorted(result.items()))  # type: ignore[return-value]
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import cast
 
 from contextchef._compaction import Compaction, landed, record
+from contextchef._hosttext import shown
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
 from contextchef._repair import HistoryFix, HistoryRepair, waiting_placeholders
@@ -191,9 +192,9 @@ def _answered_call(history: Sequence[Message], call_id: object, name: object) ->
             "add_tool_result needs the call's id (or, for a Gemini call without one, name=)"
         )
     if call_id is not None and (not isinstance(call_id, str) or not call_id):
-        raise ConfigError(f"a tool call id is a non-empty string, got {call_id!r}")
+        raise ConfigError(f"a tool call id is a non-empty string, got {shown(call_id)}")
     if name is not None and (not isinstance(name, str) or not name):
-        raise ConfigError(f"name= is the called function's name, got {name!r}")
+        raise ConfigError(f"name= is the called function's name, got {shown(name)}")
     waiting, assistant = _waiting_calls(history)
     called = next((c for c in waiting if c["id"] == call_id), None)
     if call_id is None:

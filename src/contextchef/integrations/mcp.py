@@ -17,7 +17,10 @@ It uses the SDK's low-level `Server` rather than `MCPServer`, because the `conte
 schema must be exactly our definition and a malformed call must come back as our `Error: …`
 text (a tool result with `isError`), not as the SDK's validation message. A tool name the
 server does not serve, a resource that does not exist and a bad cursor are protocol errors
-(`INVALID_PARAMS`); nothing a client sends ends the session.
+(`INVALID_PARAMS`); nothing a client sends ends the session, and every request is answered:
+one the SDK's stdio transport cannot read (a lone surrogate escape, a `params` that is not an
+object) gets a JSON-RPC error from `mcp_guard`, and a lone surrogate that reaches a tool call
+(HTTP parses with Python's `json`) an `isError` result.
 
 Several servers (several clients) on one SQLite file or PostgreSQL schema see each other's
 writes: every call reads the store, nothing is cached in the process.
@@ -41,9 +44,11 @@ except ImportError as exc:  # pragma: no cover - exercised by simulating the imp
     raise MissingDependencyError(exc.name or "mcp", "mcp") from exc
 
 from contextchef import prompts
+from contextchef._hosttext import encodable, find_surrogate
 from contextchef._jsonvalue import copy_json
 from contextchef._version import __version__
 from contextchef.chef import AsyncContextChef
+from contextchef.integrations.mcp_guard import AnsweringReadStream
 from contextchef.integrations.mcp_resources import (
     ResourceMissing,
     list_entries,
@@ -77,6 +82,8 @@ Context = ServerRequestContext[Any, Any]
 
 
 def _text_result(text: str) -> types.CallToolResult:
+    if not encodable(text):  # a lone surrogate echoed from a request would fail the reply
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         is_error=text.startswith(_ERROR_PREFIX),
@@ -196,6 +203,10 @@ class ContextServer:
     async def _call_tool(
         self, ctx: Context, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        found = find_surrogate(params.arguments) if params.arguments else None
+        if found is not None:  # read by a transport that parses with Python's `json`
+            where = ".".join(str(step) for step in found[0]) or "the arguments"
+            return _text_result(f"{_ERROR_PREFIX}{where} {found[1]}; send valid Unicode text")
         return _text_result(await self.call(params.name, params.arguments))
 
     # -- resources --------------------------------------------------------------------------
@@ -277,7 +288,8 @@ class ContextServer:
         """Serve one client over this process's stdin and stdout until it disconnects."""
         async with stdio_server() as (read_stream, write_stream):
             options = self.server.create_initialization_options()
-            await self.server.run(read_stream, write_stream, options)
+            answering = AnsweringReadStream(read_stream, write_stream)
+            await self.server.run(answering, write_stream, options)
 
     async def run_http(
         self, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp"

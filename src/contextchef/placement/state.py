@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass
 from types import GenericAlias, UnionType
 from typing import (
     Any,
@@ -32,7 +32,8 @@ from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import SchemaError, to_jsonable_python
 from typing_extensions import TypedDict
 
-from contextchef._jsonvalue import stable_order
+from contextchef._hosttext import find_surrogate, shown
+from contextchef._jsonvalue import MAX_DEPTH, NotJson, stable_order, strict_json
 from contextchef.errors import ConfigError, DynamicStateError
 from contextchef.placement.xml import object_to_xml
 
@@ -70,6 +71,12 @@ def render_dynamic_state(
             "with its data: a pydantic model class, a TypedDict or a dataclass, e.g. "
             "set_dynamic_state(TaskState, {'goal': ...})"
         )
+    if is_dataclass(schema_or_model) and not isinstance(schema_or_model, type):
+        name = type(schema_or_model).__name__
+        raise DynamicStateError(
+            f"set_dynamic_state got a {name} instance (a dataclass instance); pass its type "
+            f"with the instance as data: set_dynamic_state({name}, instance)"
+        )
     schema = schema_path(
         type(schema_or_model) if isinstance(schema_or_model, BaseModel) else schema_or_model
     )
@@ -89,15 +96,31 @@ def render_dynamic_state(
             for err in exc.errors()
         )
         raise DynamicStateError(f"dynamic state is invalid: {problems}") from exc
-    except (PydanticUserError, SchemaError, TypeError, ValueError, KeyError) as exc:
+    except RecursionError:
+        raise DynamicStateError(
+            f"dynamic state is nested more than {MAX_DEPTH} levels deep"
+        ) from None
+    except (PydanticUserError, SchemaError, TypeError, ValueError, KeyError, AttributeError) as exc:
         # pydantic cannot use the schema
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(
-            f"cannot use {schema_or_model!r} as a dynamic state schema: {exc}"
+            f"cannot use {shown(schema_or_model)} as a dynamic state schema: {shown(exc, 300)}"
         ) from exc
+    plain = _sendable(plain)
     xml = object_to_xml(plain, STATE_ROOT)
     return DynamicState(plain, xml, placement, schema)  # type: ignore[arg-type]
+
+
+def _sendable(plain: Any) -> Any:
+    """The state if it is strict JSON (no integer too long to print, nothing nested beyond
+    `MAX_DEPTH`), else `DynamicStateError` naming where it is not: it is rendered into the
+    prompt as it is. (A lone surrogate is refused by `_plain`, before JSON mode garbles it.)"""
+    try:
+        strict_json(plain)
+    except NotJson as exc:
+        raise DynamicStateError(f"dynamic state: {exc.describe('the state')}") from None
+    return plain
 
 
 def schema_path(schema: Any) -> str | None:
@@ -155,6 +178,10 @@ def _plain(dump: Callable[..., Any]) -> Any:
     iteration (hash) order; when the state holds a set, its members are put in `stable_order`
     first and the result made JSON-able the same way."""
     python = dump(mode="python")
+    found = find_surrogate(python)  # JSON mode would garble it into U+FFFD, silently
+    if found is not None:
+        where = NotJson(found[1], [str(step) for step in found[0]])
+        raise DynamicStateError(f"dynamic state: {where.describe('the state')}")
     if not _has_set(python):
         return dump(mode="json")
     return to_jsonable_python(_settled(python))
