@@ -60,6 +60,7 @@ from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
 from contextchef.store.backend import Version
 from contextchef.store.core import CAS_ATTEMPTS, StoreCore
+from contextchef.store.ops import Op
 from contextchef.store.paths import validate_entry_path
 
 __all__ = ["MemoryCore", "Selector", "UpdateHook"]
@@ -327,7 +328,7 @@ class MemoryCore:
                     expired.append(key)
         return tuple(live), tuple(expired)
 
-    def _delete_if_expired(self, key: str) -> Flow[None]:
+    def _delete_if_expired(self, key: str) -> Op[None]:
         """The deferred delete of an expired entry: only if it is still there and expired."""
         if key not in self._expiring:
             return

@@ -38,6 +38,7 @@ from contextchef.errors import ConfigError
 from contextchef.messages import Message
 from contextchef.store.backend import StoredEntry
 from contextchef.store.core import StoreCore
+from contextchef.store.ops import Op
 
 __all__ = [
     "TURN_NAMESPACE",
@@ -156,7 +157,7 @@ class TurnCounter:
         self._users = UserMessages()
         self._unsaved: tuple[int, Marker | None] | None = None
 
-    def load(self) -> Flow[int]:
+    def load(self) -> Op[int]:
         stored = yield from self.store.get(TURN_NAMESPACE, TURN_PATH)
         turn, marker = self._parse(stored)
         unsaved = self._unsaved
@@ -168,7 +169,7 @@ class TurnCounter:
         self.turn, self.marker = turn, marker
         return self.turn
 
-    def save(self, turn: int, marker: Marker | None) -> Flow[int]:
+    def save(self, turn: int, marker: Marker | None) -> Op[int]:
         meta = marker_data(marker)
         self._unsaved = None
         yield from self.store.put(TURN_NAMESPACE, TURN_PATH, str(turn), meta)
@@ -201,7 +202,7 @@ class TurnCounter:
         self.store.defer((TURN_NAMESPACE, TURN_PATH, id(self)), self._write_unsaved)
         return turn
 
-    def _write_unsaved(self) -> Flow[None]:
+    def _write_unsaved(self) -> Op[None]:
         """The deferred write of a counted turn, unless another writer counted further."""
         unsaved = self._unsaved
         if unsaved is None:

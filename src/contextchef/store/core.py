@@ -51,8 +51,7 @@ from contextchef.store.backend import (
     backend_supports,
 )
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
-from contextchef.store.ops import BackendOps, CapableBackend, Op
-from contextchef.store.pending import Deferred, Pending, flush_flow
+from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import (
     URI_PREFIX,
     content_path,
@@ -60,6 +59,7 @@ from contextchef.store.paths import (
     validate_namespace,
     validate_prefix,
 )
+from contextchef.store.pending import Deferred, Pending, flush_flow
 from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
 from contextchef.store.versioning import declare_flow, no_versions_error
 
