@@ -13,13 +13,16 @@ from typing import Any
 import pytest
 
 from contextchef import AsyncContextChef, ContextChef
+from contextchef.errors import StoreBusyError
 from contextchef.memory import Memory
-from contextchef.store import AsyncStore, Store
+from contextchef.store import AsyncStore, InMemoryBackend, Store, pending
 from contextchef.store.backends.postgres import AsyncPostgresBackend, PostgresBackend
 from contextchef.store.backends.postgres import backend as pg_backend
 from contextchef.store.backends.postgres._common import execute, execute_async
 from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.ops import Op
 from tests.contract import pg
+from tests.contract.helpers import Spy
 
 
 def user(text: str) -> dict[str, Any]:
@@ -205,3 +208,50 @@ def test_async_postgres_get_is_one_read(pg_schema: str, pg_statements: list[str]
         await store.close()
 
     asyncio.run(main())
+
+
+# -- what waits, and how much ------------------------------------------------------------------
+
+
+def test_a_failing_deferred_write_is_kept_and_an_explicit_flush_raises_it() -> None:
+    store = Store(InMemoryBackend())
+    notes = store.namespace("notes")
+    attempts: list[int] = []
+
+    def write() -> Op[None]:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise StoreBusyError("held by another writer")
+        yield from store.core.put("notes", "later.md", "written", None)
+
+    store.core.defer("later", write)
+    notes.put("now.md", "x")  # the implicit flush logs the failure; the write goes ahead
+    assert notes.get("now.md") is not None and notes.get("later.md") is None
+    store.flush()  # kept: the second attempt succeeds
+    assert notes.get("later.md").content == "written"  # type: ignore[union-attr]
+    store.core.defer("again", lambda: _raise(StoreBusyError("still held")))
+    with pytest.raises(StoreBusyError):
+        store.flush()
+
+
+def _raise(exc: Exception) -> Op[None]:
+    raise exc
+    yield  # a flow
+
+
+def test_read_times_waiting_for_a_flush_are_bounded(tmp_path: Path) -> None:
+    backend = SQLiteBackend(tmp_path / "context.db", project="test:nowrite")
+    store = Store(backend)
+    notes = store.namespace("notes")
+    for index in range(3):
+        notes.put(f"{index}.md", "x")
+    spy = Spy(backend)
+    spied = Store(spy)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pending, "MAX_PENDING", 2)
+        for index in range(3):
+            assert spied.namespace("notes").get(f"{index}.md") is not None
+    spied.flush()
+    calls = spy.calls
+    assert calls.count("touch") == 2 and calls.count("read") == 3
+    store.close()

@@ -5,7 +5,7 @@ A read never writes. Recording the time of each read for eviction was a write pe
 the lock), and a compile with memory wrote the turn count. So a `StoreCore` keeps, per core:
 
 - `seen`: the time this process last read each entry (eviction reads it at once, on every
-  backend: see `eviction`);
+  backend: see `eviction`); once a backend with `touch` holds a time, `seen` drops it;
 - `unsaved`: of those, the ones a backend with `touch` has not persisted yet, at most
   `MAX_PENDING` entries (a read beyond that is still in `seen`, it is only not persisted);
 - `deferred`: writes a feature asked to run "with the next write" (memory's turn count, the
@@ -101,5 +101,9 @@ def flush_flow(ops: BackendOps, pending: Pending, *, strict: bool) -> Op[None]:
             yield from ops.touch(ns, path, at)
         except Exception as exc:
             logger.debug("the read time of %s/%s was not recorded: %s", ns, path, exc)
+            continue
+        seen = pending.seen.get(ns)
+        if seen is not None and seen.get(path) == at:
+            del seen[path]  # the backend holds it now: `seen` keeps only what it does not
     if strict and failure is not None:
         raise failure
