@@ -319,10 +319,12 @@ def test_reopen_keeps_entries_and_access_times(
     _fill(notes, clock, ["a.md", "b.md", "c.md"])
     clock.advance(10)
     notes.get("a.md")
+    first.flush()  # a read time waits in memory until the next write, flush or close
     assert reopen().read(ns, "b.md").content == "x" * 10  # a raw read does not touch
     again = make_store(reopen())
     clock.advance(10)
     assert again.namespace(ns).get("c.md").content == "x" * 10
+    again.flush()
     third = make_store(reopen())
     report = third.cleanup(ns, max_files=2)
     assert [item.path for item in report.evicted] == ["b.md"]

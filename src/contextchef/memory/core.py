@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, get_args
 
 from contextchef._effects import Call, Flow
@@ -59,6 +60,7 @@ from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
 from contextchef.store.backend import Version
 from contextchef.store.core import CAS_ATTEMPTS, StoreCore
+from contextchef.store.ops import Op
 from contextchef.store.paths import validate_entry_path
 
 __all__ = ["MemoryCore", "Selector", "UpdateHook"]
@@ -127,6 +129,8 @@ class MemoryCore:
         self.placement: MemoryPlacement = placement
         self.clock: Callable[[], float] = clock if clock is not None else store.clock
         self.counter = TurnCounter(store, turns)
+        # Keys a compile found expired and announced; deleted with the store's next write.
+        self._expiring: set[str] = set()
         self.max_value_bytes = size_limit(max_value_bytes, "max_value_bytes")
         self.max_block_bytes = size_limit(max_block_bytes, "max_block_bytes")
 
@@ -263,13 +267,15 @@ class MemoryCore:
         """Count a host turn if `history` opens one (see `memory.turns`), then one pass over
         the store: expire what is due, select what to show, render the block. `frozen`: the
         history's messages are never mutated (the chef's copies), so it may be read
-        incrementally."""
+        incrementally. Writes nothing: the turn and the deletion of expired entries are
+        written with the store's next write (`StoreCore.defer`), so a compile never waits
+        for a writer."""
         vocabulary = as_vocabulary(vocabulary)
         if history is None:
             yield from self.counter.load()
         else:
-            yield from self.counter.observe(history, frozen=frozen)
-        live, expired = yield from self._sweep()
+            yield from self.counter.observe(history, frozen=frozen, defer=True)
+        live, expired = yield from self._sweep(defer=True)
         selected = yield from self._select(live)
         shown, block = self.fit(selected, vocabulary)
         kept = {id(entry) for entry in shown}
@@ -298,18 +304,38 @@ class MemoryCore:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _sweep(self) -> Flow[tuple[tuple[MemoryEntry, ...], tuple[str, ...]]]:
+    def _sweep(
+        self, *, defer: bool = False
+    ) -> Flow[tuple[tuple[MemoryEntry, ...], tuple[str, ...]]]:
+        """The live entries and the keys that expired now. With `defer` (the compile path)
+        an expired entry is announced now and deleted with the store's next write."""
         now, turn = self.clock(), self.turn
         live: list[MemoryEntry] = []
         expired: list[str] = []
         for key, stored in (yield from self.store.entries(NS, "")).items():
             entry = read_entry(key, stored)
-            if entry.is_expired(now, turn):
-                yield from self._expire(entry)
-                expired.append(key)
-            else:
+            if not entry.is_expired(now, turn):
+                self._expiring.discard(key)  # rewritten since: the deferred delete spares it
                 live.append(entry)
+            elif defer and key not in self._expiring:
+                yield from self._announce_expiry(entry)
+                self._expiring.add(key)
+                self.store.defer((NS, key, id(self)), partial(self._delete_if_expired, key))
+                expired.append(key)
+            elif not defer:
+                yield from self._expire(entry)
+                if key not in self._expiring:
+                    expired.append(key)
         return tuple(live), tuple(expired)
+
+    def _delete_if_expired(self, key: str) -> Op[None]:
+        """The deferred delete of an expired entry: only if it is still there and expired."""
+        if key not in self._expiring:
+            return
+        self._expiring.discard(key)
+        stored = yield from self.store.ops.read(NS, key)
+        if stored is not None and read_entry(key, stored).is_expired(self.clock(), self.turn):
+            yield from self.store.delete(NS, key)
 
     def _select(self, live: tuple[MemoryEntry, ...]) -> Flow[tuple[MemoryEntry, ...]]:
         if self.selector is None:
@@ -371,8 +397,17 @@ class MemoryCore:
         return removed
 
     def _expire(self, entry: MemoryEntry) -> Flow[None]:
-        yield from call_hook("on_memory_expired", self.on_expired, entry)
+        """Delete an expired entry, announcing it unless a compile already did."""
+        announced = entry.key in self._expiring
+        self._expiring.discard(entry.key)
+        if not announced:
+            yield from call_hook("on_memory_expired", self.on_expired, entry)
         yield from self.store.delete(NS, entry.key)
+        if not announced:
+            yield from self._notify(MemoryChange("expire", entry.key, None, entry.value))
+
+    def _announce_expiry(self, entry: MemoryEntry) -> Flow[None]:
+        yield from call_hook("on_memory_expired", self.on_expired, entry)
         yield from self._notify(MemoryChange("expire", entry.key, None, entry.value))
 
     def _existing(self, key: str) -> Flow[MemoryEntry]:

@@ -10,6 +10,10 @@ before the first compile with `ttl=2` is shown for exactly two host turns. With
 `turns="explicit"` compiles never count; only `advance_turn()` (`chef.memory.advance_turn()`) does.
 Either way the rule reads nothing but the history: no clock.
 
+A compile never writes: the turn it counts is written with the store's next write, or by
+`Store.flush()` / `Store.close()` (see `TurnCounter`); close the store before the process ends
+and the count survives a restart.
+
 The count persists in the same store as the memory, in a namespace of its own
 (`memory_state/turn`): its content is the turn number as text, its meta the marker of the last
 user message that counted (`user_messages`, `last_user`). Keeping it beside `memory/` rather than
@@ -34,6 +38,7 @@ from contextchef.errors import ConfigError
 from contextchef.messages import Message
 from contextchef.store.backend import StoredEntry
 from contextchef.store.core import StoreCore
+from contextchef.store.ops import Op
 
 __all__ = [
     "TURN_NAMESPACE",
@@ -138,7 +143,10 @@ class TurnCounter:
     """The persisted turn count of one store's memory, and the last values read or written.
 
     `load()` re-reads the store on every memory operation, so two `Memory` objects (or two
-    chefs) over one store agree on the count.
+    chefs) over one store agree on the count. A turn counted by a compile is not written by it
+    (a compile never writes, so it never waits for a writer): `observe(..., defer=True)` keeps
+    it here and asks the store to write it with its next write, `flush()` or `close()`; until
+    then `load()` prefers it to an older stored count.
     """
 
     def __init__(self, store: StoreCore, mode: TurnMode) -> None:
@@ -147,14 +155,23 @@ class TurnCounter:
         self.turn = 0
         self.marker: Marker | None = None
         self._users = UserMessages()
+        self._unsaved: tuple[int, Marker | None] | None = None
 
-    def load(self) -> Flow[int]:
+    def load(self) -> Op[int]:
         stored = yield from self.store.get(TURN_NAMESPACE, TURN_PATH)
-        self.turn, self.marker = self._parse(stored)
+        turn, marker = self._parse(stored)
+        unsaved = self._unsaved
+        if unsaved is not None:
+            if unsaved[0] >= turn:
+                turn, marker = unsaved
+            else:  # another writer counted further: ours is stale, never write it
+                self._unsaved = None
+        self.turn, self.marker = turn, marker
         return self.turn
 
-    def save(self, turn: int, marker: Marker | None) -> Flow[int]:
+    def save(self, turn: int, marker: Marker | None) -> Op[int]:
         meta = marker_data(marker)
+        self._unsaved = None
         yield from self.store.put(TURN_NAMESPACE, TURN_PATH, str(turn), meta)
         self.turn, self.marker = turn, marker
         return turn
@@ -164,10 +181,13 @@ class TurnCounter:
         yield from self.load()
         return (yield from self.save(self.turn + 1, self.marker))
 
-    def observe(self, history: Sequence[Message], *, frozen: bool = False) -> Flow[int]:
+    def observe(
+        self, history: Sequence[Message], *, frozen: bool = False, defer: bool = False
+    ) -> Flow[int]:
         """Load the count and, with `turns="user_messages"`, count a turn when `history` holds
         a new user message (recording its marker); the current count. A `frozen` history (its
-        messages are never mutated) is read from where it parts from the last frozen one."""
+        messages are never mutated) is read from where it parts from the last frozen one. With
+        `defer`, the new count is written with the store's next write (see the class)."""
         yield from self.load()
         if self.mode != "user_messages":
             return self.turn
@@ -175,7 +195,23 @@ class TurnCounter:
         if marker is None or marker == self.marker:
             return self.turn
         turn = self.turn + 1 if marker.is_new_turn(self.marker) else self.turn
-        return (yield from self.save(turn, marker))
+        if not defer:
+            return (yield from self.save(turn, marker))
+        self.turn, self.marker = turn, marker
+        self._unsaved = (turn, marker)
+        self.store.defer((TURN_NAMESPACE, TURN_PATH, id(self)), self._write_unsaved)
+        return turn
+
+    def _write_unsaved(self) -> Op[None]:
+        """The deferred write of a counted turn, unless another writer counted further."""
+        unsaved = self._unsaved
+        if unsaved is None:
+            return
+        stored = yield from self.store.ops.read(TURN_NAMESPACE, TURN_PATH)
+        if self._unsaved is unsaved and self._parse(stored)[0] <= unsaved[0]:
+            yield from self.save(*unsaved)
+        elif self._unsaved is unsaved:
+            self._unsaved = None
 
     @staticmethod
     def _parse(stored: StoredEntry | None) -> tuple[int, Marker | None]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import inspect
 from collections.abc import Mapping
-from typing import Any, TypeVar, Unpack
+from typing import Any, Self, TypeVar, Unpack
 
 from contextchef._effects import drive_async
 from contextchef.store.backend import (
@@ -54,6 +55,27 @@ class AsyncStore(StoreBase["AsyncNamespaceView"]):
         self._sweeps[key] = sweep
         sweep.add_done_callback(lambda _: self._sweeps.pop(key, None))
         return await asyncio.shield(sweep)
+
+    async def flush(self) -> None:
+        """See `Store.flush`."""
+        await drive_async(self._core.flush())
+
+    async def close(self) -> None:
+        """`flush`, then close the backend (awaited when it is a coroutine) if it has one."""
+        try:
+            await self.flush()
+        finally:
+            close = getattr(self._core.backend, "close", None)
+            if callable(close):
+                closed = close()
+                if inspect.isawaitable(closed):
+                    await closed
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
 
 class AsyncNamespaceView(ViewBase):

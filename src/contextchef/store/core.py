@@ -14,6 +14,10 @@ Versioned namespaces (see `versioning`) are configuration of the store: `version
 `keep_versions(ns)` from the feature that owns a namespace. Each declaration reaches the backend
 before the next flow that writes or reads versions.
 
+Reads never write: the time of each read (for eviction) and the writes a read path must make
+(memory's turn count) wait in memory (`pending`) and are written at the start of the next write
+flow, or by `flush()` / `Store.close()`.
+
 Atomic operations: `create` is create-if-absent and `update` a compare-and-swap loop (read the
 entry with its version, compute, `replace_if`, retry up to `CAS_ATTEMPTS` times, then raise
 `StoreConflictError`). Both are exact where the backend offers the `create` and `replace_if`
@@ -27,11 +31,10 @@ from __future__ import annotations
 import builtins
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from operator import attrgetter
 from typing import Any, NamedTuple, Unpack
 
-from contextchef._effects import StoreOp
 from contextchef.errors import (
     ConfigError,
     StoreCapabilityError,
@@ -48,7 +51,7 @@ from contextchef.store.backend import (
     backend_supports,
 )
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
-from contextchef.store.ops import BackendOps, CapableBackend, Op
+from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import (
     URI_PREFIX,
     content_path,
@@ -56,6 +59,7 @@ from contextchef.store.paths import (
     validate_namespace,
     validate_prefix,
 )
+from contextchef.store.pending import Deferred, Pending, flush_flow
 from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
 from contextchef.store.versioning import declare_flow, no_versions_error
 
@@ -83,14 +87,6 @@ class PutResult(NamedTuple):
 
     path: str
     uri: str
-
-
-def _best_effort(op: StoreOp[None]) -> Op[None]:
-    """Issue `op`, logging instead of raising: a lost access time must never fail a read."""
-    try:
-        yield op
-    except Exception as exc:
-        logger.debug("%s%s failed: %s", op.name, op.args[:2], exc)
 
 
 class StoreCore:
@@ -122,8 +118,8 @@ class StoreCore:
             for ns, policy in (eviction or {}).items()
         }
         self._capabilities: dict[tuple[str, str], bool] = {}
-        # Read times for backends without `touch`; lost when the process ends.
-        self._seen: dict[str, dict[str, float]] = {}
+        # Read times and deferred writes, written with the next write (see `pending`).
+        self._pending = Pending()
         self.versioned: set[str] = set()  # the namespaces declared versioned through this store
         self._undeclared: set[str] = set()  # declared here, not yet handed to the backend
         if isinstance(versioned, str):
@@ -176,25 +172,40 @@ class StoreCore:
 
     # -- flows ----------------------------------------------------------------------------
 
-    def _note_read(self, ns: str, path: str) -> StoreOp[None] | None:
-        """Record a read: the `touch` call for a backend that persists it, else remember it."""
-        now = self.clock()
-        if self.supports("touch", ns):
-            return self.ops.call(CapableBackend.touch, (ns, path, now))
-        seen = self._seen.get(ns)
-        if seen is None:
-            seen = self._seen[ns] = {}
-        seen[path] = now
-        return None
+    def _note_read(self, ns: str, path: str) -> None:
+        """Record a read in memory: never a write (see `pending`)."""
+        self._pending.note_read(ns, path, self.clock(), self.supports("touch", ns))
+
+    def defer(self, key: Hashable, write: Deferred) -> None:
+        """Run the flow `write()` at the start of the next write flow, `flush` or `close`
+        (replacing what was deferred under `key`): how a read path records what it must
+        write without writing (see `pending`)."""
+        self._pending.defer(key, write)
+
+    @property
+    def has_pending(self) -> bool:
+        """Whether read times or deferred writes wait for a flush."""
+        return bool(self._pending)
+
+    def flush(self) -> Op[None]:
+        """Write the pending read times and deferred writes now; a deferred write that fails
+        is kept and its error raised."""
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
+        yield from flush_flow(self.ops, self._pending, strict=True)
+
+    def _flush(self) -> Op[None]:
+        """The flush that opens every write flow: failures are logged, never raised."""
+        if self._undeclared:  # a read time or a deferred write may be in a versioned namespace
+            yield from declare_flow(self.ops, self._undeclared)
+        yield from flush_flow(self.ops, self._pending, strict=False)
 
     def get(self, ns: str, path: str) -> Op[StoredEntry | None]:
         # The hottest flow: its requests are yielded inline rather than through `self.ops.read`.
         validate_entry_path(path)
         entry: StoredEntry | None = yield self.ops.call(StorageBackend.read, (ns, path))
         if entry is not None:
-            touch = self._note_read(ns, path)
-            if touch is not None:
-                yield from _best_effort(touch)
+            self._note_read(ns, path)
         return entry
 
     def put(
@@ -202,6 +213,8 @@ class StoreCore:
     ) -> Op[PutResult]:
         if path is not None:
             validate_entry_path(path)
+        if self._pending:
+            yield from self._flush()
         if self._undeclared:
             yield from declare_flow(self.ops, self._undeclared)
         check_content(content, ns=ns, path=path)
@@ -209,9 +222,7 @@ class StoreCore:
         if path is None:
             path = content_path(ns, content)
             if (yield from self._exists(ns, path)):
-                touch = self._note_read(ns, path)
-                if touch is not None:
-                    yield from _best_effort(touch)
+                self._note_read(ns, path)
                 return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
         # The hottest write: its request is yielded inline rather than through `self.ops.write`.
         yield self.ops.call(StorageBackend.write, (ns, path, StoredEntry(content, prepared)))
@@ -221,6 +232,8 @@ class StoreCore:
         self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
     ) -> Op[PutResult]:
         validate_entry_path(path)
+        if self._pending:
+            yield from self._flush()
         if self._undeclared:
             yield from declare_flow(self.ops, self._undeclared)
         check_content(content, ns=ns, path=path)
@@ -240,6 +253,8 @@ class StoreCore:
         """Write `path` only when nothing is there; True when this call created it."""
         validate_entry_path(path)
         check_content(content, ns=ns, path=path)
+        if self._pending:
+            yield from self._flush()
         if self._undeclared:
             yield from declare_flow(self.ops, self._undeclared)
         entry = StoredEntry(content, prepare_meta(meta, self.clock()))
@@ -264,9 +279,7 @@ class StoreCore:
             entry = yield from self.ops.read(ns, path)
         if entry is None:
             return None
-        touch = self._note_read(ns, path)
-        if touch is not None:
-            yield from _best_effort(touch)
+        self._note_read(ns, path)
         return entry, version
 
     def replace_if(
@@ -281,6 +294,8 @@ class StoreCore:
         `expected` None (a backend without `replace_if`) it is a plain write."""
         validate_entry_path(path)
         check_content(content, ns=ns, path=path)
+        if self._pending:
+            yield from self._flush()
         if self._undeclared:
             yield from declare_flow(self.ops, self._undeclared)
         entry = StoredEntry(content, prepare_meta(meta, self.clock()))
@@ -308,10 +323,12 @@ class StoreCore:
 
     def delete(self, ns: str, path: str) -> Op[bool]:
         validate_entry_path(path)
+        if self._pending:
+            yield from self._flush()
         if self._undeclared:
             yield from declare_flow(self.ops, self._undeclared)
         deleted = yield from self.ops.delete(ns, path)
-        self._seen.get(ns, {}).pop(path, None)
+        self._pending.forget(ns, path)
         return deleted
 
     def list(self, ns: str, prefix: str) -> Op[list[ListedEntry]]:
@@ -387,17 +404,21 @@ class StoreCore:
                 raise ConfigError(f"snapshot value for {path!r} is not a StoredEntry")
             check_content(entry.content, ns=ns, path=path)
             checked[path] = StoredEntry(entry.content, prepare_meta(entry.meta, self.clock()))
+        if self._pending:
+            yield from self._flush()
         if self._undeclared:
             yield from declare_flow(self.ops, self._undeclared)
         yield from self.ops.restore(ns, checked)
-        self._seen.pop(ns, None)
+        self._pending.forget_namespace(ns)
 
     def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Op[CleanupReport]:
         validate_namespace(ns)
         policy = self.eviction.get(ns, EvictionPolicy()).override(**caps)
+        if self._pending:  # the sweep decides on persisted times too: write the pending ones
+            yield from self._flush()
         if self._undeclared:
             yield from declare_flow(self.ops, self._undeclared)
         report = yield from cleanup_flow(
-            self.ops, ns, policy, self.clock(), self._seen.setdefault(ns, {})
+            self.ops, ns, policy, self.clock(), self._pending.seen.setdefault(ns, {})
         )
         return report

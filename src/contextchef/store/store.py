@@ -197,6 +197,27 @@ class Store(StoreBase["NamespaceView"]):
         override the namespace's policy, field by field."""
         return drive_sync(self._core.cleanup(ns, **caps))
 
+    def flush(self) -> None:
+        """Write what reads left pending: read times for eviction and deferred writes such as
+        memory's turn count (see `contextchef.store.pending`). Every write does it first; call
+        it when no write may follow. A deferred write that fails raises (and stays pending)."""
+        drive_sync(self._core.flush())
+
+    def close(self) -> None:
+        """`flush`, then close the backend when it has a `close()`."""
+        try:
+            self.flush()
+        finally:
+            close = getattr(self._core.backend, "close", None)
+            if callable(close):
+                close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class NamespaceView(ViewBase):
     """One namespace of a `Store`. Every path is checked before the backend sees it."""

@@ -36,14 +36,21 @@ def _access_rows(path: Path) -> dict[str, float]:
     return dict(rows)
 
 
-def test_get_records_the_access_time_without_writing_the_entries_row(db_path: Path) -> None:
+def test_get_writes_nothing_and_the_access_time_goes_to_entry_access_only(
+    db_path: Path,
+) -> None:
     clock = iter([100.0, 200.0, 300.0])
     backend = SQLiteBackend(db_path, project="test:access")
-    notes = Store(backend, clock=lambda: next(clock)).namespace("notes")
+    store = Store(backend, clock=lambda: next(clock))
+    notes = store.namespace("notes")
     notes.put("big.md", BIG)  # clock 100: created/updated
     statements = _statements(backend)
-    entry = notes.get("big.md")  # clock 200: the access time
+    entry = notes.get("big.md")  # clock 200: the access time, kept in memory
     assert entry is not None and entry.content == BIG
+    assert [s for s in statements if not s.lstrip().upper().startswith("SELECT")] == []
+    stored = backend.read("notes", "big.md")
+    assert stored is not None and stored.meta.get("accessed_at") is None
+    store.flush()
     writes = [s for s in statements if not s.lstrip().upper().startswith(("SELECT", "BEGIN"))]
     assert writes and all("entries(" not in s and "UPDATE entries" not in s for s in writes)
     assert any("entry_access" in s for s in writes)

@@ -1,12 +1,13 @@
 """Access times for eviction, recorded without ever waiting for the write lock.
 
-`get` records when an entry was read (`touch`). On SQLite that is a write, and a read that
-waited for the write lock waited as long as any writer held it (30 s were observed). So the
-time is written only when the lock is free right now (`nowait_transaction`); when another
-writer holds it, the time is kept in memory (the newest per entry, at most
-`MAX_PENDING` entries) and written with the backend's next write transaction, or at `close`.
-A time still pending when the process dies is lost: access times are eviction hints, and
-losing one only makes an entry look older than it is.
+A `Store` keeps read times in memory and calls `touch` only when it flushes them, at its next
+write (see store/pending.py). `touch` itself is a write on SQLite, and one that waited for the
+write lock waited as long as any writer held it (30 s were observed). So the time is written
+only when the lock is free right now (`nowait_transaction`); when another writer holds it, the
+time is kept in memory (the newest per entry, at most `MAX_PENDING` entries) and written with
+the backend's next write transaction, or at `close`. A time still pending when the process
+dies is lost: access times are eviction hints, and losing one only makes an entry look older
+than it is.
 
 The time goes to the small `entry_access` row of the entry (`record_access`), never to the
 `entries` row: SQLite rewrites a whole record for any UPDATE, so a time kept there cost a read

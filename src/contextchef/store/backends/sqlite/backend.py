@@ -28,7 +28,8 @@ While open, a backend holds a shared lock on `<db>.lock` (locking.py), so `db re
 and `migrate` refuse to replace the file under it. Reads never wait for the write lock: `touch`
 (the access time a `get` records for eviction) writes only if the lock is free right now, and
 otherwise keeps the time in memory and writes it with the backend's next write transaction (or
-at `close`; see _access.py).
+at `close`; see _access.py). A `Store` calls `touch` only when it flushes the read times it
+keeps (store/pending.py), so a `Store.get` is one SELECT.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ _ENTRY = "e.content, e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes"
 _LISTED = "e.path, e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes"
 _SCOPE = "project_id = ? AND namespace = ?"
 _SCOPE_E = "e.project_id = ? AND e.namespace = ?"
+_FAILED: Any = object()
+_READ = f"SELECT {_ENTRY} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path = ?"
 
 
 class SQLiteBackend:
@@ -211,13 +214,20 @@ class SQLiteBackend:
 
     def read(self, ns: str, path: str) -> StoredEntry | None:
         pid = self.project.id
+        if ns not in self._versioned and os.getpid() == self._pid:
+            # The hottest read: one SELECT under the lock, no context managers; an error is
+            # left to the path below, which runs the same read and translates it.
+            with self._lock:
+                try:
+                    row = self._conn.execute(_READ, (pid, ns, path)).fetchone()
+                except (sqlite3.Error, UnicodeEncodeError):
+                    row = _FAILED
+            if row is not _FAILED:
+                return None if row is None else StoredEntry(row[0], row_meta(row))
         with self.connection(f"reading {ns}/{path}", ns=ns, path=path) as conn:
             if ns in self._versioned:
                 return self._versions.read(conn, pid, ns, path)
-            row = conn.execute(
-                f"SELECT {_ENTRY} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path = ?",
-                (pid, ns, path),
-            ).fetchone()
+            row = conn.execute(_READ, (pid, ns, path)).fetchone()
         return None if row is None else StoredEntry(row[0], row_meta(row))
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
