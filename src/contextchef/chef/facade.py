@@ -137,8 +137,10 @@ class ChefFacade:
                 history; violations are logged once and emitted as `pipeline:invariant`
                 events, never raised (a development aid, off by default).
         """
+        self._handlers = Handlers()
         wired = wire(
             asynchronous=self._asynchronous,
+            handlers=self._handlers,
             store=store,
             memory=memory,
             tools=tools,
@@ -165,7 +167,6 @@ class ChefFacade:
         self._dispatcher = wired.dispatcher
         self._core = wired.core
         self._memory_core = wired.runtime.memory
-        self._handlers = Handlers()
         self._slots = Slots()
         self._tools = wired.tools
         self._prompt = wired.prompt

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
 from typing import Any, NamedTuple, Unpack
 
-from contextchef._effects import StoreOp
+from contextchef._effects import Emit, Flow, StoreOp
 from contextchef.errors import (
     ConfigError,
     StoreCapabilityError,
@@ -125,6 +125,8 @@ class StoreCore:
         # Read times for backends without `touch`; lost when the process ends.
         self._seen: dict[str, dict[str, float]] = {}
         self.versioned: set[str] = set()  # the namespaces declared versioned through this store
+        self.on_evicted: list[Callable[[CleanupReport], Any]] = []  # called after a sweep
+        self.offloader: Any = None  # the `offloads.Offloader` of the chef that opened the store
         self._undeclared: set[str] = set()  # declared here, not yet handed to the backend
         if isinstance(versioned, str):
             raise ConfigError("versioned must be a list of namespaces, not a single string")
@@ -392,7 +394,7 @@ class StoreCore:
         yield from self.ops.restore(ns, checked)
         self._seen.pop(ns, None)
 
-    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Op[CleanupReport]:
+    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Flow[CleanupReport]:
         validate_namespace(ns)
         policy = self.eviction.get(ns, EvictionPolicy()).override(**caps)
         if self._undeclared:
@@ -400,4 +402,6 @@ class StoreCore:
         report = yield from cleanup_flow(
             self.ops, ns, policy, self.clock(), self._seen.setdefault(ns, {})
         )
+        if report.evicted and self.on_evicted:
+            yield Emit(tuple(self.on_evicted), report)
         return report
