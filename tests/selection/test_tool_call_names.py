@@ -79,3 +79,11 @@ def test_allow_only_ignores_case_and_reports_unknown_names(
     names = defined_names(chef.set_history([{"role": "user", "content": "hi"}]).compile(), "openai")
     assert "read_file" in names and "write_file" not in names
     assert chef.tools.allow_only(["write_file"]).unknown == ()
+
+
+def test_a_name_registered_later_is_selected_once_it_exists() -> None:
+    chef = ContextChef()
+    result = chef.tools.allow_only(["read_file"])  # before any tool is registered
+    assert result.unknown == ("read_file",)
+    chef.tools.register(TOOLS)
+    assert chef.tools.selection().kept == ("read_file",)

@@ -192,14 +192,15 @@ class Tools:
         """Show the model only the tools named (tool or namespace names; contextchef's own
         tools are always there), from the next compile on. Replaces an earlier selection.
 
-        Names match case-insensitively (an exact match first). A name that matches nothing
-        selects nothing and is reported in the result's `unknown` (and logged), never raised.
-        Returns what the next compile keeps and removes, and why.
+        Names match the tools registered now case-insensitively (an exact match first). A name
+        that matches none is reported in the result's `unknown` (and logged), never raised; it
+        stays in the selection as written, so a tool registered later under that exact name is
+        selected. Returns what the next compile keeps and removes, and why.
         """
         chosen, unknown = match_names(names_argument(names, "allow_only"), self._known())
         if unknown:
             logger.warning("allow_only: no tool is named %s", ", ".join(map(repr, unknown)))
-        return replace(self._select(Selection(names=chosen)), unknown=unknown)
+        return replace(self._select(Selection(names=(*chosen, *unknown))), unknown=unknown)
 
     def prune_by_task(
         self, task: str, *, tags: Iterable[str] | None = None, mode: str = "union"

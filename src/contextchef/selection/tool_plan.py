@@ -85,8 +85,8 @@ class PruneResult:
     decisions: tuple[ToolDecision, ...]
     tools: tuple[str, ...]
     unknown: tuple[str, ...] = ()
-    """Names `allow_only` was given that match no tool (nor namespace), even ignoring case:
-    they select nothing; a typo shows here instead of raising."""
+    """Names `allow_only` was given that matched no registered tool (nor namespace), even
+    ignoring case: a typo shows here instead of raising."""
 
     @property
     def kept(self) -> tuple[str, ...]:
