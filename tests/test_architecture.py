@@ -46,6 +46,7 @@ FOUNDATION = (
     "_config",
     "_limits",
     "_version",
+    "_renamed",
 )
 CHEF = (
     "chef",

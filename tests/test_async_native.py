@@ -369,7 +369,7 @@ async def test_async_memory_hooks_decide_and_hear_on_the_loop(spy: SpyBackend) -
     assert entry is not None and entry.value == "ship"
 
     assert asked == [("secret", "pw", None), ("goal", "ship", None)]
-    assert changes == [MemoryChange("set", "goal", "ship", None)]
+    assert changes == [MemoryChange("set", "goal", "ship", None, "model")]
     assert set(threads) == {threading.get_ident()}
     on_loop_only(spy, "read", "create")
 

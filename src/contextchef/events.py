@@ -20,11 +20,16 @@ __all__ = [
     "AssembleContext",
     "CacheFinding",
     "CompileStart",
+    "Compressed",
     "EventName",
     "Handlers",
+    "MemoryChanged",
+    "MemoryExpired",
+    "OffloadCreated",
     "PipelineInvariant",
     "SlotName",
     "Slots",
+    "ToolBlocked",
     "WindowExceeded",
 ]
 
@@ -36,6 +41,11 @@ EventName = Literal[
     "window:exceeded",
     "cache:finding",
     "pipeline:invariant",
+    "offload:created",
+    "compress",
+    "memory:changed",
+    "memory:expired",
+    "pruner:tool-blocked",
 ]
 EVENT_NAMES: tuple[str, ...] = get_args(EventName)
 
@@ -96,6 +106,75 @@ class PipelineInvariant:
     check: Literal["pinned", "tool_pairs", "prefix_bytes"]
     message: str
     index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OffloadCreated:
+    """Content went to the store whole and a marker (a preview naming its URI) stands in for it.
+
+    `source` is `"tool_result"` (a tool result over the `offload=` threshold, at compile: `name` is
+    the tool, `tool_call_id` the call it answered) or `"manual"` (`chef.store.offload`: `name`
+    is the host's). `uri` (`namespace`, `path`) is where the content is; `chars` its length.
+    The store is content-addressed: offloading the same content again stores nothing new.
+    """
+
+    uri: str
+    namespace: str
+    path: str
+    chars: int
+    source: Literal["tool_result", "manual"]
+    name: str | None = None
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Compressed:
+    """Overflow compacted the history for `target`: `messages` messages left the window
+    (`strategy` replaced them, with a summary when `summarized`), archived at `archive_uri`
+    (None when the chef archives nothing or archiving failed); `window_id` is the new window."""
+
+    target: str
+    strategy: str
+    messages: int
+    archive_uri: str | None
+    summarized: bool
+    forced: bool
+    window_id: str
+
+
+MemoryActor = Literal["model", "host"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryChanged:
+    """A memory entry was written (`kind="set"`: `value` is new, `old_value` what it replaced
+    or None) or deleted (`kind="delete"`: `value` is None), by the model through its tools
+    (`by="model"`) or by your code through `chef.memory` (`by="host"`)."""
+
+    key: str
+    kind: Literal["set", "delete"]
+    value: str | None
+    old_value: str | None
+    by: MemoryActor
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryExpired:
+    """The memory entry `key` reached its TTL and was removed; `value` is what it held."""
+
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBlocked:
+    """`tools.check_tool_call` refused a call of `tool`, on the runtime blocklist; `reason` is
+    the tool result to send back in its place. `namespace` is the namespace tool the model
+    called, when `tool` is one of its actions."""
+
+    tool: str
+    reason: str
+    namespace: str | None = None
 
 
 class Handlers:

@@ -213,7 +213,7 @@ def test_an_expired_entry_is_invisible_to_reads_and_writes(store: Store, clock: 
     assert entry.update_count == 1
     assert recorder.calls == [
         ("changed", MemoryChange("expire", "a", None, "old")),
-        ("changed", MemoryChange("set", "a", "new", None)),
+        ("changed", MemoryChange("set", "a", "new", None, "model")),
     ]
 
 

@@ -144,8 +144,10 @@ class ChefFacade:
         budget, offload = renamed_options(
             renamed, owner=type(self).__name__, budget=budget, offload=offload
         )
+        self._handlers = Handlers()
         wired = wire(
             asynchronous=self._asynchronous,
+            handlers=self._handlers,
             store=store,
             memory=memory,
             tools=tools,
@@ -172,7 +174,6 @@ class ChefFacade:
         self._dispatcher = wired.dispatcher
         self._core = wired.core
         self._memory_core = wired.runtime.memory
-        self._handlers = Handlers()
         self._slots = Slots()
         self._tools = wired.tools
         self._prompt = wired.prompt

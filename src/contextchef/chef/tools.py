@@ -8,6 +8,7 @@ replaced, leaves the chef as it was.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Self
@@ -16,20 +17,50 @@ from contextchef._jsonvalue import copy_json
 from contextchef.adapters import ToolDefinition, normalize_tools
 from contextchef.chef.cell import StateCell
 from contextchef.chef.options import as_tools
-from contextchef.errors import ConfigError, ToolDefinitionError, UnknownToolNameError
+from contextchef.errors import (
+    ConfigError,
+    ToolCallError,
+    ToolDefinitionError,
+    UnknownToolNameError,
+)
+from contextchef.events import ToolBlocked
 from contextchef.prompts import Vocabulary
-from contextchef.selection.blocklist import ToolCallCheck, check_call
+from contextchef.prompts.tool_selection import tool_blocked, tool_name_missing
+from contextchef.selection.blocklist import ToolCallCheck, blocked_call
 from contextchef.selection.namespaces import call_parts, parse_call_arguments, resolve_call
 from contextchef.selection.pruner import PrunerState, Selection, names_argument, task_selection
 from contextchef.selection.tool_plan import PruneResult, plan_tools, referenced_tools
 from contextchef.selection.toolkits import LOAD_TOOLKIT, find_toolkit, load_reply
 
-__all__ = ["ToolkitLoader", "Tools", "open_pruner"]
+__all__ = ["ToolkitLoader", "Tools", "match_names", "open_pruner"]
+
+logger = logging.getLogger("contextchef.chef.tools")
 
 
 def open_pruner(pruner: PrunerState | Mapping[str, Any] | None) -> PrunerState:
     """The chef's `pruner=` option as a `PrunerState` (a dict in `PrunerState.to_dict` form)."""
     return PrunerState() if pruner is None else PrunerState.from_dict(pruner)
+
+
+def match_names(
+    names: Iterable[str], known: Iterable[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`names` as the known names they match (exactly, else ignoring case: the first known name
+    of that spelling), without repeats, and the names that match none, in the order given."""
+    known = list(known)
+    exact = set(known)
+    folded: dict[str, str] = {}
+    for name in known:
+        folded.setdefault(name.casefold(), name)
+    matched: list[str] = []
+    unknown: list[str] = []
+    for name in names:
+        found = name if name in exact else folded.get(name.casefold())
+        if found is None:
+            unknown.append(name)
+        elif found not in matched:
+            matched.append(found)
+    return tuple(matched), tuple(unknown)
 
 
 def _set_pruner(cell: StateCell, pruner: PrunerState, library_names: tuple[str, ...]) -> None:
@@ -71,6 +102,7 @@ class Tools:
         owns: whether a name is one of contextchef's own tools (the dispatcher's `owns`).
         vocabulary: the vocabulary of contextchef's own tools (the `tools=` option), bound to
             what the chef offers the model.
+        announce: `(event, payload)`: emits the chef's `pruner:tool-blocked` event.
     """
 
     def __init__(
@@ -79,11 +111,13 @@ class Tools:
         library_names: tuple[str, ...],
         owns: Callable[[str], bool],
         vocabulary: Vocabulary,
+        announce: Callable[[str, object], None] | None = None,
     ) -> None:
         self._cell = cell
         self._library_names = library_names
         self._owns = owns
         self._vocabulary = vocabulary
+        self._announce = announce
 
     def __repr__(self) -> str:
         return f"<Tools {[tool['name'] for tool in self._cell.state.tools]}>"
@@ -158,12 +192,15 @@ class Tools:
         """Show the model only the tools named (tool or namespace names; contextchef's own
         tools are always there), from the next compile on. Replaces an earlier selection.
 
-        An unknown name raises `UnknownToolNameError` naming it, and nothing changes. Returns
-        what the next compile keeps and removes, and why.
+        Names match the tools registered now case-insensitively (an exact match first). A name
+        that matches none is reported in the result's `unknown` (and logged), never raised; it
+        stays in the selection as written, so a tool registered later under that exact name is
+        selected. Returns what the next compile keeps and removes, and why.
         """
-        chosen = names_argument(names, "allow_only")
-        self._require_known(chosen, "allow_only")
-        return self._select(Selection(names=chosen))
+        chosen, unknown = match_names(names_argument(names, "allow_only"), self._known())
+        if unknown:
+            logger.warning("allow_only: no tool is named %s", ", ".join(map(repr, unknown)))
+        return replace(self._select(Selection(names=(*chosen, *unknown))), unknown=unknown)
 
     def prune_by_task(
         self, task: str, *, tags: Iterable[str] | None = None, mode: str = "union"
@@ -224,9 +261,23 @@ class Tools:
     def check_tool_call(self, name: object, arguments: object = None) -> ToolCallCheck:
         """Whether the host may run this call: `ToolCallCheck(allowed, reason)`, where `reason`
         is the tool result to send back when it may not (a namespace call is checked by its
-        action). Takes a name and arguments, or a provider's tool call object."""
-        tool, raw = call_parts(name, arguments)
-        return check_call(self._cell.state.pruner, tool, raw)
+        action). Takes a name and arguments, or a provider's tool call object.
+        An empty or missing name is never allowed (there is nothing the host could run).
+        """
+        try:
+            tool, raw = call_parts(name, arguments)
+        except ToolCallError:
+            tool, raw = "", arguments
+        if not tool.strip():
+            return ToolCallCheck(False, tool_name_missing())
+        found = blocked_call(self._cell.state.pruner, tool, raw)
+        if found is None:
+            return ToolCallCheck(True)
+        blocked, namespace = found
+        reason = tool_blocked(blocked)
+        if self._announce is not None:
+            self._announce("pruner:tool-blocked", ToolBlocked(blocked, reason, namespace))
+        return ToolCallCheck(False, reason)
 
     def resolve_namespace(
         self, call: object, arguments: object = None
@@ -253,13 +304,18 @@ class Tools:
     def _set(self, pruner: PrunerState) -> None:
         _set_pruner(self._cell, pruner, self._library_names)
 
-    def _require_known(self, names: Iterable[str], where: str) -> None:
+    def _known(self) -> list[str]:
+        """Every name a selection or the blocklist may name, in registration order."""
         state = self._cell.state
         known = [tool["name"] for tool in state.tools]
         known += [namespace.name for namespace in state.pruner.namespaces]
         known += self._library_names
         if state.pruner.toolkits:
             known.append(LOAD_TOOLKIT)
+        return known
+
+    def _require_known(self, names: Iterable[str], where: str) -> None:
+        known = self._known()
         unknown = [name for name in names if name not in known]
         if unknown:
             raise UnknownToolNameError(unknown, known, where=where)

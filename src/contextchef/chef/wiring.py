@@ -14,6 +14,7 @@ from typing import Any
 
 from contextchef.adapters import AdapterRegistry, adapter_registry
 from contextchef.cache.planning import CacheOptions
+from contextchef.chef.announce import Announcer
 from contextchef.chef.cell import StateCell
 from contextchef.chef.history import History
 from contextchef.chef.options import (
@@ -29,10 +30,11 @@ from contextchef.chef.skills import check_skill_placement
 from contextchef.chef.snapshots import Snapshots
 from contextchef.chef.tools import ToolkitLoader, Tools, open_pruner
 from contextchef.compiler.pipeline import CompileRuntime
+from contextchef.events import Handlers
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.retrieval.dispatch import Dispatcher
 from contextchef.selection.budget import BudgetConfig
-from contextchef.selection.offload import OffloadConfig
+from contextchef.selection.offload import ChefOffloader, OffloadConfig
 from contextchef.selection.overflow import OverflowConfig, OverflowRunner
 from contextchef.selection.pruner import PrunerState
 from contextchef.selection.tool_results import TransformHook
@@ -82,6 +84,7 @@ def wire(
     prompt_cache_key: str | None,
     cached_content: str | None,
     pipeline_checks: bool,
+    handlers: Handlers,
 ) -> Wiring:
     """Validate the options (see `ContextChef.__init__`) and build the shared parts."""
     options = ChefOptions.of(
@@ -127,13 +130,18 @@ def wire(
         ),
     )
     history = History(cell, runtime)
+    # The chef's events reach the parts that emit outside a compile (see `store.offloads`).
+    core.offloader = ChefOffloader(options.offload, vocabulary, handlers.for_event)
+    if memory_core is not None:
+        memory_core.events = handlers.for_event
+    announce = Announcer(handlers, asynchronous=asynchronous)
     return Wiring(
         default_target=options.default_target,
         cell=cell,
         runtime=runtime,
         dispatcher=dispatcher,
         core=core,
-        tools=Tools(cell, library_names, dispatcher.owns, vocabulary),
+        tools=Tools(cell, library_names, dispatcher.owns, vocabulary, announce),
         prompt=Prompt(cell, runtime),
         history=history,
         snapshots=Snapshots(cell, runtime, memory_core, history),

@@ -40,6 +40,7 @@ from contextchef.errors import CompileAbortedError, ConfigError
 from contextchef.events import (
     AssembleContext,
     CompileStart,
+    Compressed,
     Handlers,
     Slots,
     WindowExceeded,
@@ -99,6 +100,7 @@ def compile_flow(
             config=runtime.offload,
             store=runtime.store,
             vocabulary=runtime.vocabulary,
+            on_offload=events.for_event("offload:created"),
         )
 
     memory = runtime.memory
@@ -137,6 +139,8 @@ def compile_flow(
             on_end=events.for_event("compress:end"),
         )
         history = report.history
+        if report.changed and (on_compress := events.for_event("compress")):
+            yield Emit(on_compress, _compressed(target, report))
         if report.server is not None:
             build.ask_server(report.server)
         _check(signal)
@@ -207,6 +211,19 @@ def compile_flow(
     if on_done := events.for_event("compile:done"):
         yield Emit(on_done, CompileDone(target, payload))
     return payload
+
+
+def _compressed(target: str, report: OverflowReport) -> Compressed:
+    """The `compress` event of an overflow that changed the history."""
+    return Compressed(
+        target=target,
+        strategy=report.strategy,
+        messages=len(report.span),
+        archive_uri=report.archive_uri,
+        summarized=report.summary is not None,
+        forced=report.forced,
+        window_id=report.window_id,
+    )
 
 
 def _overflow(

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, get_args
 
-from contextchef._effects import Call, Flow
+from contextchef._effects import Call, Emit, Flow
 from contextchef._limits import (
     DEFAULT_MAX_BLOCK_BYTES,
     DEFAULT_MAX_VALUE_BYTES,
@@ -36,6 +36,7 @@ from contextchef.errors import (
     MemoryValueTooLargeError,
     StoreConflictError,
 )
+from contextchef.events import MemoryActor, MemoryChanged, MemoryExpired
 from contextchef.memory.build import build_entry
 from contextchef.memory.entry import (
     MEMORY_NAMESPACE,
@@ -133,6 +134,9 @@ class MemoryCore:
         self._expiring: set[str] = set()
         self.max_value_bytes = size_limit(max_value_bytes, "max_value_bytes")
         self.max_block_bytes = size_limit(max_block_bytes, "max_block_bytes")
+        self.events: Callable[[str], tuple[Callable[[Any], Any], ...]] | None = None
+        """The handlers of a chef event by name (`memory:changed`, `memory:expired`): set by
+        the chef that opens this memory (the last one, when several share it)."""
 
     @property
     def turn(self) -> int:
@@ -190,7 +194,7 @@ class MemoryCore:
         old = yield from self.get(key)
         if old is None:
             return False
-        return (yield from self._remove(old))
+        return (yield from self._remove(old, "host"))
 
     def history(self, key: str) -> Flow[tuple[MemoryEntry, ...]]:
         validate_entry_path(key)
@@ -208,7 +212,7 @@ class MemoryCore:
         entry = self._build(key, value, None, description, UNSET)
         if not (yield from self.store.create(NS, key, value, entry_meta(entry))):
             raise _exists(key)
-        return (yield from self._written(entry, None))
+        return (yield from self._written(entry, None, "model"))
 
     def update(self, key: str, value: str, description: str | Unset | None) -> Flow[MemoryEntry]:
         return (yield from self.edit(key, lambda _: value, description))
@@ -228,7 +232,7 @@ class MemoryCore:
             entry = self._build(key, value, old, description, UNSET)
             meta = entry_meta(entry)
             if (yield from self.store.replace_if(NS, key, value, meta, version)):
-                return (yield from self._written(entry, old))
+                return (yield from self._written(entry, old, "model"))
         raise StoreConflictError(
             f"memory key {key!r} changed {CAS_ATTEMPTS} times while being edited",
             namespace=NS,
@@ -238,7 +242,7 @@ class MemoryCore:
     def remove(self, key: str) -> Flow[None]:
         old = yield from self._existing(key)
         yield from ask_veto(self.on_update, key, None, old.value)
-        yield from self._remove(old)
+        yield from self._remove(old, "model")
 
     def rename(self, key: str, new_key: str) -> Flow[MemoryEntry]:
         self._check_allowed(new_key)
@@ -251,8 +255,8 @@ class MemoryCore:
         moved = self._build(new_key, old.value, None, old.description, expiry, like=old)
         if not (yield from self.store.create(NS, new_key, old.value, entry_meta(moved))):
             raise _exists(new_key)
-        yield from self._written(moved, None)
-        yield from self._remove(old)
+        yield from self._written(moved, None, "model")
+        yield from self._remove(old, "model")
         return moved
 
     # -- compile path and snapshots ---------------------------------------------------------
@@ -360,11 +364,13 @@ class MemoryCore:
         """Write `key` unconditionally (the developer path's `set`)."""
         entry = self._build(key, value, old, description, ttl)
         yield from self.store.put(NS, key, value, entry_meta(entry))
-        return (yield from self._written(entry, old))
+        return (yield from self._written(entry, old, "host"))
 
-    def _written(self, entry: MemoryEntry, old: MemoryEntry | None) -> Flow[MemoryEntry]:
+    def _written(
+        self, entry: MemoryEntry, old: MemoryEntry | None, by: MemoryActor
+    ) -> Flow[MemoryEntry]:
         """Announce a write that landed."""
-        change = MemoryChange("set", entry.key, entry.value, old.value if old else None)
+        change = MemoryChange("set", entry.key, entry.value, old.value if old else None, by)
         yield from self._notify(change)
         return entry
 
@@ -390,10 +396,10 @@ class MemoryCore:
             turn=self.turn,
         )
 
-    def _remove(self, old: MemoryEntry) -> Flow[bool]:
+    def _remove(self, old: MemoryEntry, by: MemoryActor) -> Flow[bool]:
         removed = yield from self.store.delete(NS, old.key)
         if removed:
-            yield from self._notify(MemoryChange("delete", old.key, None, old.value))
+            yield from self._notify(MemoryChange("delete", old.key, None, old.value, by))
         return removed
 
     def _expire(self, entry: MemoryEntry) -> Flow[None]:
@@ -445,6 +451,17 @@ class MemoryCore:
 
     def _notify(self, change: MemoryChange) -> Flow[None]:
         yield from call_hook("on_memory_changed", self.on_changed, change)
+        if self.events is None:
+            return
+        key, kind = change.key, change.type
+        event: MemoryChanged | MemoryExpired
+        if kind == "expire":
+            name, event = "memory:expired", MemoryExpired(key, change.old_value or "")
+        else:
+            name = "memory:changed"
+            event = MemoryChanged(key, kind, change.value, change.old_value, change.by)
+        if handlers := self.events(name):
+            yield Emit(handlers, event)
 
 
 def _exists(key: str) -> EntryExistsError:

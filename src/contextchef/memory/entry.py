@@ -96,12 +96,15 @@ class MemoryEntry:
 
 @dataclass(frozen=True, slots=True)
 class MemoryChange:
-    """What `on_memory_changed` receives: a `set`, a `delete` or an `expire` of `key`."""
+    """What `on_memory_changed` receives: a `set`, a `delete` or an `expire` of `key`; `by`
+    says who: the model's path (`create`, `update`, `remove`, `rename`, the model's tools) or
+    the host's (`set`, `delete`; an expiry counts as the host's)."""
 
     type: Literal["set", "delete", "expire"]
     key: str
     value: str | None
     old_value: str | None
+    by: Literal["model", "host"] = "host"
 
 
 @dataclass(frozen=True, slots=True)

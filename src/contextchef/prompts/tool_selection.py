@@ -24,6 +24,7 @@ __all__ = [
     "namespace_description",
     "namespace_not_json",
     "tool_blocked",
+    "tool_name_missing",
     "toolkit_already_loaded",
     "toolkit_directory",
     "toolkit_loaded",
@@ -126,4 +127,12 @@ def tool_blocked(name: str) -> str:
     return (
         f"Error: the {name} tool is blocked right now, so this call was not run. Continue "
         "without it, or ask the user how to proceed."
+    )
+
+
+def tool_name_missing() -> str:
+    """The result the host sends back for a call that names no tool: nothing was run."""
+    return (
+        "Error: this tool call has no tool name, so nothing was run. Call again with the name "
+        "of one of your tools."
     )

@@ -14,7 +14,7 @@ from contextchef.prompts.tool_selection import tool_blocked
 from contextchef.selection.namespaces import parse_call_arguments
 from contextchef.selection.pruner import PrunerState
 
-__all__ = ["ToolCallCheck", "check_call"]
+__all__ = ["ToolCallCheck", "blocked_call", "check_call"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,19 +32,28 @@ class ToolCallCheck:
 ALLOWED = ToolCallCheck(True)
 
 
-def check_call(state: PrunerState, name: str, arguments: object = None) -> ToolCallCheck:
-    """Check one call against the blocklist (a namespace call by its action as well)."""
+def blocked_call(
+    state: PrunerState, name: str, arguments: object = None
+) -> tuple[str, str | None] | None:
+    """The blocked tool this call would run and the namespace it was called through (None for
+    a direct call), or None when the blocklist allows the call."""
     blocked = state.blocked
     if not blocked:
-        return ALLOWED
+        return None
     if name in blocked:
-        return ToolCallCheck(False, tool_blocked(name))
+        return name, None
     namespace = state.namespace(name)
     if namespace is not None:
         try:
             action = parse_call_arguments(arguments, tool=name).get("action")
         except ToolCallError:
-            return ALLOWED  # nothing runs from a call that cannot be read; resolving says why
+            return None  # nothing runs from a call that cannot be read; resolving says why
         if isinstance(action, str) and action in blocked and action in namespace.tools:
-            return ToolCallCheck(False, tool_blocked(action))
-    return ALLOWED
+            return action, name
+    return None
+
+
+def check_call(state: PrunerState, name: str, arguments: object = None) -> ToolCallCheck:
+    """Check one call against the blocklist (a namespace call by its action as well)."""
+    found = blocked_call(state, name, arguments)
+    return ALLOWED if found is None else ToolCallCheck(False, tool_blocked(found[0]))

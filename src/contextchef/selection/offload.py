@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from contextchef import prompts
 from contextchef._config import options
+from contextchef._effects import Emit, Flow
 from contextchef.errors import ConfigError, InvalidPathError
+from contextchef.events import OffloadCreated
+from contextchef.store.core import StoreCore
+from contextchef.store.offloads import Offloaded
 from contextchef.store.paths import URI_PREFIX, content_path, validate_namespace
 
-__all__ = ["OffloadConfig", "offload_uri", "preview"]
+__all__ = ["ChefOffloader", "OffloadConfig", "offload_uri", "preview"]
 
 _ERROR_PATTERNS = (
     # Python: a traceback's first line, its last (the exception: `ValueError: boom`,
@@ -285,3 +289,37 @@ def preview(content: str, uri: str, config: OffloadConfig, vocabulary: prompts.V
         parts.append(prompts.ERROR_LINES_HEADER + "\n" + "\n".join(errors))
     parts.append(tail.strip("\n"))
     return "\n".join(part for part in parts if part)
+
+
+@dataclass(frozen=True, slots=True)
+class ChefOffloader:
+    """The `Offloader` a chef installs on its store: `store.offload(content)` stores like the
+    automatic offloader (`config.namespace`, content-addressed) and returns the same `preview`,
+    whatever the content's length (the threshold decides only for tool results); `events` gives
+    the chef's handlers of an event by name (`offload:created`)."""
+
+    config: OffloadConfig
+    vocabulary: prompts.Vocabulary
+    events: Callable[[str], tuple[Callable[[Any], Any], ...]]
+
+    def offload(
+        self,
+        core: StoreCore,
+        content: str,
+        name: str | None,
+        meta: Mapping[str, Any] | None,
+    ) -> Flow[Offloaded]:
+        if not isinstance(content, str):
+            raise ConfigError(f"offload() takes a string, got {type(content).__name__}")
+        if name is not None and not isinstance(name, str):
+            raise ConfigError(f"offload() name must be a string, got {name!r}")
+        if meta is not None and not isinstance(meta, Mapping):
+            raise ConfigError(f"offload() meta must be a dict, got {meta!r}")
+        ns = self.config.namespace
+        kept = {**(meta or {}), **({"name": name} if name is not None else {})}
+        put = yield from core.put(ns, None, content, kept or None)
+        marker = preview(content, put.uri, self.config, self.vocabulary)
+        if handlers := self.events("offload:created"):
+            created = OffloadCreated(put.uri, ns, put.path, len(content), "manual", name)
+            yield Emit(handlers, created)
+        return Offloaded(put.uri, ns, put.path, marker, len(content))

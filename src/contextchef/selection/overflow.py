@@ -105,6 +105,8 @@ class OverflowReport:
     failures: int = 0
     server: ServerCompaction | None = None
     notice: str | None = None
+    archive_uri: str | None = None
+    """Where the messages that left the window were archived (None: not archived)."""
 
 
 class OverflowRunner:
@@ -303,6 +305,7 @@ class OverflowRunner:
             span=result.span,
             forced=forced,
             failures=self.failures,
+            archive_uri=archived,
         )
 
     def _archive(self, span: tuple[Message, ...], store: StoreCore | None) -> Flow[str | None]:

@@ -84,6 +84,9 @@ class PruneResult:
 
     decisions: tuple[ToolDecision, ...]
     tools: tuple[str, ...]
+    unknown: tuple[str, ...] = ()
+    """Names `allow_only` was given that matched no registered tool (nor namespace), even
+    ignoring case: a typo shows here instead of raising."""
 
     @property
     def kept(self) -> tuple[str, ...]:

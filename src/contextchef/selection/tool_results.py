@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from contextchef import prompts
-from contextchef._effects import Call, Flow
+from contextchef._effects import Call, Emit, Flow
 from contextchef._sequences import identical_prefix
+from contextchef.events import OffloadCreated
 from contextchef.messages import Message
 from contextchef.selection.offload import OffloadConfig, preview
 from contextchef.store.core import StoreCore
@@ -118,6 +119,7 @@ def _prepare_one(
     config: OffloadConfig,
     store: StoreCore,
     vocabulary: prompts.Vocabulary,
+    on_offload: tuple[Callable[[Any], Any], ...] = (),
 ) -> Flow[Message]:
     content = message.get("content")
     if not isinstance(content, str):
@@ -137,9 +139,16 @@ def _prepare_one(
         try:
             ns = config.namespace
             stored = yield from store.put(ns, None, text, None)
-            text = memo.preview(text, stored.uri, config, vocabulary)
+            full, text = text, memo.preview(text, stored.uri, config, vocabulary)
         except Exception as exc:
             logger.warning("offloading a %d-character tool result failed: %r", len(text), exc)
+        else:
+            if on_offload:
+                call_id = message.get("tool_call_id") or None
+                event = OffloadCreated(
+                    stored.uri, ns, stored.path, len(full), "tool_result", name or None, call_id
+                )
+                yield Emit(on_offload, event)
     if text == content:
         return message
     replacement: Message = {**message, "content": text}
@@ -154,8 +163,10 @@ def prepare_tool_results(
     config: OffloadConfig,
     store: StoreCore,
     vocabulary: prompts.Vocabulary,
+    on_offload: tuple[Callable[[Any], Any], ...] = (),
 ) -> Flow[tuple[Message, ...]]:
-    """`history` with every tool result rewritten and, when long, offloaded."""
+    """`history` with every tool result rewritten and, when long, offloaded (each offload
+    emitted to the `offload:created` handlers `on_offload`)."""
     if transform is None and config.threshold is None:
         return history
     previous, previous_out = memo.last
@@ -187,6 +198,7 @@ def prepare_tool_results(
                 config=config,
                 store=store,
                 vocabulary=vocabulary,
+                on_offload=on_offload,
             )
         out.append(replacement)
     result = tuple(out)

@@ -4,6 +4,7 @@
 - `paths`: namespace and path rules, `context://` URIs, content-addressed names.
 - `store` / `aio`: `Store` + `NamespaceView` and their async twins, over the flows in `core`.
 - `eviction`: per-namespace caps and the typed `CleanupReport`.
+- `offloads`: manual offload (`store.offload`, with the chef's marker) and `store.resolve(uri)`.
 - `backends`: the built-in backends (`inmemory`, `filesystem/`, `sqlite/`).
 """
 
@@ -28,6 +29,7 @@ from contextchef.store.eviction import (
     EvictionPolicy,
     EvictionReason,
 )
+from contextchef.store.offloads import Offloaded
 from contextchef.store.paths import URI_PREFIX, ContextAddress
 from contextchef.store.store import NamespaceView, Store
 
@@ -49,6 +51,7 @@ __all__ = [
     "Layout",
     "ListedEntry",
     "NamespaceView",
+    "Offloaded",
     "PutResult",
     "SearchHit",
     "StorageBackend",

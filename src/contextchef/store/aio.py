@@ -24,6 +24,7 @@ from contextchef.store.backend import (
 )
 from contextchef.store.core import Change, PutResult, StoreCore
 from contextchef.store.eviction import Caps, CleanupReport
+from contextchef.store.offloads import Offloaded, offload_flow, resolve_flow
 from contextchef.store.store import StoreBase, ViewBase
 
 __all__ = ["AsyncNamespaceView", "AsyncStore"]
@@ -76,6 +77,20 @@ class AsyncStore(StoreBase["AsyncNamespaceView"]):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    async def offload(
+        self,
+        content: str,
+        *,
+        name: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Offloaded:
+        """See `Store.offload`; an async event handler is awaited."""
+        return await drive_async(offload_flow(self._core, content, name, meta))
+
+    async def resolve(self, uri: str) -> str | None:
+        """See `Store.resolve`."""
+        return await drive_async(resolve_flow(self._core, uri))
 
 
 class AsyncNamespaceView(ViewBase):

@@ -35,6 +35,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from operator import attrgetter
 from typing import Any, NamedTuple, Unpack
 
+from contextchef._effects import Emit, Flow
 from contextchef.errors import (
     ConfigError,
     StoreCapabilityError,
@@ -121,6 +122,8 @@ class StoreCore:
         # Read times and deferred writes, written with the next write (see `pending`).
         self._pending = Pending()
         self.versioned: set[str] = set()  # the namespaces declared versioned through this store
+        self.on_evicted: list[Callable[[CleanupReport], Any]] = []  # called after a sweep
+        self.offloader: Any = None  # the `offloads.Offloader` of the chef that opened the store
         self._undeclared: set[str] = set()  # declared here, not yet handed to the backend
         if isinstance(versioned, str):
             raise ConfigError("versioned must be a list of namespaces, not a single string")
@@ -411,7 +414,7 @@ class StoreCore:
         yield from self.ops.restore(ns, checked)
         self._pending.forget_namespace(ns)
 
-    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Op[CleanupReport]:
+    def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Flow[CleanupReport]:
         validate_namespace(ns)
         policy = self.eviction.get(ns, EvictionPolicy()).override(**caps)
         if self._pending:  # the sweep decides on persisted times too: write the pending ones
@@ -421,4 +424,6 @@ class StoreCore:
         report = yield from cleanup_flow(
             self.ops, ns, policy, self.clock(), self._pending.seen.setdefault(ns, {})
         )
+        if report.evicted and self.on_evicted:
+            yield Emit(tuple(self.on_evicted), report)
         return report

@@ -32,6 +32,7 @@ from contextchef.store.backend import (
 )
 from contextchef.store.core import Change, PutResult, StoreCore
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy
+from contextchef.store.offloads import Offloaded, offload_flow, resolve_flow
 from contextchef.store.ops import Op
 from contextchef.store.paths import (
     ContextAddress,
@@ -142,6 +143,25 @@ class StoreBase(Generic[V]):
         """The caps `cleanup(ns)` applies when called without overrides."""
         return self._core.eviction.get(validate_namespace(ns), EvictionPolicy())
 
+    def on_evicted(self, handler: Callable[[CleanupReport], Any]) -> Callable[[], bool]:
+        """Call `handler(report)` after every `cleanup` sweep that evicted something (any
+        namespace; `report.ns` says which); returns a function that unsubscribes it. A handler
+        that raises is logged, never fails the sweep. Shared by every store over this one's
+        state (`Store.over`, `AsyncStore.of`)."""
+        if not callable(handler):
+            raise ConfigError("an on_evicted handler must be callable")
+        handlers = self._core.on_evicted
+        if handler not in handlers:
+            handlers.append(handler)
+
+        def unsubscribe() -> bool:
+            if handler in handlers:
+                handlers.remove(handler)
+                return True
+            return False
+
+        return unsubscribe
+
 
 class ViewBase:
     """What both namespace views share: the namespace, URIs, content paths, capabilities."""
@@ -217,6 +237,26 @@ class Store(StoreBase["NamespaceView"]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def offload(
+        self,
+        content: str,
+        *,
+        name: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Offloaded:
+        """Store `content` whole in the chef's offload namespace (`vfs/`), content-addressed,
+        and return its URI and the marker to give the model in its place: the same preview a
+        long tool result gets (head, tail, error lines, how to read the rest), whatever its
+        length. `name` (kept in the entry's meta with `meta`) is yours; offloading the same
+        content again stores nothing new and returns the same marker. Emits the chef's
+        `offload:created`. Only a chef's store offloads (`ConfigError` otherwise)."""
+        return drive_sync(offload_flow(self._core, content, name, meta))
+
+    def resolve(self, uri: str) -> str | None:
+        """The content a `context://` URI names (a marker's, an archive's), or None when
+        nothing is stored there; `InvalidPathError` for a string that is not such a URI."""
+        return drive_sync(resolve_flow(self._core, uri))
 
 
 class NamespaceView(ViewBase):
@@ -298,7 +338,7 @@ class NamespaceView(ViewBase):
 
     def cleanup(self, **caps: Unpack[Caps]) -> CleanupReport:
         """`Store.cleanup` for this namespace."""
-        return self._run(self._core.cleanup(self._ns, **caps))
+        return drive_sync(self._core.cleanup(self._ns, **caps))
 
 
 def core_of(source: StoreCore | StoreBase[Any] | StorageBackend | AsyncStorageBackend) -> StoreCore:
