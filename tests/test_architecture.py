@@ -41,6 +41,7 @@ FOUNDATION = (
     "_schema",
     "_validator",
     "_fastcopy",
+    "_hosttext",
     "_jsonvalue",
     "_repair",
     "_config",

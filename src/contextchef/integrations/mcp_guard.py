@@ -21,12 +21,17 @@ import logging
 from types import TracebackType
 from typing import Any, Self
 
-import anyio
-import mcp_types as types
-from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from contextchef._hosttext import find_surrogate
+from contextchef.errors import MissingDependencyError
+
+try:
+    import anyio
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+except ImportError as exc:  # pragma: no cover - exercised by simulating the import failing
+    raise MissingDependencyError(exc.name or "mcp", "mcp") from exc
 
 __all__ = ["AnsweringReadStream", "unreadable_reply"]
 
