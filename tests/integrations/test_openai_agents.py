@@ -37,6 +37,8 @@ from contextchef import (
     SQLiteBackend,
     summarize,
 )
+from contextchef.errors import ClosedError
+from contextchef.store import Store
 from contextchef.integrations.openai_agents import ContextChefSession, context_tool
 
 RUN = RunConfig(tracing_disabled=True)
@@ -129,6 +131,76 @@ async def test_concurrent_appends_are_atomic_and_all_kept(tmp_path: Path) -> Non
     assert len({json.dumps(p) for p in popped}) == 10  # no item popped twice
     assert await sessions[0].get_items() == stored[:44]
     backend.close()
+
+
+async def test_close_closes_what_the_session_opened_and_only_that(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed: list[Path] = []
+    real_close = SQLiteBackend.close
+
+    def spy(backend: SQLiteBackend) -> None:
+        closed.append(backend.path)
+        real_close(backend)
+
+    monkeypatch.setattr(SQLiteBackend, "close", spy)
+    item = {"role": "user", "content": "hi"}
+    given = SQLiteBackend(tmp_path / "given.db")
+    with ContextChefSession("a", given) as first:
+        await first.add_items([item])
+    async with ContextChefSession("b", tmp_path / "own.db") as second:
+        await second.add_items([item])
+    assert closed == [tmp_path / "own.db"]  # the given backend is its owner's to close
+    assert await ContextChefSession("a", given).get_items() == [item]
+    for session in (first, second):
+        session.close()  # idempotent
+        for call in (session.get_items(), session.add_items([]), session.pop_item()):
+            with pytest.raises(ClosedError, match="ContextChefSession is closed"):
+                await call
+        with pytest.raises(RuntimeError):  # what SQLiteSession raises
+            await session.clear_session()
+    with ContextChefSession("b", tmp_path / "own.db") as reopened:
+        assert await reopened.get_items() == [item]
+    given.close()
+
+
+async def test_session_settings_are_normalised_as_the_sdk_does() -> None:
+    assert ContextChefSession("s", "memory").session_settings == SessionSettings()
+    session = ContextChefSession("s", "memory", session_settings={"limit": 1})
+    assert session.session_settings == SessionSettings(limit=1)
+    await session.add_items([{"role": "user", "content": "1"}, {"role": "user", "content": "2"}])
+    assert await session.get_items() == [{"role": "user", "content": "2"}]
+    with pytest.raises(TypeError, match="Unknown session settings: limitt"):
+        ContextChefSession("s", "memory", session_settings={"limitt": 1})
+
+
+async def test_an_item_that_is_not_json_is_refused_and_nothing_is_written() -> None:
+    session = ContextChefSession("s", InMemoryBackend())
+    with pytest.raises(TypeError):
+        await session.add_items([{"role": "user", "content": object()}])
+    assert await session.get_items() == []
+    await session.add_items([{"role": "user", "content": "after"}])
+    assert await session.get_items() == [{"role": "user", "content": "after"}]
+
+
+async def test_a_damaged_entry_is_skipped_and_popped_away(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    backend = InMemoryBackend()
+    session = ContextChefSession("s", backend)
+    first, second = {"role": "user", "content": "1"}, {"role": "user", "content": "2"}
+    await session.add_items([first])
+    await session.add_items([second])
+    view = Store(backend).namespace("sessions")
+    newest = view.list()[-1].path
+    view.put(newest, "not valid json {{{")
+    with caplog.at_level(logging.WARNING, "contextchef.integrations.openai_agents"):
+        assert await session.get_items() == [first]
+        assert await session.get_items(1) == [first]
+    assert "not a JSON list" in caplog.text
+    assert await session.pop_item() == first  # the damaged entry is dropped on the way
+    assert await session.pop_item() is None
+    assert view.list() == []
 
 
 async def test_items_without_a_type_pass_through_with_a_warning(
