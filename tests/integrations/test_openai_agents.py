@@ -38,8 +38,8 @@ from contextchef import (
     summarize,
 )
 from contextchef.errors import ClosedError
-from contextchef.store import Store
 from contextchef.integrations.openai_agents import ContextChefSession, context_tool
+from contextchef.store import Store
 
 RUN = RunConfig(tracing_disabled=True)
 
