@@ -114,7 +114,7 @@ class ContextChefSession:
         self.chef = chef
         self._closed = False
         self._closing: asyncio.Future[Any] | None = None
-        self._owned: StorageBackend | AsyncStorageBackend | None = None
+        self._owned: object = None
         if isinstance(store, os.PathLike):
             from contextchef.store.backends.sqlite import SQLiteBackend
 
