@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import json
 import logging
+import random
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -111,6 +112,28 @@ async def test_session_settings_limit_applies_like_the_sdk() -> None:
         await session.add_items(items)
     assert await ours.get_items() == await theirs.get_items() == items[-2:]
     assert await ours.get_items(4) == await theirs.get_items(4)
+    theirs.close()
+
+
+async def test_two_session_objects_on_one_store_agree_with_sqlite_session() -> None:
+    # Each object remembers where the session ended; the other one's appends, pops and clears
+    # (several hundred entries, across the blocks they are read by) must never fool it.
+    backend = InMemoryBackend()
+    ours = [ContextChefSession("s", backend), ContextChefSession("s", backend)]
+    theirs = SQLiteSession("s")
+    rng = random.Random(25)
+    for step in range(700):
+        session = rng.choice(ours)
+        op = rng.choices(["add", "get", "pop", "clear"], weights=[60, 25, 14, 0.3])[0]
+        argument: Any = None
+        if op == "add":
+            argument = [
+                {"role": "user", "content": f"{step}.{i}"} for i in range(rng.randint(1, 3))
+            ]
+        elif op == "get":
+            argument = rng.choice([None, 1, 20, 150, 400])
+        assert await _apply(session, op, argument) == await _apply(theirs, op, argument), step
+    assert await ours[0].get_items() == await ours[1].get_items() == await theirs.get_items()
     theirs.close()
 
 

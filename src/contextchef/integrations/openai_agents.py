@@ -62,6 +62,10 @@ logger = logging.getLogger("contextchef.integrations.openai_agents")
 
 _WIDTH = 12
 """Digits of an entry's sequence number (zero-padded, so names sort in order)."""
+_BLOCK_DIGITS = 2
+_BLOCK = 10**_BLOCK_DIGITS
+"""Entries are read by blocks of 100 consecutive numbers, one prefix scan each (the last
+block, found from the last number seen, so a call's cost does not grow with the session)."""
 
 
 def _check(items: list[Any]) -> None:
@@ -113,6 +117,7 @@ class ContextChefSession:
         self.session_id = session_id
         self.chef = chef
         self._closed = False
+        self._last: int | None = None
         self._closing: asyncio.Future[Any] | None = None
         self._owned: object = None
         if isinstance(store, os.PathLike):
@@ -192,24 +197,44 @@ class ContextChefSession:
     def _path(self, sequence: int) -> str:
         return f"{self._prefix}{sequence:0{_WIDTH}d}"
 
+    def _block(self, block: int) -> str:
+        return f"{self._prefix}{block:0{_WIDTH - _BLOCK_DIGITS}d}"
+
     async def _paths(self) -> list[str]:
         return [entry.path for entry in await self._view.list(self._prefix)]
 
-    async def _read(self, path: str) -> list[Any] | None:
-        """The items of one entry: [] when it is gone, None when it is not a JSON list (a
-        damaged entry, skipped by `get_items` and dropped by `pop_item`, as `SQLiteSession`
-        does with a corrupt row)."""
-        entry = await self._view.get(path)
-        if entry is None:
-            return []
-        try:
-            items = json.loads(entry.content)
-        except ValueError:
-            items = None
-        if not isinstance(items, list):
-            logger.warning("session entry %s is not a JSON list of items; it is skipped", path)
+    async def _listed(self, prefix: str, *, read: bool) -> dict[str, StoredEntry | None]:
+        if read:
+            return dict(await self._view.entries(prefix))
+        return {entry.path: None for entry in await self._view.list(prefix)}
+
+    async def _tail(self, *, read: bool) -> tuple[int, dict[str, StoredEntry | None]] | None:
+        """The last non-empty block of entries (its number and its entries, read or only
+        listed, in order), or None when the session is empty. From the last sequence number
+        this session saw, that is two prefix scans of one block each; entries are numbered
+        contiguously, so a block holding entries and an empty next one hold the end. Without
+        one, or when that block was emptied meanwhile, one full listing finds it."""
+        if self._last is not None:
+            block = self._last // _BLOCK
+            found = await self._listed(self._block(block), read=read)
+            while found:
+                following = await self._listed(self._block(block + 1), read=read)
+                if not following:
+                    self._last = _sequence(next(reversed(found)))
+                    return block, found
+                block, found = block + 1, following
+        paths = await self._paths()
+        if not paths:
+            self._last = None
             return None
-        return items
+        self._last = _sequence(paths[-1])
+        block = self._last // _BLOCK
+        return block, await self._listed(self._block(block), read=read)
+
+    async def _read(self, path: str) -> list[Any] | None:
+        """The items of one entry: [] when it is gone, None when it is not a JSON list."""
+        entry = await self._view.get(path)
+        return [] if entry is None else _decode(path, entry)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The most recent `limit` items (all with None) in chronological order; 0 gives none
@@ -219,15 +244,20 @@ class ContextChefSession:
         wanted = resolve_session_limit(limit, self.session_settings)
         if wanted == 0:
             return []
-        paths = await self._paths()
+        items: list[Any] = []
         if wanted is None or wanted < 0:
-            items = [item for path in paths for item in await self._read(path) or []]
+            for path, entry in (await self._view.entries(self._prefix)).items():
+                items.extend(_decode(path, entry) or [])
         else:
-            items = []
-            for path in reversed(paths):
-                items[:0] = await self._read(path) or []
-                if len(items) >= wanted:
+            tail = await self._tail(read=True)
+            block, found = tail if tail is not None else (-1, {})
+            while True:
+                batch = [i for p, e in found.items() if e is not None for i in _decode(p, e) or []]
+                items[:0] = batch
+                block -= 1
+                if len(items) >= wanted or block < 0:
                     break
+                found = await self._listed(self._block(block), read=True)
             items = items[-wanted:]
         if self._window is not None and items:
             return await self._window.apply(items)
@@ -240,19 +270,20 @@ class ContextChefSession:
             return
         _check(items)
         content = json.dumps(list(items), ensure_ascii=False, separators=(",", ":"))
-        paths = await self._paths()
-        sequence = int(paths[-1].rsplit("/", 1)[1]) + 1 if paths else 1
+        tail = await self._tail(read=False)
+        sequence = _sequence(next(reversed(tail[1]))) + 1 if tail is not None else 1
         while not await self._view.create(self._path(sequence), content):
             sequence += 1
+        self._last = sequence
 
     async def pop_item(self) -> Any | None:
         """Remove and return the most recent item, or None when the session is empty."""
         self._check_open()
         while True:
-            paths = await self._paths()
-            if not paths:
+            tail = await self._tail(read=False)
+            if tail is None:
                 return None
-            path = paths[-1]
+            path = next(reversed(tail[1]))
             items = await self._read(path)
             if items is None:
                 await self._view.delete(path)
@@ -273,6 +304,24 @@ class ContextChefSession:
         self._check_open()
         for path in await self._paths():
             await self._view.delete(path)
+        self._last = None
+
+
+def _sequence(path: str) -> int:
+    return int(path.rsplit("/", 1)[1])
+
+
+def _decode(path: str, entry: StoredEntry) -> list[Any] | None:
+    """An entry's items, or None (with a warning) when it is not a JSON list: a damaged entry,
+    skipped by `get_items` and dropped by `pop_item`, as `SQLiteSession` does a corrupt row."""
+    try:
+        items = json.loads(entry.content)
+    except ValueError:
+        items = None
+    if not isinstance(items, list):
+        logger.warning("session entry %s is not a JSON list of items; it is skipped", path)
+        return None
+    return items
 
 
 async def _awaited(result: Any) -> None:
