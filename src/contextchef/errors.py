@@ -34,6 +34,7 @@ ContextChefError                      catch-all: `except contextchef.ContextChef
 │   ├── MemoryKeyNotAllowedError      the key is outside `allowed_keys` (carries .allowed)
 │   ├── MemoryVetoedError             the host's `on_memory_update` hook vetoed the write
 │   └── MemoryValueTooLargeError      the value is over `max_value_bytes` (carries .size, .limit)
+├── ClosedError                       the object was closed and cannot be used (also a RuntimeError)
 └── MissingDependencyError            an optional extra is not installed (also an ImportError)
 ```
 
@@ -44,6 +45,7 @@ native errors (`sqlite3`, `OSError`, psycopg) into the `StoreError` family with 
 from __future__ import annotations
 
 __all__ = [
+    "ClosedError",
     "CompileAbortedError",
     "CompileError",
     "ConfigError",
@@ -349,6 +351,11 @@ class MemoryValueTooLargeError(MemoryRefusedError):
         )
         self.size = size
         self.limit = limit
+
+
+class ClosedError(ContextChefError, RuntimeError):
+    """The object (a session, a store) was closed; every later use raises this. The message
+    names it: `"<ClassName> is closed"`."""
 
 
 class MissingDependencyError(ContextChefError, ImportError):

@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import json
 import logging
+import random
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -37,7 +38,9 @@ from contextchef import (
     SQLiteBackend,
     summarize,
 )
+from contextchef.errors import ClosedError
 from contextchef.integrations.openai_agents import ContextChefSession, context_tool
+from contextchef.store import Store
 
 RUN = RunConfig(tracing_disabled=True)
 
@@ -112,6 +115,28 @@ async def test_session_settings_limit_applies_like_the_sdk() -> None:
     theirs.close()
 
 
+async def test_two_session_objects_on_one_store_agree_with_sqlite_session() -> None:
+    # Each object remembers where the session ended; the other one's appends, pops and clears
+    # (several hundred entries, across the blocks they are read by) must never fool it.
+    backend = InMemoryBackend()
+    ours = [ContextChefSession("s", backend), ContextChefSession("s", backend)]
+    theirs = SQLiteSession("s")
+    rng = random.Random(25)
+    for step in range(700):
+        session = rng.choice(ours)
+        op = rng.choices(["add", "get", "pop", "clear"], weights=[60, 25, 14, 0.3])[0]
+        argument: Any = None
+        if op == "add":
+            argument = [
+                {"role": "user", "content": f"{step}.{i}"} for i in range(rng.randint(1, 3))
+            ]
+        elif op == "get":
+            argument = rng.choice([None, 1, 20, 150, 400])
+        assert await _apply(session, op, argument) == await _apply(theirs, op, argument), step
+    assert await ours[0].get_items() == await ours[1].get_items() == await theirs.get_items()
+    theirs.close()
+
+
 async def test_concurrent_appends_are_atomic_and_all_kept(tmp_path: Path) -> None:
     backend = SQLiteBackend(tmp_path / "db.sqlite")
     sessions = [ContextChefSession("shared", backend) for _ in range(3)]
@@ -129,6 +154,76 @@ async def test_concurrent_appends_are_atomic_and_all_kept(tmp_path: Path) -> Non
     assert len({json.dumps(p) for p in popped}) == 10  # no item popped twice
     assert await sessions[0].get_items() == stored[:44]
     backend.close()
+
+
+async def test_close_closes_what_the_session_opened_and_only_that(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed: list[Path] = []
+    real_close = SQLiteBackend.close
+
+    def spy(backend: SQLiteBackend) -> None:
+        closed.append(backend.path)
+        real_close(backend)
+
+    monkeypatch.setattr(SQLiteBackend, "close", spy)
+    item = {"role": "user", "content": "hi"}
+    given = SQLiteBackend(tmp_path / "given.db")
+    with ContextChefSession("a", given) as first:
+        await first.add_items([item])
+    async with ContextChefSession("b", tmp_path / "own.db") as second:
+        await second.add_items([item])
+    assert closed == [tmp_path / "own.db"]  # the given backend is its owner's to close
+    assert await ContextChefSession("a", given).get_items() == [item]
+    for session in (first, second):
+        session.close()  # idempotent
+        for call in (session.get_items(), session.add_items([]), session.pop_item()):
+            with pytest.raises(ClosedError, match="ContextChefSession is closed"):
+                await call
+        with pytest.raises(RuntimeError):  # what SQLiteSession raises
+            await session.clear_session()
+    with ContextChefSession("b", tmp_path / "own.db") as reopened:
+        assert await reopened.get_items() == [item]
+    given.close()
+
+
+async def test_session_settings_are_normalised_as_the_sdk_does() -> None:
+    assert ContextChefSession("s", "memory").session_settings == SessionSettings()
+    session = ContextChefSession("s", "memory", session_settings={"limit": 1})
+    assert session.session_settings == SessionSettings(limit=1)
+    await session.add_items([{"role": "user", "content": "1"}, {"role": "user", "content": "2"}])
+    assert await session.get_items() == [{"role": "user", "content": "2"}]
+    with pytest.raises(TypeError, match="Unknown session settings: limitt"):
+        ContextChefSession("s", "memory", session_settings={"limitt": 1})
+
+
+async def test_an_item_that_is_not_json_is_refused_and_nothing_is_written() -> None:
+    session = ContextChefSession("s", InMemoryBackend())
+    with pytest.raises(TypeError):
+        await session.add_items([{"role": "user", "content": object()}])
+    assert await session.get_items() == []
+    await session.add_items([{"role": "user", "content": "after"}])
+    assert await session.get_items() == [{"role": "user", "content": "after"}]
+
+
+async def test_a_damaged_entry_is_skipped_and_popped_away(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    backend = InMemoryBackend()
+    session = ContextChefSession("s", backend)
+    first, second = {"role": "user", "content": "1"}, {"role": "user", "content": "2"}
+    await session.add_items([first])
+    await session.add_items([second])
+    view = Store(backend).namespace("sessions")
+    newest = view.list()[-1].path
+    view.put(newest, "not valid json {{{")
+    with caplog.at_level(logging.WARNING, "contextchef.integrations.openai_agents"):
+        assert await session.get_items() == [first]
+        assert await session.get_items(1) == [first]
+    assert "not a JSON list" in caplog.text
+    assert await session.pop_item() == first  # the damaged entry is dropped on the way
+    assert await session.pop_item() is None
+    assert view.list() == []
 
 
 async def test_items_without_a_type_pass_through_with_a_warning(

@@ -18,28 +18,40 @@ With `chef=`, `get_items` returns the window the chef compiles from the stored i
 (summaries, evictions to `archive/`), offloaded tool outputs, the memory block. The stored items
 are never changed; only what the model is given is. Give the agent `context_tool(chef)` so it
 can read back what left the window. Requires the `openai-agents` extra.
+
+A drop-in for the SDK's `SQLiteSession(session_id, db_path, session_settings=...)`: pass the
+database file as a `pathlib.Path` (`ContextChefSession(session_id, Path("agents.db"))`).
+`session_settings` is normalised as the SDK does (None gives `SessionSettings()`, a dict
+`SessionSettings(**d)`, an unknown key is a `TypeError`). `close()` (idempotent; also through
+`with` and `async with`) closes the store the session opened itself (from a path, `"sqlite"`,
+`"memory"` or a DSN) and leaves a store or backend it was given to its owner; any later use
+raises `ClosedError` (a `RuntimeError`, as `SQLiteSession` raises), naming the class.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import logging
-from typing import Any
+import os
+from types import TracebackType
+from typing import Any, Self
 
 from contextchef.chef import AsyncContextChef, ContextChef
 from contextchef.chef.options import open_store
-from contextchef.errors import EntryNotFoundError, MissingDependencyError
+from contextchef.errors import ClosedError, EntryNotFoundError, MissingDependencyError
 from contextchef.integrations._items_window import Window
 from contextchef.integrations._keys import encode_segment
 from contextchef.retrieval.definitions import get_context_tool_definition
 from contextchef.store.aio import AsyncNamespaceView, AsyncStore
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend, StoredEntry
-from contextchef.store.store import StoreBase
+from contextchef.store.store import StoreBase, core_of
 
 try:
     from agents import FunctionTool
     from agents.memory import SessionSettings
-    from agents.memory.session_settings import resolve_session_limit
+    from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
     from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - exercised by simulating the missing extra
     raise MissingDependencyError(exc.name or "openai-agents", "openai-agents") from exc
@@ -50,6 +62,10 @@ logger = logging.getLogger("contextchef.integrations.openai_agents")
 
 _WIDTH = 12
 """Digits of an entry's sequence number (zero-padded, so names sort in order)."""
+_BLOCK_DIGITS = 2
+_BLOCK = 10**_BLOCK_DIGITS
+"""Entries are read by blocks of 100 consecutive numbers, one prefix scan each (the last
+block, found from the last number seen, so a call's cost does not grow with the session)."""
 
 
 def _check(items: list[Any]) -> None:
@@ -66,62 +82,182 @@ class ContextChefSession:
 
     Args:
         session_id: any string; two sessions with one id on one store share their items.
-        store: a backend, a `Store`/`AsyncStore`, `"sqlite"` (the machine's database, the
-            default), `"memory"` or a `postgresql://` DSN. With `chef=` and no store, the
-            chef's store.
+        store: a backend, a `Store`/`AsyncStore`, a `pathlib.Path` (a SQLite database file, as
+            `SQLiteSession`'s `db_path`), `"sqlite"` (the machine's database, the default),
+            `"memory"` or a `postgresql://` DSN. With `chef=` and no store, the chef's store.
         chef: compact what `get_items` returns through this chef's overflow (optional).
         namespace: the store namespace holding the sessions.
-        session_settings: the SDK's `SessionSettings` (`limit` for `get_items`).
+        session_settings: the SDK's `SessionSettings` or a dict of its fields (`limit` for
+            `get_items`); None gives `SessionSettings()`. An unknown key is a `TypeError`.
     """
+
+    session_settings: SessionSettings
 
     def __init__(
         self,
         session_id: str,
-        store: StoreBase[Any] | StorageBackend | AsyncStorageBackend | str | None = None,
+        store: StoreBase[Any]
+        | StorageBackend
+        | AsyncStorageBackend
+        | os.PathLike[str]
+        | str
+        | None = None,
         *,
         chef: ContextChef | AsyncContextChef | None = None,
         namespace: str = "sessions",
-        session_settings: SessionSettings | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
+        self.session_settings = (
+            SessionSettings()
+            if session_settings is None
+            else coerce_session_settings(session_settings)
+        )
         if store is None:
             store = chef.store if chef is not None else "sqlite"
         self.session_id = session_id
-        self.session_settings = session_settings
         self.chef = chef
-        core = open_store(store, asynchronous=True)
+        self._closed = False
+        self._last: int | None = None
+        self._closing: asyncio.Future[Any] | None = None
+        self._owned: object = None
+        if isinstance(store, os.PathLike):
+            from contextchef.store.backends.sqlite import SQLiteBackend
+
+            core = core_of(SQLiteBackend(store))
+        else:
+            core = open_store(store, asynchronous=True)
+        if isinstance(store, (str, os.PathLike)):
+            self._owned = core.backend
         self._view: AsyncNamespaceView = AsyncStore.over(core).namespace(namespace)
         self._prefix = encode_segment(session_id, what="session id") + "/"
         self._window = Window(chef) if chef is not None else None
 
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError(f"{type(self).__name__} is closed")
+
+    def close(self) -> None:
+        """Close the session (idempotent): the store it opened itself is closed, a store or
+        backend it was given is left open. Any later use raises `ClosedError`. In async code
+        with an async backend the session opened (a DSN), prefer `await session.aclose()`."""
+        if self._closed:
+            return
+        self._closed = True
+        owned, self._owned = self._owned, None
+        if owned is None:
+            return
+        result = owned.close() if hasattr(owned, "close") else None
+        if inspect.isawaitable(result):
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                asyncio.run(_awaited(result))
+            else:
+                self._closing = loop.create_task(_awaited(result))
+
+    async def aclose(self) -> None:
+        """`close()` for async code: an async backend the session opened is awaited closed."""
+        if not self._closed:
+            owned = self._owned
+            self._owned = None
+            self.close()
+            result = owned.close() if owned is not None and hasattr(owned, "close") else None
+            if inspect.isawaitable(result):
+                await result
+        if self._closing is not None:
+            closing, self._closing = self._closing, None
+            await closing
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- items ------------------------------------------------------------------------------
+
     def _path(self, sequence: int) -> str:
         return f"{self._prefix}{sequence:0{_WIDTH}d}"
+
+    def _block(self, block: int) -> str:
+        return f"{self._prefix}{block:0{_WIDTH - _BLOCK_DIGITS}d}"
 
     async def _paths(self) -> list[str]:
         return [entry.path for entry in await self._view.list(self._prefix)]
 
-    async def _read(self, path: str) -> list[Any]:
+    async def _listed(self, prefix: str, *, read: bool) -> dict[str, StoredEntry | None]:
+        if read:
+            return dict(await self._view.entries(prefix))
+        return {entry.path: None for entry in await self._view.list(prefix)}
+
+    async def _tail(self, *, read: bool) -> tuple[int, dict[str, StoredEntry | None]] | None:
+        """The last non-empty block of entries (its number and its entries, read or only
+        listed, in order), or None when the session is empty. From the last sequence number
+        this session saw, that is two prefix scans of one block each; entries are numbered
+        contiguously, so a block holding entries and an empty next one hold the end. Without
+        one, or when that block was emptied meanwhile, one full listing finds it."""
+        if self._last is not None:
+            block = self._last // _BLOCK
+            found = await self._listed(self._block(block), read=read)
+            while found:
+                following = await self._listed(self._block(block + 1), read=read)
+                if not following:
+                    self._last = _sequence(next(reversed(found)))
+                    return block, found
+                block, found = block + 1, following
+        paths = await self._paths()
+        if not paths:
+            self._last = None
+            return None
+        self._last = _sequence(paths[-1])
+        block = self._last // _BLOCK
+        return block, await self._listed(self._block(block), read=read)
+
+    async def _read(self, path: str) -> list[Any] | None:
+        """The items of one entry: [] when it is gone, None when it is not a JSON list."""
         entry = await self._view.get(path)
-        if entry is None:
-            return []
-        items: list[Any] = json.loads(entry.content)
-        return items
+        return [] if entry is None else _decode(path, entry)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The most recent `limit` items (all with None) in chronological order; 0 gives none
         and a negative limit all, as the SDK's `SQLiteSession` does. With a chef, the window
         it compiles from them."""
+        self._check_open()
         wanted = resolve_session_limit(limit, self.session_settings)
         if wanted == 0:
             return []
-        paths = await self._paths()
+        items: list[Any] = []
         if wanted is None or wanted < 0:
-            items = [item for path in paths for item in await self._read(path)]
+            for path, entry in (await self._view.entries(self._prefix)).items():
+                items.extend(_decode(path, entry) or [])
         else:
-            items = []
-            for path in reversed(paths):
-                items[:0] = await self._read(path)
-                if len(items) >= wanted:
+            tail = await self._tail(read=True)
+            block, found = tail if tail is not None else (-1, {})
+            while True:
+                batch = [i for p, e in found.items() if e is not None for i in _decode(p, e) or []]
+                items[:0] = batch
+                block -= 1
+                if len(items) >= wanted or block < 0:
                     break
+                found = await self._listed(self._block(block), read=True)
             items = items[-wanted:]
         if self._window is not None and items:
             return await self._window.apply(items)
@@ -129,23 +265,29 @@ class ContextChefSession:
 
     async def add_items(self, items: list[Any]) -> None:
         """Append `items` as one entry (atomically: never interleaved with another call's)."""
+        self._check_open()
         if not items:
             return
         _check(items)
         content = json.dumps(list(items), ensure_ascii=False, separators=(",", ":"))
-        paths = await self._paths()
-        sequence = int(paths[-1].rsplit("/", 1)[1]) + 1 if paths else 1
+        tail = await self._tail(read=False)
+        sequence = _sequence(next(reversed(tail[1]))) + 1 if tail is not None else 1
         while not await self._view.create(self._path(sequence), content):
             sequence += 1
+        self._last = sequence
 
     async def pop_item(self) -> Any | None:
         """Remove and return the most recent item, or None when the session is empty."""
+        self._check_open()
         while True:
-            paths = await self._paths()
-            if not paths:
+            tail = await self._tail(read=False)
+            if tail is None:
                 return None
-            path = paths[-1]
+            path = next(reversed(tail[1]))
             items = await self._read(path)
+            if items is None:
+                await self._view.delete(path)
+                continue
             if len(items) <= 1:
                 if await self._view.delete(path) and items:
                     return items[0]
@@ -159,16 +301,42 @@ class ContextChefSession:
 
     async def clear_session(self) -> None:
         """Delete every item of this session."""
+        self._check_open()
         for path in await self._paths():
             await self._view.delete(path)
+        self._last = None
+
+
+def _sequence(path: str) -> int:
+    return int(path.rsplit("/", 1)[1])
+
+
+def _decode(path: str, entry: StoredEntry) -> list[Any] | None:
+    """An entry's items, or None (with a warning) when it is not a JSON list: a damaged entry,
+    skipped by `get_items` and dropped by `pop_item`, as `SQLiteSession` does a corrupt row."""
+    try:
+        items = json.loads(entry.content)
+    except ValueError:
+        items = None
+    if not isinstance(items, list):
+        logger.warning("session entry %s is not a JSON list of items; it is skipped", path)
+        return None
+    return items
+
+
+async def _awaited(result: Any) -> None:
+    await result
 
 
 def _dropping_last(popped: list[Any]) -> Any:
     """The change `pop_item` applies to an entry: its last item goes to `popped`."""
 
     def drop_last(entry: StoredEntry) -> tuple[str, dict[str, Any]]:
-        current = json.loads(entry.content)
-        if len(current) <= 1:
+        try:
+            current = json.loads(entry.content)
+        except ValueError:
+            current = None
+        if not isinstance(current, list) or len(current) <= 1:
             raise EntryNotFoundError("the entry was emptied meanwhile")
         popped[:] = [current.pop()]
         text = json.dumps(current, ensure_ascii=False, separators=(",", ":"))
