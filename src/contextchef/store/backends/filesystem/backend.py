@@ -60,8 +60,11 @@ from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Versi
 from contextchef.store.backends.filesystem.fileio import (
     DIR_FLAGS,
     atomic_replace,
+    entry_stat,
     exclusive_create,
     fsync_dir,
+    hard_link_refused,
+    make_private_dirs,
     open_child,
     regular_stat,
     translate_errors,
@@ -193,7 +196,7 @@ class FileSystemBackend:
 
     def exists(self, ns: str, path: str) -> bool:
         with self._located(ns, path, "stat") as spot:
-            return spot is not None and regular_stat(spot[1], spot[2]) is not None
+            return spot is not None and entry_stat(spot[1], spot[2]) is not None
 
     def append(self, ns: str, path: str, content: str) -> None:
         with self._locked(ns):
@@ -241,7 +244,7 @@ class FileSystemBackend:
 
     def touch(self, ns: str, path: str, accessed_at: float) -> None:
         with self._located(ns, path, "touch") as spot:
-            st = None if spot is None else regular_stat(spot[1], spot[2])
+            st = None if spot is None else entry_stat(spot[1], spot[2])
             if spot is None or st is None:
                 return
             target = int(accessed_at * 1_000_000_000)
@@ -267,7 +270,19 @@ class FileSystemBackend:
                 namespace=ns,
                 path=path,
             )
+        self._refuse_hard_link(ns, path)
         return str(candidate)
+
+    def _refuse_hard_link(self, ns: str, path: str) -> None:
+        """`InvalidPathError` when the entry file is a hard link (see `fileio.linked_elsewhere`):
+        its physical path would hand out a file that may live outside the root."""
+        with self._located(ns, path, "locate") as spot:
+            if spot is None:
+                return
+            _, dfd, name = spot
+            st = regular_stat(dfd, name)
+            if st is not None and entry_stat(dfd, name) is None:
+                raise hard_link_refused(path, st)
 
     def supports(self, capability: str, ns: str) -> bool:
         """Every capability it has a method for; `history` for the versioned namespaces."""
@@ -373,8 +388,8 @@ class FileSystemBackend:
                     namespace=ns,
                 ) from exc
             raise
-        self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dirs(self._root)
+        make_private_dirs(directory)
         if self._fsync:
             fsync_dir(directory.parent)
         return os.open(directory, DIR_FLAGS)
