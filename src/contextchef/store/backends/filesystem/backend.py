@@ -14,11 +14,14 @@ Guarantees:
 - **Confinement.** Every operation walks from the namespace directory one segment at a time with
   `O_NOFOLLOW` directory handles, so no symbolic link below the namespace directory is ever
   followed (a planted link raises `InvalidPathError`) and no race can swap one in midway.
+  A hard link (a file with a second name, which may be outside the root) is refused the same
+  way: reading it raises, listing skips it, writing replaces the name, never the file.
   `get_physical_path` additionally resolves the path and refuses anything outside.
-- **Hygiene.** Directories are made on demand (0700) and again if something removed them; files
-  are 0600. Opening a backend sweeps the temporary files a crashed writer left (our own name
-  pattern only, older than an hour; see `sweep`). Listing is recursive and skips temporary
-  files, dotfiles, symlinks and names the path rules reject. Access times for
+- **Hygiene.** Directories are made on demand, missing parents of the root included, 0700
+  whatever the umask, and again if something removed them; files are 0600. Opening a backend
+  sweeps the temporary files a crashed writer left (our own name pattern only; a few seconds
+  old when their writer's pid is gone, else an hour; see `sweep`). Listing is recursive and
+  skips temporary files, dotfiles, links and names the path rules reject. Access times for
   least-recently-read eviction are the files' `atime`, set explicitly by `touch` and left alone
   by the backend's own reads (`O_NOATIME`), so they survive a restart.
 - **Atomic commands across processes.** Every write of a namespace (write, delete, append,
@@ -63,10 +66,9 @@ from contextchef.store.backends.filesystem.fileio import (
     entry_stat,
     exclusive_create,
     fsync_dir,
-    hard_link_refused,
     make_private_dirs,
     open_child,
-    regular_stat,
+    refuse_hard_link,
     translate_errors,
 )
 from contextchef.store.backends.filesystem.layout import (
@@ -274,15 +276,10 @@ class FileSystemBackend:
         return str(candidate)
 
     def _refuse_hard_link(self, ns: str, path: str) -> None:
-        """`InvalidPathError` when the entry file is a hard link (see `fileio.linked_elsewhere`):
-        its physical path would hand out a file that may live outside the root."""
+        """A hard link's physical path could hand out a file outside the root: refused."""
         with self._located(ns, path, "locate") as spot:
-            if spot is None:
-                return
-            _, dfd, name = spot
-            st = regular_stat(dfd, name)
-            if st is not None and entry_stat(dfd, name) is None:
-                raise hard_link_refused(path, st)
+            if spot is not None:
+                refuse_hard_link(spot[1], spot[2], path)
 
     def supports(self, capability: str, ns: str) -> bool:
         """Every capability it has a method for; `history` for the versioned namespaces."""

@@ -31,6 +31,7 @@ __all__ = [
     "make_private_dirs",
     "open_child",
     "read_regular",
+    "refuse_hard_link",
     "regular_stat",
     "translate_errors",
 ]
@@ -275,6 +276,13 @@ def entry_stat(dfd: int, name: str) -> os.stat_result | None:
     ):
         return None
     return st
+
+
+def refuse_hard_link(dfd: int, name: str, where: str) -> None:
+    """Raise `hard_link_refused` when file `name` in `dfd` is a hard link."""
+    st = regular_stat(dfd, name)
+    if st is not None and entry_stat(dfd, name) is None:
+        raise hard_link_refused(where, st)
 
 
 def hard_link_refused(where: str, st: os.stat_result) -> InvalidPathError:
