@@ -5,10 +5,11 @@ read times of backends that cannot persist them) and turns each public operation
 (see `contextchef.store.ops`). `Store` runs the flows synchronously, `AsyncStore` awaits them;
 neither repeats any of the rules below.
 
-Rules every operation shares: names are validated before the backend is called; content must be
-a `str` that encodes as UTF-8; meta must be JSON-shaped (it has to survive every backend);
-`bytes` and `accessed_at` are derived by the backend and never taken from the caller; missing
-`created_at`/`updated_at` are filled in with the clock.
+Rules every operation shares: names are validated before the backend is called, and an entry's
+path is spelled as stored (its NFC form, or the spelling an older entry has; see `paths`, "One
+spelling per name"); content must be a `str` that encodes as UTF-8; meta must be JSON-shaped (it
+has to survive every backend); `bytes` and `accessed_at` are derived by the backend and never
+taken from the caller; missing `created_at`/`updated_at` are filled in with the clock.
 
 Versioned namespaces (see `versioning`) are configuration of the store: `versioned=`, or
 `keep_versions(ns)` from the feature that owns a namespace. Each declaration reaches the backend
