@@ -191,14 +191,15 @@ class StoreCore:
 
     def get(self, ns: str, path: str) -> Op[StoredEntry | None]:
         # The hottest flow: its requests are yielded inline rather than through `self.ops.read`.
-        spellings = entry_spellings(path)  # inline: one generator fewer for the common case
-        path = spellings[0] if len(spellings) == 1 else (yield from self._stored(ns, spellings))
-        entry: StoredEntry | None = yield self.ops.call(StorageBackend.read, (ns, path))
-        if entry is not None:
-            touch = self._note_read(ns, path)
-            if touch is not None:
-                yield from _best_effort(touch)
-        return entry
+        entry: StoredEntry | None = None
+        for spelling in entry_spellings(path):  # NFC first, then an older entry's spelling
+            entry = yield self.ops.call(StorageBackend.read, (ns, spelling))
+            if entry is not None:
+                touch = self._note_read(ns, spelling)
+                if touch is not None:
+                    yield from _best_effort(touch)
+                return entry
+        return None
 
     def put(
         self, ns: str, path: str | None, content: str, meta: Mapping[str, Any] | None
