@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,11 @@ from contextchef.errors import EntryExistsError, InvalidPathError
 from contextchef.store import FileSystemBackend, InMemoryBackend, Store
 from contextchef.store.paths import (
     content_path,
+    entry_spellings,
     format_uri,
+    non_nfc_paths,
     parse_uri,
+    prefix_spellings,
     validate_entry_path,
     validate_namespace,
     validate_prefix,
@@ -229,7 +233,8 @@ def test_hostile_paths_never_escape(tmp_path: Path) -> None:
         assert notes.get(path).content == repr(path) == twin.get(path).content
         physical = Path(notes.get_physical_path(path)).resolve()
         assert notes_dir in physical.parents
-        assert path in {item.path for item in notes.list()}
+        # Listed under its NFC spelling, the one the store writes (`paths.entry_spellings`).
+        assert unicodedata.normalize("NFC", path) in {item.path for item in notes.list()}
         assert notes.delete(path) and twin.delete(path)
         event("accepted")
 
@@ -274,7 +279,8 @@ def test_accepted_paths_round_trip_through_uris(segment: str) -> None:
 
 
 def test_case_variants_are_distinct_entries_and_stay_inside(tmp_path: Path) -> None:
-    """Case-insensitive lookalikes never alias a different file or leave the namespace."""
+    """Case-insensitive lookalikes never alias a different file or leave the namespace; only
+    spellings with one NFC form (`K` and the Kelvin sign U+212A) are one entry."""
     backend = FileSystemBackend(tmp_path / ".context", fsync=False)
     notes = Store(backend).namespace("notes")
 
@@ -288,12 +294,34 @@ def test_case_variants_are_distinct_entries_and_stay_inside(tmp_path: Path) -> N
         case_sensitive = not (tmp_path / ".context" / "NOTES").exists()
         for variant in variants:
             got = notes.get(f"case/{variant}").content
-            assert got == variant or not case_sensitive
+            same = unicodedata.normalize("NFC", got) == unicodedata.normalize("NFC", variant)
+            assert same or not case_sensitive
         listed = {item.path for item in notes.list("case/")}
-        assert listed <= {f"case/{v}" for v in variants} | {f"case/{v}" for v in listed}
+        spelled = {unicodedata.normalize("NFC", f"case/{v}") for v in variants}
+        assert listed <= spelled | {f"case/{v}" for v in listed}
         for variant in variants:
             notes.delete(f"case/{variant}")
         assert notes.list("case/") == []
 
     check()
     assert _files_under(tmp_path) == set()
+
+
+def test_entry_spellings_put_nfc_first() -> None:
+    nfc = unicodedata.normalize("NFC", "notes/café.md")
+    nfd = unicodedata.normalize("NFD", nfc)
+    assert entry_spellings("plain/a.md") == ("plain/a.md",)
+    assert entry_spellings(nfc) == (nfc, nfd)
+    assert entry_spellings(nfd) == (nfc, nfd)
+    mixed = nfd + "/" + nfc  # neither form: its own spelling is tried too
+    assert entry_spellings(mixed)[0] == unicodedata.normalize("NFC", mixed)
+    assert mixed in entry_spellings(mixed)
+    assert prefix_spellings(unicodedata.normalize("NFD", "café/")) == (
+        unicodedata.normalize("NFC", "café/"),
+        unicodedata.normalize("NFD", "café/"),
+    )
+    with pytest.raises(InvalidPathError):
+        entry_spellings("../x")
+    with pytest.raises(InvalidPathError):
+        entry_spellings(b"a.md")  # type: ignore[arg-type]
+    assert non_nfc_paths(["a.md", nfc, nfd]) == [nfd]

@@ -164,6 +164,7 @@ def check(db: DbOption = None, as_json: JsonOption = False) -> None:
                 "ok": report.ok,
                 "problems": report.problems,
                 "foreign": report.foreign,
+                "notes": report.notes,
             }
         )
         if not report.ok:
@@ -174,6 +175,8 @@ def check(db: DbOption = None, as_json: JsonOption = False) -> None:
             f"{report.path} is not a contextchef database ({report.foreign}); nothing was "
             f"checked. Point --db at a contextchef database (default: {default_database_path()})"
         )
+    for note in report.notes:
+        out_console().print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     if report.ok:
         out_console().print(f"[green]ok[/]: {report.path} passed every check")
         return

@@ -5,10 +5,11 @@ read times of backends that cannot persist them) and turns each public operation
 (see `contextchef.store.ops`). `Store` runs the flows synchronously, `AsyncStore` awaits them;
 neither repeats any of the rules below.
 
-Rules every operation shares: names are validated before the backend is called; content must be
-a `str` that encodes as UTF-8; meta must be JSON-shaped (it has to survive every backend);
-`bytes` and `accessed_at` are derived by the backend and never taken from the caller; missing
-`created_at`/`updated_at` are filled in with the clock.
+Rules every operation shares: names are validated before the backend is called, and an entry's
+path is spelled as stored (its NFC form, or the spelling an older entry has; see `paths`, "One
+spelling per name"); content must be a `str` that encodes as UTF-8; meta must be JSON-shaped (it
+has to survive every backend); `bytes` and `accessed_at` are derived by the backend and never
+taken from the caller; missing `created_at`/`updated_at` are filled in with the clock.
 
 Versioned namespaces (see `versioning`) are configuration of the store: `versioned=`, or
 `keep_versions(ns)` from the feature that owns a namespace. Each declaration reaches the backend
@@ -56,9 +57,10 @@ from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import (
     URI_PREFIX,
     content_path,
+    entry_spellings,
+    prefix_spellings,
     validate_entry_path,
     validate_namespace,
-    validate_prefix,
 )
 from contextchef.store.pending import Deferred, Pending, flush_flow
 from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
@@ -205,17 +207,20 @@ class StoreCore:
 
     def get(self, ns: str, path: str) -> Op[StoredEntry | None]:
         # The hottest flow: its requests are yielded inline rather than through `self.ops.read`.
-        validate_entry_path(path)
-        entry: StoredEntry | None = yield self.ops.call(StorageBackend.read, (ns, path))
-        if entry is not None:
-            self._note_read(ns, path)
-        return entry
+        entry: StoredEntry | None = None
+        for spelling in entry_spellings(path):  # NFC first, then an older entry's spelling
+            entry = yield self.ops.call(StorageBackend.read, (ns, spelling))
+            if entry is not None:
+                self._note_read(ns, spelling)
+                return entry
+        return None
 
     def put(
         self, ns: str, path: str | None, content: str, meta: Mapping[str, Any] | None
     ) -> Op[PutResult]:
         if path is not None:
-            validate_entry_path(path)
+            spellings = entry_spellings(path)
+            path = spellings[0] if len(spellings) == 1 else (yield from self._stored(ns, spellings))
         if self._pending:
             yield from self._flush()
         if self._undeclared:
@@ -234,7 +239,7 @@ class StoreCore:
     def append(
         self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
     ) -> Op[PutResult]:
-        validate_entry_path(path)
+        path = yield from self._spelled(ns, path)
         if self._pending:
             yield from self._flush()
         if self._undeclared:
@@ -254,7 +259,7 @@ class StoreCore:
 
     def create(self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None) -> Op[bool]:
         """Write `path` only when nothing is there; True when this call created it."""
-        validate_entry_path(path)
+        path = yield from self._spelled(ns, path)
         check_content(content, ns=ns, path=path)
         if self._pending:
             yield from self._flush()
@@ -271,7 +276,7 @@ class StoreCore:
     def read_versioned(self, ns: str, path: str) -> Op[tuple[StoredEntry, Version | None] | None]:
         """The entry and its version (None when the backend has no compare-and-swap), or None;
         a hit refreshes its last-read time like `get`."""
-        validate_entry_path(path)
+        path = yield from self._spelled(ns, path)
         if self._undeclared:
             yield from declare_flow(self.ops, self._undeclared)
         version: Version | None = None
@@ -295,7 +300,7 @@ class StoreCore:
     ) -> Op[bool]:
         """Write `path` only if it is still at version `expected`; True when written. With
         `expected` None (a backend without `replace_if`) it is a plain write."""
-        validate_entry_path(path)
+        path = yield from self._spelled(ns, path)
         check_content(content, ns=ns, path=path)
         if self._pending:
             yield from self._flush()
@@ -325,7 +330,7 @@ class StoreCore:
         )
 
     def delete(self, ns: str, path: str) -> Op[bool]:
-        validate_entry_path(path)
+        path = yield from self._spelled(ns, path)
         if self._pending:
             yield from self._flush()
         if self._undeclared:
@@ -335,17 +340,20 @@ class StoreCore:
         return deleted
 
     def list(self, ns: str, prefix: str) -> Op[list[ListedEntry]]:
-        validate_prefix(prefix)
-        listed = yield from self.ops.list(ns, prefix)
+        spellings = prefix_spellings(prefix)
+        listed = yield from self.ops.list(ns, spellings[0])
+        for other in spellings[1:]:  # entries stored under another spelling of the prefix
+            known = {item.path for item in listed}
+            listed += [i for i in (yield from self.ops.list(ns, other)) if i.path not in known]
         return sorted(listed, key=attrgetter("path"))
 
     def entries(self, ns: str, prefix: str) -> Op[dict[str, StoredEntry]]:
-        validate_prefix(prefix)
-        if self.supports("read_all", ns):
-            found = yield from self.ops.read_all(ns, prefix)
-        else:
-            found = {}
-            for listed in (yield from self.ops.list(ns, prefix)):
+        found: dict[str, StoredEntry] = {}
+        for spelling in prefix_spellings(prefix):
+            if self.supports("read_all", ns):
+                found.update((yield from self.ops.read_all(ns, spelling)))
+                continue
+            for listed in (yield from self.ops.list(ns, spelling)):
                 entry = yield from self.ops.read(ns, listed.path)
                 if entry is not None:
                     found[listed.path] = entry
@@ -356,12 +364,31 @@ class StoreCore:
     ) -> Op[builtins.list[SearchHit]]:
         if not isinstance(query, str) or not query:
             raise ConfigError("a search query must be a non-empty str")
-        validate_prefix(prefix)
+        spellings = prefix_spellings(prefix)
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise ConfigError(f"a search limit must be an int or None, got {limit!r}")
         self.require("search", ns)
-        hits = yield from self.ops.search(ns, query, prefix, limit)
-        return hits
+        hits = yield from self.ops.search(ns, query, spellings[0], limit)
+        for other in spellings[1:]:  # entries stored under another spelling of the prefix
+            if limit is not None and len(hits) >= limit:
+                break
+            more = yield from self.ops.search(ns, query, other, limit)
+            known = {hit.path for hit in hits}
+            hits += [hit for hit in more if hit.path not in known]
+        return hits if limit is None else hits[:limit]
+
+    def _spelled(self, ns: str, path: str) -> Op[str]:
+        """`path` validated and spelled as stored: its NFC form, unless only another spelling
+        of it is stored (an entry from before paths were normalised; see `paths`)."""
+        return (yield from self._stored(ns, entry_spellings(path)))
+
+    def _stored(self, ns: str, spellings: tuple[str, ...]) -> Op[str]:
+        """The first of `spellings` that is stored; the first (NFC) when none is."""
+        if len(spellings) > 1:
+            for spelling in spellings:
+                if (yield from self._exists(ns, spelling)):
+                    return spelling
+        return spellings[0]
 
     def _exists(self, ns: str, path: str) -> Op[bool]:
         if self.supports("exists", ns):
@@ -369,11 +396,11 @@ class StoreCore:
         return (yield from self.ops.read(ns, path)) is not None
 
     def exists(self, ns: str, path: str) -> Op[bool]:
-        validate_entry_path(path)
+        path = yield from self._spelled(ns, path)
         return (yield from self._exists(ns, path))
 
     def physical_path(self, ns: str, path: str) -> Op[str | None]:
-        validate_entry_path(path)
+        path = yield from self._spelled(ns, path)
         if not self.supports("get_physical_path", ns):
             return None
         return (yield from self.ops.get_physical_path(ns, path))
@@ -381,7 +408,7 @@ class StoreCore:
     def history(self, ns: str, path: str) -> Op[builtins.list[StoredEntry]]:
         """Every version of `ns/path`, oldest first; `StoreCapabilityError` when `ns` keeps
         no versions (see `keep_versions`)."""
-        validate_entry_path(path)
+        path = yield from self._spelled(ns, path)
         if not (self.supports("history", ns) or self.supports("keep_versions", ns)):
             raise self._no_versions(ns)
         if self._undeclared:

@@ -29,6 +29,7 @@ from typing import Any
 
 from contextchef.errors import ConfigError, InvalidPathError, StoreError
 from contextchef.store.backend import StorageBackend
+from contextchef.store.backends.filesystem.fileio import make_private_dirs
 from contextchef.store.copy import Location
 from contextchef.store.paths import validate_namespace
 
@@ -236,7 +237,7 @@ class DirectoryLocation:
         if not create:
             return None
         projects[project] = _slug(project, set(projects.values()))
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.root.absolute())  # 0700, missing parents too, whatever the umask
         manifest = {"format": 1, "projects": dict(sorted(projects.items()))}
         temporary = self._manifest.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
         temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", "utf-8")

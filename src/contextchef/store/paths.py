@@ -15,6 +15,15 @@ backend, so a key that works against the in-memory backend in tests also works o
   (so the content-addressed name still fits), a whole path at most 1024.
 
 Nothing is decoded: `%2e%2e` is a literal name, never traversal.
+
+**One spelling per name.** The store addresses an entry by its path's NFC form
+(`entry_spellings`): `café.md` typed with a precomposed `é` or with `e` + U+0301 is one entry,
+written under the precomposed spelling. Entries stored before normalisation (or by another
+writer) under another spelling stay reachable: when the NFC spelling is not stored, the store
+looks the entry up under the caller's own spelling, then under the NFD one, and reads, edits or
+deletes the entry it finds there (never making a second one). Listing a prefix lists every
+spelling of it. `non_nfc_paths` reports such entries (`contextchef db check` does); the
+backends themselves keep whatever spelling they are given, byte for byte.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -34,9 +44,12 @@ __all__ = [
     "URI_PREFIX",
     "ContextAddress",
     "content_path",
+    "entry_spellings",
     "format_uri",
     "is_directory",
+    "non_nfc_paths",
     "parse_uri",
+    "prefix_spellings",
     "validate_entry_path",
     "validate_namespace",
     "validate_prefix",
@@ -181,6 +194,45 @@ def _valid_entry_path(path: str) -> str:
 def _valid_prefix(prefix: str) -> str:
     _check_path(prefix, directory_ok=True, empty_ok=True, what="prefix")
     return prefix
+
+
+@lru_cache(maxsize=32768)
+def _spellings(path: str, validate: Callable[[str], str]) -> tuple[str, ...]:
+    validate(path)
+    if path.isascii():
+        return (path,)  # the common case: ASCII has one spelling
+    forms = (unicodedata.normalize("NFC", path), path, unicodedata.normalize("NFD", path))
+    return tuple(form for form in dict.fromkeys(forms) if _valid(form, validate))
+
+
+def _valid(path: str, validate: Callable[[str], str]) -> bool:
+    """Whether `path` passes `validate` (a normal form may be longer than the limits)."""
+    try:
+        validate(path)
+    except InvalidPathError:
+        return False
+    return True
+
+
+def entry_spellings(path: str) -> tuple[str, ...]:
+    """The spellings an entry path is looked up under: its NFC form first (the one new entries
+    are written under), then the caller's own spelling and the NFD form where they differ; a
+    1-tuple for ASCII. A form the rules refuse (NFD may pass the byte limits where NFC does
+    not) is left out. Raises `InvalidPathError` like `validate_entry_path`."""
+    if type(path) is str:
+        return _spellings(path, validate_entry_path)
+    return _spellings(_require_str(path, "path"), validate_entry_path)
+
+
+def prefix_spellings(prefix: str) -> tuple[str, ...]:
+    """`entry_spellings` of a listing prefix (`validate_prefix`'s rules)."""
+    return _spellings(_require_str(prefix, "prefix"), validate_prefix)
+
+
+def non_nfc_paths(paths: Iterable[str]) -> list[str]:
+    """The paths of `paths` that are not in NFC: entries stored under a spelling the store no
+    longer writes (see the module's "One spelling per name")."""
+    return [p for p in paths if not p.isascii() and not unicodedata.is_normalized("NFC", p)]
 
 
 def is_directory(path: str) -> bool:

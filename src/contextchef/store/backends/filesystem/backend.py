@@ -14,11 +14,14 @@ Guarantees:
 - **Confinement.** Every operation walks from the namespace directory one segment at a time with
   `O_NOFOLLOW` directory handles, so no symbolic link below the namespace directory is ever
   followed (a planted link raises `InvalidPathError`) and no race can swap one in midway.
+  A hard link (a file with a second name, which may be outside the root) is refused the same
+  way: reading it raises, listing skips it, writing replaces the name, never the file.
   `get_physical_path` additionally resolves the path and refuses anything outside.
-- **Hygiene.** Directories are made on demand (0700) and again if something removed them; files
-  are 0600. Opening a backend sweeps the temporary files a crashed writer left (our own name
-  pattern only, older than an hour; see `sweep`). Listing is recursive and skips temporary
-  files, dotfiles, symlinks and names the path rules reject. Access times for
+- **Hygiene.** Directories are made on demand, missing parents of the root included, 0700
+  whatever the umask, and again if something removed them; files are 0600. Opening a backend
+  sweeps the temporary files a crashed writer left (our own name pattern only; a few seconds
+  old when their writer's pid is gone, else an hour; see `sweep`). Listing is recursive and
+  skips temporary files, dotfiles, links and names the path rules reject. Access times for
   least-recently-read eviction are the files' `atime`, set explicitly by `touch` and left alone
   by the backend's own reads (`O_NOATIME`), so they survive a restart.
 - **Atomic commands across processes.** Every write of a namespace (write, delete, append,
@@ -60,10 +63,12 @@ from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Versi
 from contextchef.store.backends.filesystem.fileio import (
     DIR_FLAGS,
     atomic_replace,
+    entry_stat,
     exclusive_create,
     fsync_dir,
+    make_private_dirs,
     open_child,
-    regular_stat,
+    refuse_hard_link,
     translate_errors,
 )
 from contextchef.store.backends.filesystem.layout import (
@@ -193,7 +198,7 @@ class FileSystemBackend:
 
     def exists(self, ns: str, path: str) -> bool:
         with self._located(ns, path, "stat") as spot:
-            return spot is not None and regular_stat(spot[1], spot[2]) is not None
+            return spot is not None and entry_stat(spot[1], spot[2]) is not None
 
     def append(self, ns: str, path: str, content: str) -> None:
         with self._locked(ns):
@@ -241,7 +246,7 @@ class FileSystemBackend:
 
     def touch(self, ns: str, path: str, accessed_at: float) -> None:
         with self._located(ns, path, "touch") as spot:
-            st = None if spot is None else regular_stat(spot[1], spot[2])
+            st = None if spot is None else entry_stat(spot[1], spot[2])
             if spot is None or st is None:
                 return
             target = int(accessed_at * 1_000_000_000)
@@ -267,7 +272,14 @@ class FileSystemBackend:
                 namespace=ns,
                 path=path,
             )
+        self._refuse_hard_link(ns, path)
         return str(candidate)
+
+    def _refuse_hard_link(self, ns: str, path: str) -> None:
+        """A hard link's physical path could hand out a file outside the root: refused."""
+        with self._located(ns, path, "locate") as spot:
+            if spot is not None:
+                refuse_hard_link(spot[1], spot[2], path)
 
     def supports(self, capability: str, ns: str) -> bool:
         """Every capability it has a method for; `history` for the versioned namespaces."""
@@ -373,8 +385,8 @@ class FileSystemBackend:
                     namespace=ns,
                 ) from exc
             raise
-        self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dirs(self._root)
+        make_private_dirs(directory)
         if self._fsync:
             fsync_dir(directory.parent)
         return os.open(directory, DIR_FLAGS)

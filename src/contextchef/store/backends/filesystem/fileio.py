@@ -12,19 +12,26 @@ import errno
 import io
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from contextchef.errors import EntryExistsError, InvalidPathError, StoreError
+from contextchef.store.backends.filesystem.sweep import TEMP_NAME
 
 __all__ = [
     "DIR_FLAGS",
+    "DIR_MODE",
     "atomic_replace",
+    "entry_stat",
     "exclusive_create",
     "fsync_dir",
+    "hard_link_refused",
+    "linked_elsewhere",
+    "make_private_dirs",
     "open_child",
     "read_regular",
+    "refuse_hard_link",
     "regular_stat",
     "translate_errors",
 ]
@@ -33,6 +40,8 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NOATIME = getattr(os, "O_NOATIME", 0)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_MODE = 0o700
+"""The mode of every directory the backend makes, whatever the umask."""
 
 
 def _link_refused(where: str, cause: OSError) -> InvalidPathError:
@@ -53,11 +62,13 @@ def open_child(parent: int, segment: str, *, create: bool, fsync: bool, where: s
     except FileNotFoundError:
         if not create:
             return None
-        with suppress(FileExistsError):
-            os.mkdir(segment, 0o700, dir_fd=parent)
+        made = _make_dir(parent, segment)
         if fsync:
             os.fsync(parent)
-        return os.open(segment, DIR_FLAGS, dir_fd=parent)
+        fd = os.open(segment, DIR_FLAGS, dir_fd=parent)
+        if made:
+            _make_private(fd)
+        return fd
     except OSError as exc:
         if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
             raise
@@ -68,6 +79,44 @@ def open_child(parent: int, segment: str, *, create: bool, fsync: bool, where: s
         raise EntryExistsError(
             f"{where!r} is an entry, so it cannot also be a directory", path=where
         ) from exc
+
+
+def _make_dir(parent: int | None, name: str | Path) -> bool:
+    """`mkdir` (mode 0700 before the umask); False when something already stands there."""
+    try:
+        os.mkdir(name, DIR_MODE, dir_fd=parent)
+    except FileExistsError:
+        return False  # another process made it first; it chose its mode
+    return True
+
+
+def _make_private(fd: int) -> None:
+    """Set the directory open as `fd`, which this process just made, to exactly 0700: `mkdir`'s
+    mode passes through the umask, which may have cleared the owner's bits (or, with
+    `umask 000`, a parent made by `Path.mkdir(parents=True)` would be 0777)."""
+    if hasattr(os, "fchmod") and stat.S_IMODE(os.fstat(fd).st_mode) != DIR_MODE:
+        os.fchmod(fd, DIR_MODE)
+
+
+def make_private_dirs(directory: Path) -> None:
+    """Create `directory` (absolute) and every missing parent, each one this call makes 0700
+    whatever the umask; existing ones are left as they are. Each new directory is reopened
+    without following a link before its mode is set, so a link swapped in is never chmodded."""
+    missing: list[Path] = []
+    current = directory
+    while not os.path.lexists(current):
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        if not _make_dir(None, path):
+            continue
+        fd = os.open(path, DIR_FLAGS)
+        try:
+            _make_private(fd)
+        finally:
+            os.close(fd)
 
 
 def fsync_dir(directory: Path) -> None:
@@ -201,6 +250,8 @@ def read_regular(dfd: int, name: str, where: str) -> tuple[bytes, os.stat_result
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a directory, FIFO or device is not an entry
             return None
+        if linked_elsewhere(dfd, st, lambda: os.fstat(fd)):
+            raise hard_link_refused(where, st)
         with io.FileIO(fd, "r", closefd=False) as handle:
             return handle.readall(), st
     finally:
@@ -214,6 +265,66 @@ def regular_stat(dfd: int, name: str) -> os.stat_result | None:
     except FileNotFoundError:
         return None
     return st if stat.S_ISREG(st.st_mode) else None
+
+
+def entry_stat(dfd: int, name: str) -> os.stat_result | None:
+    """`regular_stat` of an entry file, None also for a hard link (see `linked_elsewhere`): like
+    a symbolic link, it is not an entry of ours."""
+    st = regular_stat(dfd, name)
+    if st is None or linked_elsewhere(
+        dfd, st, lambda: os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    ):
+        return None
+    return st
+
+
+def refuse_hard_link(dfd: int, name: str, where: str) -> None:
+    """Raise `hard_link_refused` when file `name` in `dfd` is a hard link."""
+    st = regular_stat(dfd, name)
+    if st is not None and entry_stat(dfd, name) is None:
+        raise hard_link_refused(where, st)
+
+
+def hard_link_refused(where: str, st: os.stat_result) -> InvalidPathError:
+    return InvalidPathError(
+        f"{where!r} is a hard link (the file has {st.st_nlink} names); the filesystem backend "
+        "never reads or writes through links",
+        path=where,
+    )
+
+
+def linked_elsewhere(dfd: int, st: os.stat_result, restat: Callable[[], os.stat_result]) -> bool:
+    """Whether the regular file `st` in directory `dfd` has another name: a hard link, which
+    could expose (or let us change) a file outside the root, so it is refused like a symbolic
+    link.
+
+    One exception, our own `create` in flight: `exclusive_create` links its finished temporary
+    file to the entry's name, then unlinks the temporary name, so for a moment the entry has two
+    names, both in `dfd`. A second name that is one of our temporary files there is ours. If
+    none is seen, `restat` (the file again) tells whether that temporary name just went: a
+    name present during the whole directory scan is always listed by it.
+    """
+    if st.st_nlink <= 1:
+        return False
+    if st.st_nlink == 2 and _temp_twin(dfd, st):
+        return False
+    return restat().st_nlink > 1
+
+
+def _temp_twin(dfd: int, st: os.stat_result) -> bool:
+    """Whether one of our temporary files in `dfd` is the same file as `st`."""
+    try:
+        with os.scandir(dfd) as scanner:
+            for item in scanner:
+                if not TEMP_NAME.fullmatch(item.name):
+                    continue
+                with suppress(OSError):
+                    other = item.stat(follow_symlinks=False)
+                    if (other.st_ino, other.st_dev) == (st.st_ino, st.st_dev):
+                        return True
+    except OSError:
+        return False
+    return False
 
 
 @contextmanager

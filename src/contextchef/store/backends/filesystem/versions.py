@@ -36,7 +36,12 @@ from typing import Any, Protocol
 
 from contextchef.errors import StoreCapabilityError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.backends.filesystem.fileio import read_regular, translate_errors, write_all
+from contextchef.store.backends.filesystem.fileio import (
+    hard_link_refused,
+    read_regular,
+    translate_errors,
+    write_all,
+)
 
 __all__ = [
     "VERSIONS_DIR",
@@ -180,6 +185,9 @@ def append_line(dfd: int, name: str, line: bytes, *, fsync: bool) -> None:
     """Append `line` to file `name` in directory `dfd` (created 0600, never through a link)."""
     fd = os.open(name, _APPEND_FLAGS, 0o600, dir_fd=dfd)
     try:
+        st = os.fstat(fd)
+        if st.st_nlink > 1:  # a hard link planted here: never append to a file outside the root
+            raise hard_link_refused(name, st)
         write_all(fd, line, fsync=fsync)
     finally:
         os.close(fd)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from contextchef.errors import InvalidPathError, StoreCorruptError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.backends.filesystem.fileio import DIR_FLAGS, read_regular
+from contextchef.store.backends.filesystem.fileio import DIR_FLAGS, linked_elsewhere, read_regular
 from contextchef.store.backends.filesystem.layout import Layout, decode_entry, stat_meta
 from contextchef.store.paths import validate_entry_path
 
@@ -71,15 +71,28 @@ def walk_dir(
             continue
         if stat_only:
             st = item.stat(follow_symlinks=False)
-            yield relative, StoredEntry("", stat_meta(st))
+            if not _hard_link(dfd, item, st):
+                yield relative, StoredEntry("", stat_meta(st))
             continue
         try:
             entry = read_file(layout, dfd, item.name, ns, relative)
         except StoreCorruptError as exc:
             logger.warning("skipping %s while listing: %s", relative, exc)
             continue
+        except InvalidPathError as exc:  # a hard link (or a link swapped in since the scan)
+            logger.warning("skipping %s while listing: %s", relative, exc)
+            continue
         if entry is not None:
             yield relative, entry
+
+
+def _hard_link(dfd: int, item: os.DirEntry[str], st: os.stat_result) -> bool:
+    """Whether a file met while listing is a hard link, skipped like a symbolic link."""
+    # `item.stat` is cached, so the second look is a fresh `lstat`.
+    if not linked_elsewhere(dfd, st, lambda: os.stat(item.name, dir_fd=dfd, follow_symlinks=False)):
+        return False
+    logger.warning("skipping %s while listing: it is a hard link", item.name)
+    return True
 
 
 def _listable(path: str) -> bool:

@@ -40,6 +40,7 @@ from contextchef.store.backends.sqlite.migrations import (
 )
 from contextchef.store.backends.sqlite.private import make_private_dirs
 from contextchef.store.backends.sqlite.receipts import receipt_problems
+from contextchef.store.backends.sqlite.spelling import spelling_notes
 
 __all__ = [
     "CheckReport",
@@ -236,6 +237,8 @@ class CheckReport:
     problems: list[str]
     foreign: str | None = None
     """Why the file is not a contextchef database, when it is not one (then nothing else ran)."""
+    notes: list[str] = field(default_factory=list)
+    """Findings that are not damage (entries stored under a non-NFC path; see `spelling`)."""
 
     @property
     def ok(self) -> bool:
@@ -282,6 +285,7 @@ def check(path: Path, *, max_problems: int = 100) -> CheckReport:
             f"no database at {path} (it is created on first use, or by `contextchef db migrate`)"
         )
     problems: list[str] = []
+    notes: list[str] = []
     try:
         reason = foreign_reason(path)
     except (sqlite3.DatabaseError, OSError):
@@ -295,12 +299,13 @@ def check(path: Path, *, max_problems: int = 100) -> CheckReport:
             for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
                 problems.append(f"foreign key: {table} row {rowid} points at a missing {parent}")
             problems += _fts_problems(conn)
+            notes = spelling_notes(conn, limit=max_problems)
     except sqlite3.DatabaseError as exc:
         problems.append(f"unreadable: {exc}")
     except StoreError as exc:
         problems.append(f"unreadable: {exc}")
     problems += receipt_problems(path.resolve())
-    return CheckReport(path, problems[:max_problems])
+    return CheckReport(path, problems[:max_problems], notes=notes)
 
 
 @dataclass(frozen=True, slots=True)
