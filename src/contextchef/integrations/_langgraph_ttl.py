@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 def expiry_meta(
-    ttl: float | None | NotProvided, config: TTLConfig | None, now: float
+    ttl: float | NotProvided | None, config: TTLConfig | None, now: float
 ) -> dict[str, Any]:
     """The TTL meta of an item written now with `ttl` (minutes; NOT_PROVIDED: the default)."""
     minutes = (config or {}).get("default_ttl") if isinstance(ttl, NotProvided) else ttl

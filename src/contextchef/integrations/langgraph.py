@@ -56,6 +56,7 @@ try:
         TTLConfig,
         validate_op_namespace,
     )
+    from langgraph.store.base.batch import AsyncBatchedBaseStore
 
     from contextchef.integrations import _langgraph_filter as filters
     from contextchef.integrations import _langgraph_ttl as ttls
@@ -267,11 +268,12 @@ class ContextChefStore(BaseStore):
         now = core.clock()
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        refresh: dict[str, StoredEntry] = {}  # entries read with `refresh_ttl`, by path
         for op in ops:
             if isinstance(op, GetOp):
-                results.append((yield from self._get(core, op, now)))
+                results.append((yield from self._get(core, op, now, refresh)))
             elif isinstance(op, SearchOp):
-                results.append((yield from self._search(core, op, now)))
+                results.append((yield from self._search(core, op, now, refresh)))
             elif isinstance(op, ListNamespacesOp):
                 results.append((yield from self._list_namespaces(core, op, now)))
             elif isinstance(op, PutOp):
@@ -280,6 +282,9 @@ class ContextChefStore(BaseStore):
             else:
                 raise ConfigError(f"unknown LangGraph store operation {type(op).__name__}")
         for put in puts.values():
+            refresh.pop(_path(put.namespace, put.key), None)
+        yield from self._refresh(core, refresh, now)
+        for put in puts.values():
             yield from self._put(core, put, now)
         return results
 
@@ -287,18 +292,30 @@ class ContextChefStore(BaseStore):
         omit = bool((self.ttl_config or {}).get("omit_expired", False))
         return omit and ttls.expired(entry.meta, now)
 
-    def _refresh(self, core: StoreCore, path: str, entry: StoredEntry, now: float) -> Flow[None]:
-        meta = ttls.refreshed(entry.meta, now)
-        if meta is not None:
-            yield from core.put(self._ns, path, entry.content, meta)
+    def _refresh(self, core: StoreCore, read: dict[str, StoredEntry], now: float) -> Flow[None]:
+        """Move on the expiry of the entries read with `refresh_ttl`: in one write where the
+        backend has `write_many`."""
+        fresh = {}
+        for path, entry in read.items():
+            meta = ttls.refreshed(entry.meta, now)
+            if meta is not None:
+                fresh[path] = StoredEntry(entry.content, meta)
+        write_many = getattr(type(core.backend), "write_many", None)
+        if len(fresh) > 1 and write_many is not None:
+            yield core.ops.op(write_many, self._ns, fresh)
+            return
+        for path, entry in fresh.items():
+            yield from core.put(self._ns, path, entry.content, entry.meta)
 
-    def _get(self, core: StoreCore, op: GetOp, now: float) -> Flow[Item | None]:
+    def _get(
+        self, core: StoreCore, op: GetOp, now: float, refresh: dict[str, StoredEntry]
+    ) -> Flow[Item | None]:
         path = _path(op.namespace, op.key)
         entry = yield from core.get(self._ns, path)
         if entry is None or self._hidden(entry, now):
             return None
         if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
-            yield from self._refresh(core, path, entry, now)
+            refresh[path] = entry
         return _item(path, entry)  # type: ignore[no-any-return]
 
     def _put(self, core: StoreCore, op: PutOp, now: float) -> Flow[None]:
@@ -318,7 +335,9 @@ class ContextChefStore(BaseStore):
             meta["created_at"] = existing.meta["created_at"]
         yield from core.put(self._ns, path, content, meta or None)
 
-    def _search(self, core: StoreCore, op: SearchOp, now: float) -> Flow[list[SearchItem]]:
+    def _search(
+        self, core: StoreCore, op: SearchOp, now: float, refresh: dict[str, StoredEntry]
+    ) -> Flow[list[SearchItem]]:
         prefix = _directory(tuple(op.namespace_prefix))
         entries = yield from core.entries(self._ns, prefix)
         found: list[tuple[str, StoredEntry, float | None]] = []
@@ -343,8 +362,7 @@ class ContextChefStore(BaseStore):
             kept.append((path, entry, score))
         page = kept[op.offset : op.offset + op.limit]
         if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
-            for path, entry, _ in page:
-                yield from self._refresh(core, path, entry, now)
+            refresh.update((path, entry) for path, entry, _ in page)
         return [_item(path, entry, score, hit=True) for path, entry, score in page]
 
     def _list_namespaces(
@@ -394,14 +412,30 @@ class ContextChefStore(BaseStore):
         return self._sweeper.stop(timeout)
 
 
-class AsyncContextChefStore(ContextChefStore):
-    """The drop-in for `AsyncSqliteStore` and `AsyncPostgresStore`: `setup`, `sweep_ttl` and the
-    sweeper methods are coroutines, and a sync call from the event loop's own thread raises
-    `asyncio.InvalidStateError` (it would block the loop) while other threads may call it."""
+class AsyncContextChefStore(AsyncBatchedBaseStore, ContextChefStore):  # type: ignore[misc]
+    """The drop-in for `AsyncSqliteStore` and `AsyncPostgresStore`, built inside a running event
+    loop: like theirs, its `a*` calls made in one tick of the loop run as one `abatch` (equal
+    reads answered once), `setup`, `sweep_ttl` and the sweeper methods are coroutines, and a
+    sync call raises `asyncio.InvalidStateError` on the loop's own thread (it would block the
+    loop) while another thread's runs on the loop."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        ContextChefStore.__init__(self, *args, **kwargs)
         self._guard_loop = True
+        self._loop = asyncio.get_running_loop()
+        self._aqueue = asyncio.Queue()
+        self._task = None
+        self._ensure_task()
+        self._sweeper = ttls.Sweeper(self._sweep_on_loop)
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        _refuse_on_loop()
+        return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._loop).result()
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        await ContextChefStore.aclose(self)
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -425,17 +459,21 @@ class AsyncContextChefStore(ContextChefStore):
     async def start_ttl_sweeper(  # type: ignore[override]
         self, sweep_interval_minutes: int | None = None
     ) -> Any:
-        self._sweeper = ttls.Sweeper(self._sweep_from_thread(asyncio.get_running_loop()))
         return self._sweeper.start(self.ttl_config, sweep_interval_minutes)
 
     async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:  # type: ignore[override]
         return await asyncio.to_thread(self._sweeper.stop, timeout)
 
-    def _sweep_from_thread(self, loop: asyncio.AbstractEventLoop) -> Any:
-        def sweep() -> int:
-            return asyncio.run_coroutine_threadsafe(self.asweep_ttl(), loop).result()
-
-        return sweep
+    def _sweep_on_loop(self) -> int:
+        """`asweep_ttl` run on the store's loop (the sweeper thread's sweep)."""
+        if self._loop.is_closed():
+            return 0
+        sweep = self.asweep_ttl()
+        try:
+            return asyncio.run_coroutine_threadsafe(sweep, self._loop).result()
+        except RuntimeError:  # the loop closed meanwhile
+            sweep.close()
+            return 0
 
 
 def _refuse_on_loop() -> None:

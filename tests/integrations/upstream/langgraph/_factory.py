@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 from unittest import mock
 
-from contextchef.integrations.langgraph import AsyncContextChefStore, ContextChefStore
+from contextchef._effects import drive_sync
+from contextchef.integrations.langgraph import AsyncContextChefStore, ContextChefStore, _path
 
 InMemoryStore = ContextChefStore
 SqliteStore = ContextChefStore
@@ -79,3 +80,32 @@ def schema_dsn(schema: str) -> str:
     """`DEFAULT_URI` naming a schema of its own: each test's empty store, as upstream's
     fixtures create a database per test."""
     return f"{pg.DSN}{'&' if '?' in pg.DSN else '?'}contextchef_schema={schema}"
+
+
+def _entry(store: Any, ns: tuple[str, ...], key: str) -> tuple[Any, str, Any]:
+    core = store._sync_core()
+    path = _path(ns, key)
+    return core, path, drive_sync(core.get(store._ns, path))
+
+
+def expire_now(store: Any, ns: tuple[str, ...], key: str) -> None:
+    """Upstream's `_expire_now` (an UPDATE of its private table): the item's `expires_at` a
+    minute ago, the item unswept."""
+    core, path, entry = _entry(store, ns, key)
+    meta = {**entry.meta, "expires_at": core.clock() - 60}
+    drive_sync(core.put(store._ns, path, entry.content, meta))
+
+
+def row_exists(store: Any, ns: tuple[str, ...], key: str) -> bool:
+    return _entry(store, ns, key)[2] is not None
+
+
+def stored_expires_at(store: Any, ns: tuple[str, ...], key: str) -> Any:
+    return _entry(store, ns, key)[2].meta.get("expires_at")
+
+
+def updated_seconds_ago(store: Any, ns: tuple[str, ...], key: str, seconds: float) -> None:
+    """Upstream's UPDATE of `updated_at` in its private table, on our entry."""
+    core, path, entry = _entry(store, ns, key)
+    meta = {**entry.meta, "updated_at": core.clock() - seconds}
+    drive_sync(core.put(store._ns, path, entry.content, meta))

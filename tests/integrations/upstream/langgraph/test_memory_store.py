@@ -10,8 +10,6 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from tests.integrations.upstream.langgraph._factory import MockerFixture
-
 from langgraph.store.base import (
     GetOp,
     InvalidNamespaceError,
@@ -22,7 +20,8 @@ from langgraph.store.base import (
     get_text_at_path,
 )
 from langgraph.store.base.batch import AsyncBatchedBaseStore
-from tests.integrations.upstream.langgraph._factory import InMemoryStore
+
+from tests.integrations.upstream.langgraph._factory import InMemoryStore, MockerFixture
 from tests.integrations.upstream.langgraph.embed_test_utils import CharacterEmbeddings
 
 

@@ -2,7 +2,9 @@
 # at tag checkpointpostgres==3.1.2 (commit fde3068970679184b68d3d068a92c83c966a4888);
 # MIT licence, Copyright (c) 2024 LangChain, Inc.: see LICENSE in this directory.
 # Changed: the imports of the store classes (contextchef's, see _factory.py) and the lines
-# that build the store under test (fixtures), each marked `# contextchef:`.
+# that build the store under test (fixtures), each marked `# contextchef:`; in the PostgreSQL
+# files also the helpers (and one block) that read or backdate rows through upstream's private
+# SQL cursor, which do the same to our entries (see _factory.py).
 # type: ignore
 from __future__ import annotations
 
@@ -25,16 +27,20 @@ from langgraph.store.base import (
 )
 from psycopg import AsyncConnection
 
+from tests.integrations.upstream.langgraph._factory import (  # contextchef:
+    DEFAULT_URI,
+    VECTOR_TYPES,
+    AsyncPostgresStore,  # contextchef:
+    CharacterEmbeddings,
+    expire_now,
+    row_exists,
+    schema_dsn,
+    stored_expires_at,
+    updated_seconds_ago,
+)
 from tests.integrations.upstream.langgraph._factory import (
     private_helper as _ainternal,
 )  # contextchef:
-from tests.integrations.upstream.langgraph._factory import AsyncPostgresStore  # contextchef:
-from tests.integrations.upstream.langgraph._factory import (  # contextchef:
-    DEFAULT_URI,
-    schema_dsn,
-    VECTOR_TYPES,
-    CharacterEmbeddings,
-)
 
 TTL_SECONDS = 6
 TTL_MINUTES = TTL_SECONDS / 60
@@ -704,30 +710,18 @@ async def test_store_ttl(store):
 
 async def _aexpire_now(store: AsyncPostgresStore, ns: tuple[str, ...], key: str) -> None:
     """Backdate a row's expires_at into the past without deleting it (unswept)."""
-    async with store._cursor() as cur:
-        await cur.execute(
-            "UPDATE store SET expires_at = NOW() - INTERVAL '1 minute' "
-            "WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
+    # contextchef: upstream reads/writes its private table here
+    return expire_now(store, ns, key)
 
 
 async def _arow_exists(store: AsyncPostgresStore, ns: tuple[str, ...], key: str) -> bool:
-    async with store._cursor() as cur:
-        await cur.execute(
-            "SELECT COUNT(*) AS n FROM store WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
-        return (await cur.fetchone())["n"] == 1
+    # contextchef: upstream reads/writes its private table here
+    return row_exists(store, ns, key)
 
 
 async def _astored_expires_at(store: AsyncPostgresStore, ns: tuple[str, ...], key: str):
-    async with store._cursor() as cur:
-        await cur.execute(
-            "SELECT expires_at FROM store WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
-        return (await cur.fetchone())["expires_at"]
+    # contextchef: upstream reads/writes its private table here
+    return stored_expires_at(store, ns, key)
 
 
 async def test_omit_expired_filters_read_paths(store: AsyncPostgresStore) -> None:
@@ -816,13 +810,9 @@ async def test_omit_expired_search_pagination(store: AsyncPostgresStore) -> None
     # updated_at DESC orders these a, expired, b, c, so the expired row sits inside
     # the first limit=2 window. Correct (pre-LIMIT) filtering yields live pages
     # [a, b] then [c]; post-LIMIT filtering would underfill page 1 to just [a].
-    async with store._cursor() as cur:
-        for key, secs in seconds_ago.items():
-            await cur.execute(
-                "UPDATE store SET updated_at = NOW() - (%s * INTERVAL '1 second') "
-                "WHERE prefix = %s AND key = %s",
-                (secs, ".".join(ns), key),
-            )
+    # contextchef: upstream backdates updated_at through its private cursor here
+    for key, secs in seconds_ago.items():
+        updated_seconds_ago(store, ns, key, secs)
 
     page1 = await store.asearch(ns, limit=2, offset=0)
     page2 = await store.asearch(ns, limit=2, offset=2)

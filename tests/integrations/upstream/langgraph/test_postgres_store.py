@@ -2,7 +2,9 @@
 # at tag checkpointpostgres==3.1.2 (commit fde3068970679184b68d3d068a92c83c966a4888);
 # MIT licence, Copyright (c) 2024 LangChain, Inc.: see LICENSE in this directory.
 # Changed: the imports of the store classes (contextchef's, see _factory.py) and the lines
-# that build the store under test (fixtures), each marked `# contextchef:`.
+# that build the store under test (fixtures), each marked `# contextchef:`; in the PostgreSQL
+# files also the helpers (and one block) that read or backdate rows through upstream's private
+# SQL cursor, which do the same to our entries (see _factory.py).
 # type: ignore
 from __future__ import annotations
 
@@ -24,16 +26,18 @@ from langgraph.store.base import (
 )
 from psycopg import Connection
 
-from tests.integrations.upstream.langgraph._factory import PostgresStore  # contextchef:
-from tests.integrations.upstream.langgraph._factory import (  # contextchef:
-    _escape_like_literal,
-    _namespace_match_pattern,
-)
-from tests.integrations.upstream.langgraph._factory import (  # contextchef:
+from tests.integrations.upstream.langgraph._factory import (  # contextchef:  # contextchef:
     DEFAULT_URI,
-    schema_dsn,
     VECTOR_TYPES,
     CharacterEmbeddings,
+    PostgresStore,  # contextchef:
+    _escape_like_literal,
+    _namespace_match_pattern,
+    expire_now,
+    row_exists,
+    schema_dsn,
+    stored_expires_at,
+    updated_seconds_ago,
 )
 
 TTL_SECONDS = 6
@@ -980,30 +984,18 @@ def test_store_ttl(store):
 
 def _expire_now(store: PostgresStore, ns: tuple[str, ...], key: str) -> None:
     """Backdate a row's expires_at into the past without deleting it (unswept)."""
-    with store._cursor() as cur:
-        cur.execute(
-            "UPDATE store SET expires_at = NOW() - INTERVAL '1 minute' "
-            "WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
+    # contextchef: upstream reads/writes its private table here
+    return expire_now(store, ns, key)
 
 
 def _row_exists(store: PostgresStore, ns: tuple[str, ...], key: str) -> bool:
-    with store._cursor() as cur:
-        cur.execute(
-            "SELECT COUNT(*) AS n FROM store WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
-        return cur.fetchone()["n"] == 1
+    # contextchef: upstream reads/writes its private table here
+    return row_exists(store, ns, key)
 
 
 def _stored_expires_at(store: PostgresStore, ns: tuple[str, ...], key: str):
-    with store._cursor() as cur:
-        cur.execute(
-            "SELECT expires_at FROM store WHERE prefix = %s AND key = %s",
-            (".".join(ns), key),
-        )
-        return cur.fetchone()["expires_at"]
+    # contextchef: upstream reads/writes its private table here
+    return stored_expires_at(store, ns, key)
 
 
 def test_omit_expired_filters_read_paths(store: PostgresStore) -> None:
@@ -1089,13 +1081,9 @@ def test_omit_expired_search_pagination(store: PostgresStore) -> None:
     # updated_at DESC orders these a, expired, b, c, so the expired row sits inside
     # the first limit=2 window. Correct (pre-LIMIT) filtering yields live pages
     # [a, b] then [c]; post-LIMIT filtering would underfill page 1 to just [a].
-    with store._cursor() as cur:
-        for key, secs in seconds_ago.items():
-            cur.execute(
-                "UPDATE store SET updated_at = NOW() - (%s * INTERVAL '1 second') "
-                "WHERE prefix = %s AND key = %s",
-                (secs, ".".join(ns), key),
-            )
+    # contextchef: upstream backdates updated_at through its private cursor here
+    for key, secs in seconds_ago.items():
+        updated_seconds_ago(store, ns, key, secs)
 
     page1 = store.search(ns, limit=2, offset=0)
     page2 = store.search(ns, limit=2, offset=2)

@@ -20,8 +20,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from tests.integrations.upstream.langgraph._factory import AsyncSqliteStore
-from tests.integrations.upstream.langgraph._factory import SqliteIndexConfig
+from tests.integrations.upstream.langgraph._factory import AsyncSqliteStore, SqliteIndexConfig
 from tests.integrations.upstream.langgraph.test_sqlite_store import CharacterEmbeddings
 
 

@@ -22,11 +22,11 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from tests.integrations.upstream.langgraph._factory import SqliteStore
 from tests.integrations.upstream.langgraph._factory import (
     NS_MATCH_FUNCTION,
     BaseSqliteStore,
     SqliteIndexConfig,
+    SqliteStore,
     _escape_glob_literal,
     _namespace_match_pattern,
 )

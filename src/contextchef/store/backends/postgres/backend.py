@@ -22,9 +22,8 @@ the caller's back: whether an interrupted one landed is unknown, so the error sa
 from __future__ import annotations
 
 import asyncio
-import contextvars
-
 import builtins
+import contextvars
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -55,8 +54,11 @@ class PostgresBackend(Base):
         from psycopg_pool import ConnectionPool
 
         self._pool: Any = ConnectionPool(self._dsn, **self._pool_options())
-        with translate("opening the PostgreSQL store"):
+        try:
             self._pool.open(wait=True, timeout=self._connect_timeout)
+        except Exception as exc:
+            self._pool.close()
+            raise self._unreachable() from exc
         try:
             self._run(migrate_plan(self.schema), "migrating the schema")
             self._versioned = self._run(*self._versioned_plan())
@@ -216,8 +218,11 @@ class AsyncPostgresBackend(Base):
         from psycopg_pool import AsyncConnectionPool
 
         pool = AsyncConnectionPool(self._dsn, **self._pool_options())
-        with translate("opening the PostgreSQL store"):
+        try:
             await pool.open(wait=True, timeout=self._connect_timeout)
+        except Exception as exc:
+            await pool.close()
+            raise await asyncio.to_thread(self._unreachable) from exc
         self._pool = pool
         token = _OPENING.set(True)  # this task's queries run before the backend is ready
         try:
