@@ -412,7 +412,7 @@ class ContextChefStore(BaseStore):
         return self._sweeper.stop(timeout)
 
 
-class AsyncContextChefStore(AsyncBatchedBaseStore, ContextChefStore):  # type: ignore[misc]
+class AsyncContextChefStore(AsyncBatchedBaseStore, ContextChefStore):
     """The drop-in for `AsyncSqliteStore` and `AsyncPostgresStore`, built inside a running event
     loop: like theirs, its `a*` calls made in one tick of the loop run as one `abatch` (equal
     reads answered once), `setup`, `sweep_ttl` and the sweeper methods are coroutines, and a
@@ -456,12 +456,10 @@ class AsyncContextChefStore(AsyncBatchedBaseStore, ContextChefStore):  # type: i
     async def sweep_ttl(self) -> int:  # type: ignore[override]
         return await self.asweep_ttl()
 
-    async def start_ttl_sweeper(  # type: ignore[override]
-        self, sweep_interval_minutes: int | None = None
-    ) -> Any:
+    async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
         return self._sweeper.start(self.ttl_config, sweep_interval_minutes)
 
-    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:  # type: ignore[override]
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
         return await asyncio.to_thread(self._sweeper.stop, timeout)
 
     def _sweep_on_loop(self) -> int:
