@@ -118,11 +118,12 @@ def test_random_batches_give_what_in_memory_store_gives(
 def test_items_keep_created_at_and_order_by_update() -> None:
     store = ContextChefStore(Store(InMemoryBackend(), clock=iter(range(100, 200)).__next__))
     store.put(("docs",), "a", {"n": 1})
+    first = store.get(("docs",), "a")
     store.put(("docs",), "b", {"n": 2})
     store.put(("docs",), "a", {"n": 3})
     item = store.get(("docs",), "a")
-    assert item is not None and item.value == {"n": 3}
-    assert item.created_at.timestamp() == 100 and item.updated_at.timestamp() > 101
+    assert first is not None and item is not None and item.value == {"n": 3}
+    assert item.created_at == first.created_at and item.updated_at > first.updated_at
     assert [hit.key for hit in store.search(("docs",))] == ["a", "b"]  # latest update first
     assert [hit.key for hit in store.search(("docs",), limit=1, offset=1)] == ["b"]
 
@@ -199,3 +200,41 @@ def test_a_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(MissingDependencyError) as caught:
         importlib.import_module("contextchef.integrations.langgraph")
     assert caught.value.extra == "langgraph"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_paging_maps_to_in_memory_store_by_latest_write(seed: int) -> None:
+    """The documented mapping: the same items as `InMemoryStore`, paged most recently written
+    first (`SqliteStore`'s and `PostgresStore`'s order) where `InMemoryStore` pages in insertion
+    order; `list_namespaces` pages identically."""
+    import itertools
+    import random
+
+    rng = random.Random(seed)
+    ours = ContextChefStore(Store(InMemoryBackend(), clock=itertools.count(1000).__next__))
+    reference = Reference()
+    written: dict[tuple[tuple[str, ...], str], int] = {}
+    for step in range(200):
+        namespace = tuple(rng.sample(["a", "b", "c"], rng.randint(1, 2)))
+        key = f"k{rng.randint(0, 15)}"
+        value = None if rng.random() < 0.2 else {"n": rng.randint(0, 5)}
+        op = PutOp(namespace, key, value)
+        ours.batch([op])
+        reference.batch([op])
+        if value is None:
+            written.pop((namespace, key), None)
+        else:
+            written[namespace, key] = step
+    for prefix in [(), ("a",), ("b", "c")]:
+        everything = reference.search(prefix, limit=1000)
+        order = sorted(everything, key=lambda i: -written[tuple(i.namespace), i.key])
+        for offset, limit in [(0, 5), (3, 4), (10, 100), (50, 10)]:
+            page = ours.search(prefix, limit=limit, offset=offset)
+            expected = order[offset : offset + limit]
+            assert [(i.namespace, i.key, i.value) for i in page] == [
+                (i.namespace, i.key, i.value) for i in expected
+            ]
+    for offset, limit in [(0, 3), (2, 2), (5, 10)]:
+        assert ours.list_namespaces(limit=limit, offset=offset) == reference.list_namespaces(
+            limit=limit, offset=offset
+        )

@@ -54,3 +54,46 @@ def test_a_langgraph_query_uses_postgres_search(schema: str) -> None:
         assert store.list_namespaces() == [("notes",)]
     finally:
         backend.close()
+
+
+def _dsn(schema: str) -> str:
+    return f"{pg.DSN}{'&' if '?' in pg.DSN else '?'}contextchef_schema={schema}"
+
+
+def test_a_store_from_a_dsn_serves_sync_code_threads_and_the_loop(schema: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ContextChefStore(_dsn(schema)) as store:
+        store.put(("sync",), "k", {"n": 1})
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda i: store.put(("threads",), str(i), {"n": i}), range(8)))
+
+        async def on_the_loop() -> list[str]:
+            await store.aput(("loop",), "k", {"n": 2})
+            return [item.key for item in await store.asearch(("threads",), limit=100)]
+
+        assert sorted(asyncio.run(on_the_loop())) == [str(i) for i in range(8)]
+        assert store.list_namespaces() == [("loop",), ("sync",), ("threads",)]
+        assert store.get(("loop",), "k").value == {"n": 2}  # type: ignore[union-attr]
+
+
+def test_ten_thousand_concurrent_aputs_queue_on_a_pool_of_two(schema: str) -> None:
+    store = ContextChefStore(_dsn(schema), pool_size=2)
+
+    async def put_all() -> None:
+        await asyncio.gather(*(store.aput(("many",), str(i), {"i": i}) for i in range(10_000)))
+        assert len(await store.asearch(("many",), limit=20_000)) == 10_000
+        await store.aclose()
+
+    asyncio.run(put_all())
+
+
+def test_a_pool_that_cannot_connect_says_so_naming_the_dsn_without_its_password() -> None:
+    from contextchef import StoreUnavailableError
+
+    dsn = "postgresql://postgres:s3cret-pw@127.0.0.1:1/test"
+    with pytest.raises(StoreUnavailableError) as caught:
+        PostgresBackend(dsn, connect_timeout=1)
+    message = str(caught.value)
+    assert "\n" not in message and "s3cret-pw" not in message
+    assert "cannot connect to PostgreSQL at postgresql://postgres:***@127.0.0.1:1/test" in message

@@ -1,35 +1,43 @@
-"""LangGraph: `ContextChefStore`, a `BaseStore` over any contextchef backend.
+"""LangGraph: `ContextChefStore`, a drop-in for `InMemoryStore`, `SqliteStore` and `PostgresStore`.
 
-    graph = builder.compile(store=ContextChefStore(SQLiteBackend("graph.db")))
+    with ContextChefStore.from_conn_string("graph.db", ttl={"default_ttl": 60}) as store:
+        graph = builder.compile(store=store)
 
 Items live in one store namespace (`langgraph` by default): an item of namespace
 `("users", "42")` under key `prefs` is the entry `users/42/=prefs`, every label and key
 percent-encoded (see `_keys`; `=` is always encoded inside one, so an entry never collides with a
 namespace directory). The entry holds the value as JSON; `created_at` and `updated_at` are the
-entry's times (an update keeps `created_at`).
+entry's times (an update keeps `created_at`), `ttl`/`expires_at` its TTL (`_langgraph_ttl`).
 
 `batch` and `abatch` run one flow (the sync and async drivers of `contextchef._effects`), with
 `InMemoryStore`'s batch semantics: the reads of a batch (gets, searches, namespace listings) see
 the store as it was before the batch, then its puts apply, the last put of a key winning.
-`SearchOp` filters like LangGraph's stores (nested dicts, lists, `$eq`, `$ne`, `$gt`, `$gte`,
-`$lt`, `$lte`); a text `query` goes to the backend's own search (SQLite's FTS5, PostgreSQL's
-full-text search, a substring scan elsewhere) and orders hits by its score. Without a query,
-items come most recently updated first. There is no embedding index (`index=` is accepted and
-ignored) and no TTL. Requires the `langgraph` extra.
+Filters are `SqliteStore`'s (`_langgraph_filter`: dotted paths, `$eq` `$ne` `$gt` `$gte` `$lt`
+`$lte`, a hostile key a `ValueError`). Without a query, `search` pages most recently updated
+first, as `SqliteStore` and `PostgresStore` do (`InMemoryStore` pages in insertion order); a text
+`query` goes to the backend's own search (SQLite's FTS5, PostgreSQL's full-text search, a
+substring scan elsewhere), hits ordered by score. There is no embedding index yet (`index=` is
+accepted and ignored). Built from a `postgresql://` DSN the store holds a sync and an async
+PostgreSQL backend, each opened on first use, so it serves sync code, threads and the event
+loop. Requires the `langgraph` extra.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 from contextchef._effects import Flow, drive_async, drive_sync
 from contextchef.chef.options import open_store
-from contextchef.errors import ConfigError, MissingDependencyError
+from contextchef.errors import ConfigError, MissingDependencyError, StoreUnavailableError
 from contextchef.integrations._keys import decode_segment, encode_segment
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend, StoredEntry
+from contextchef.store.core import StoreCore
 from contextchef.store.paths import validate_namespace
 from contextchef.store.search import scan
 from contextchef.store.store import StoreBase
@@ -40,21 +48,27 @@ try:
         GetOp,
         Item,
         ListNamespacesOp,
-        MatchCondition,
         Op,
         PutOp,
         Result,
         SearchItem,
         SearchOp,
+        TTLConfig,
         validate_op_namespace,
     )
+    from langgraph.store.base.batch import AsyncBatchedBaseStore
+
+    from contextchef.integrations import _langgraph_filter as filters
+    from contextchef.integrations import _langgraph_ttl as ttls
 except ImportError as exc:  # pragma: no cover - exercised by simulating the missing extra
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
-__all__ = ["ContextChefStore"]
+__all__ = ["AsyncContextChefStore", "ContextChefStore"]
 
 KEY_MARK = "="
 """Starts the last segment of an entry path: the item key (never the start of a label)."""
+
+_DSN_SCHEMES = ("postgresql://", "postgres://")
 
 
 def _directory(namespace: tuple[str, ...]) -> str:
@@ -91,49 +105,9 @@ def _item(path: str, entry: StoredEntry, score: float | None = None, *, hit: boo
     return SearchItem(**fields, score=score) if hit else Item(**fields)
 
 
-def _compare(value: Any, wanted: Any) -> bool:
-    """LangGraph's JSONB-like filter match of one field."""
-    if isinstance(wanted, Mapping):
-        if any(str(k).startswith("$") for k in wanted):
-            return all(_operator(value, op, operand) for op, operand in wanted.items())
-        return isinstance(value, Mapping) and all(
-            _compare(value.get(k), v) for k, v in wanted.items()
-        )
-    if isinstance(wanted, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(wanted)
-            and all(_compare(a, b) for a, b in zip(value, wanted, strict=True))
-        )
-    return bool(value == wanted)
-
-
-def _operator(value: Any, operator: str, operand: Any) -> bool:
-    if operator == "$eq":
-        return bool(value == operand)
-    if operator == "$ne":
-        return bool(value != operand)
-    comparisons = {
-        "$gt": float.__gt__,
-        "$gte": float.__ge__,
-        "$lt": float.__lt__,
-        "$lte": float.__le__,
-    }
-    if operator not in comparisons:
-        raise ConfigError(f"unsupported filter operator {operator!r}")
-    return bool(comparisons[operator](float(value), float(operand)))
-
-
-def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    pairs = zip(namespace, path, strict=False)
-    if condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path), strict=False)
-    elif condition.match_type != "prefix":
-        raise ConfigError(f"unsupported match type {condition.match_type!r}")
-    return all(wanted == "*" or label == wanted for label, wanted in pairs)
+def _updated(entry: StoredEntry) -> float:
+    value = entry.meta.get("updated_at")
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 class ContextChefStore(BaseStore):
@@ -141,58 +115,213 @@ class ContextChefStore(BaseStore):
 
     Args:
         store: a backend, a `Store`/`AsyncStore`, `"sqlite"` (the machine's database), `"memory"`
-            (the default) or a `postgresql://` DSN. An async-native backend serves `abatch`
-            (and the `a*` methods) only.
+            (the default) or a `postgresql://` DSN (a sync and an async backend, each opened on
+            first use). An async-native backend serves `abatch` (and the `a*` methods) only.
         namespace: the store namespace holding the items.
+        ttl: LangGraph's `TTLConfig` (`default_ttl` minutes, `refresh_on_read`, `omit_expired`,
+            `sweep_interval_minutes`).
+        index: accepted and ignored until the store has semantic recall.
+        pool_size: for a DSN, the most connections each of its backends holds.
     """
+
+    supports_ttl: bool = True
 
     def __init__(
         self,
         store: StoreBase[Any] | StorageBackend | AsyncStorageBackend | str | None = None,
         *,
         namespace: str = "langgraph",
+        ttl: TTLConfig | None = None,
+        index: Any = None,
+        pool_size: int | None = None,
     ) -> None:
-        self._core = open_store(store, asynchronous=True)
         self._ns = validate_namespace(namespace)
+        self.ttl_config: TTLConfig | None = ttl
+        self.index_config = None
+        self._dsn: str | None = None
+        self._pool_size = pool_size
+        self._sync: StoreCore | None = None
+        self._async: StoreCore | None = None
+        self._async_loop: asyncio.AbstractEventLoop | None = None
+        self._opening = threading.Lock()
+        self._closed = False
+        self._guard_loop = False  # set for a store opened with `async with`
+        self._sweeper = ttls.Sweeper(self.sweep_ttl)
+        self._owned = store is None or isinstance(store, str)  # closed by `close` if so
+        if isinstance(store, str) and store.startswith(_DSN_SCHEMES):
+            self._dsn = store
+        else:
+            self._sync = self._async = open_store(store, asynchronous=True)
+
+    # -- construction and lifetime ------------------------------------------------------
+
+    @classmethod
+    @contextlib.contextmanager
+    def from_conn_string(
+        cls, conn_string: str, *, ttl: TTLConfig | None = None, **options: Any
+    ) -> Iterator[ContextChefStore]:
+        """A store over `conn_string`, closed on exit: `":memory:"`, a SQLite file's path or a
+        `postgresql://` DSN (`pool_config={"max_size": n}` sizes its pools; `pipeline` and
+        `index` are accepted for `SqliteStore`/`PostgresStore` compatibility)."""
+        store = cls(_source(conn_string), ttl=ttl, **_options(options))
+        store._owned = True
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def setup(self) -> None:
+        """Nothing to do: every backend creates and migrates its schema when it opens."""
+        self._check_open()
+
+    def close(self) -> None:
+        """Stop the sweeper and close the backends this store opened (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._sweeper.stop()
+        if not self._owned:
+            return
+        for core in {id(c): c for c in (self._sync, self._async) if c is not None}.values():
+            _close_backend(core.backend, self._async_loop)
+
+    def __enter__(self) -> ContextChefStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ContextChefStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """`close`, awaiting an async backend's pool."""
+        if self._closed:
+            return
+        if self._owned and self._async is not None and self._async is not self._sync:
+            backend_close = getattr(self._async.backend, "close", None)
+            self._async = None
+            if backend_close is not None:
+                await backend_close()
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreUnavailableError(f"the LangGraph store over {self._describe()} is closed")
+
+    def _describe(self) -> str:
+        if self._dsn is not None:
+            from contextchef.store.backends.postgres._common import redact
+
+            return redact(self._dsn)
+        core = self._sync or self._async
+        return type(core.backend).__name__ if core is not None else "nothing"
+
+    def _sync_core(self) -> StoreCore:
+        self._check_open()
+        if self._sync is None:
+            with self._opening:
+                if self._sync is None:
+                    from contextchef.store.backends.postgres import PostgresBackend
+
+                    assert self._dsn is not None
+                    self._sync = StoreCore(PostgresBackend(self._dsn, **self._pool()))
+        return self._sync
+
+    def _async_core(self) -> StoreCore:
+        self._check_open()
+        loop = asyncio.get_running_loop()
+        if self._dsn is not None and (self._async is None or self._async_loop is not loop):
+            from contextchef.store.backends.postgres import AsyncPostgresBackend
+
+            # A pool belongs to the loop it opened in: a new loop gets a new backend.
+            self._async = StoreCore(AsyncPostgresBackend(self._dsn, **self._pool()))
+            self._async_loop = loop
+        assert self._async is not None
+        return self._async
+
+    def _pool(self) -> dict[str, Any]:
+        return {} if self._pool_size is None else {"pool_size": self._pool_size}
+
+    # -- batches ------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run `ops` (see the module docstring for the batch semantics)."""
-        return drive_sync(self._batch(list(ops)))
+        if self._guard_loop:
+            _refuse_on_loop()
+        core = self._sync_core()
+        return drive_sync(self._batch(core, list(ops)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """`batch`, awaited."""
-        return await drive_async(self._batch(list(ops)))
+        core = self._async_core()
+        return await drive_async(self._batch(core, list(ops)))
 
-    def _batch(self, ops: list[Op]) -> Flow[list[Result]]:
+    def _batch(self, core: StoreCore, ops: list[Op]) -> Flow[list[Result]]:
         for op in ops:
             validate_op_namespace(op)
+            if isinstance(op, SearchOp):
+                filters.check_filter(op.filter)
+        now = core.clock()
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        refresh: dict[str, StoredEntry] = {}  # entries read with `refresh_ttl`, by path
         for op in ops:
             if isinstance(op, GetOp):
-                results.append((yield from self._get(op)))
+                results.append((yield from self._get(core, op, now, refresh)))
             elif isinstance(op, SearchOp):
-                results.append((yield from self._search(op)))
+                results.append((yield from self._search(core, op, now, refresh)))
             elif isinstance(op, ListNamespacesOp):
-                results.append((yield from self._list_namespaces(op)))
+                results.append((yield from self._list_namespaces(core, op, now)))
             elif isinstance(op, PutOp):
                 puts[op.namespace, op.key] = op
                 results.append(None)
             else:
                 raise ConfigError(f"unknown LangGraph store operation {type(op).__name__}")
         for put in puts.values():
-            yield from self._put(put)
+            refresh.pop(_path(put.namespace, put.key), None)
+        yield from self._refresh(core, refresh, now)
+        for put in puts.values():
+            yield from self._put(core, put, now)
         return results
 
-    def _get(self, op: GetOp) -> Flow[Item | None]:
-        path = _path(op.namespace, op.key)
-        entry = yield from self._core.get(self._ns, path)
-        return None if entry is None else _item(path, entry)
+    def _hidden(self, entry: StoredEntry, now: float) -> bool:
+        omit = bool((self.ttl_config or {}).get("omit_expired", False))
+        return omit and ttls.expired(entry.meta, now)
 
-    def _put(self, op: PutOp) -> Flow[None]:
+    def _refresh(self, core: StoreCore, read: dict[str, StoredEntry], now: float) -> Flow[None]:
+        """Move on the expiry of the entries read with `refresh_ttl`: in one write where the
+        backend has `write_many`."""
+        fresh = {}
+        for path, entry in read.items():
+            meta = ttls.refreshed(entry.meta, now)
+            if meta is not None:
+                fresh[path] = StoredEntry(entry.content, meta)
+        write_many = getattr(type(core.backend), "write_many", None)
+        if len(fresh) > 1 and write_many is not None:
+            yield core.ops.op(write_many, self._ns, fresh)
+            return
+        for path, entry in fresh.items():
+            yield from core.put(self._ns, path, entry.content, entry.meta)
+
+    def _get(
+        self, core: StoreCore, op: GetOp, now: float, refresh: dict[str, StoredEntry]
+    ) -> Flow[Item | None]:
+        path = _path(op.namespace, op.key)
+        entry = yield from core.get(self._ns, path)
+        if entry is None or self._hidden(entry, now):
+            return None
+        if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
+            refresh[path] = entry
+        return _item(path, entry)  # type: ignore[no-any-return]
+
+    def _put(self, core: StoreCore, op: PutOp, now: float) -> Flow[None]:
         path = _path(op.namespace, op.key)
         if op.value is None:
-            yield from self._core.delete(self._ns, path)
+            yield from core.delete(self._ns, path)
             return
         try:
             content = json.dumps(dict(op.value), ensure_ascii=False, allow_nan=False)
@@ -200,17 +329,21 @@ class ContextChefStore(BaseStore):
             raise ConfigError(
                 f"the value of {op.namespace!r}/{op.key!r} is not JSON: {exc}"
             ) from None
-        existing = yield from self._core.get(self._ns, path)
-        meta = {"created_at": existing.meta["created_at"]} if existing is not None else None
-        yield from self._core.put(self._ns, path, content, meta)
+        existing = yield from core.get(self._ns, path)
+        meta: dict[str, Any] = ttls.expiry_meta(op.ttl, self.ttl_config, now)
+        if existing is not None:
+            meta["created_at"] = existing.meta["created_at"]
+        yield from core.put(self._ns, path, content, meta or None)
 
-    def _search(self, op: SearchOp) -> Flow[list[SearchItem]]:
+    def _search(
+        self, core: StoreCore, op: SearchOp, now: float, refresh: dict[str, StoredEntry]
+    ) -> Flow[list[SearchItem]]:
         prefix = _directory(tuple(op.namespace_prefix))
-        entries = yield from self._core.entries(self._ns, prefix)
+        entries = yield from core.entries(self._ns, prefix)
         found: list[tuple[str, StoredEntry, float | None]] = []
         if op.query:
-            if self._core.supports("search", self._ns):
-                hits = yield from self._core.search(self._ns, op.query, prefix, None)
+            if core.supports("search", self._ns):
+                hits = yield from core.search(self._ns, op.query, prefix, None)
             else:
                 hits = scan(entries.items(), op.query)
             for hit in hits:
@@ -219,29 +352,171 @@ class ContextChefStore(BaseStore):
                     found.append((hit.path, entry, hit.score))
         else:
             found = [(path, entry, None) for path, entry in entries.items()]
-            found.sort(key=lambda f: -(f[1].updated_at or 0.0))
-        items = []
+            found.sort(key=lambda f: -_updated(f[1]))
+        kept = []
         for path, entry, score in found:
-            if _address(path) is None:
+            if _address(path) is None or self._hidden(entry, now):
                 continue
-            value = json.loads(entry.content)
-            if op.filter and not all(_compare(value.get(k), v) for k, v in op.filter.items()):
+            if op.filter and not filters.matches_filter(json.loads(entry.content), op.filter):
                 continue
-            items.append(_item(path, entry, score, hit=True))
-        return items[op.offset : op.offset + op.limit]
+            kept.append((path, entry, score))
+        page = kept[op.offset : op.offset + op.limit]
+        if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
+            refresh.update((path, entry) for path, entry, _ in page)
+        return [_item(path, entry, score, hit=True) for path, entry, score in page]
 
-    def _list_namespaces(self, op: ListNamespacesOp) -> Flow[list[tuple[str, ...]]]:
-        listed = yield from self._core.list(self._ns, "")
+    def _list_namespaces(
+        self, core: StoreCore, op: ListNamespacesOp, now: float
+    ) -> Flow[list[tuple[str, ...]]]:
+        listed = yield from core.list(self._ns, "")
         namespaces = set()
         for entry in listed:
             address = _address(entry.path)
-            if address is not None:
+            if address is not None and not self._hidden(StoredEntry("", entry.meta), now):
                 namespaces.add(address[0])
         kept = [
             ns
             for ns in namespaces
-            if all(_matches(condition, ns) for condition in op.match_conditions or ())
+            if all(filters.matches_namespace(c, ns) for c in op.match_conditions or ())
         ]
         if op.max_depth is not None:
             kept = list({ns[: op.max_depth] for ns in kept})
         return sorted(kept)[op.offset : op.offset + op.limit]
+
+    # -- TTL ----------------------------------------------------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Delete the expired items; how many."""
+        return drive_sync(self._sweep(self._sync_core()))
+
+    async def asweep_ttl(self) -> int:
+        """`sweep_ttl`, awaited."""
+        return await drive_async(self._sweep(self._async_core()))
+
+    def _sweep(self, core: StoreCore) -> Flow[int]:
+        now = core.clock()
+        listed = yield from core.list(self._ns, "")
+        swept = 0
+        for entry in listed:
+            if _address(entry.path) is not None and ttls.expired(entry.meta, now):
+                swept += bool((yield from core.delete(self._ns, entry.path)))
+        return swept
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
+        """Sweep every `sweep_interval_minutes` (default: the TTL config's, else 5) on a thread;
+        a future that stops it when cancelled (done at once without a TTL config)."""
+        return self._sweeper.start(self.ttl_config, sweep_interval_minutes)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> Any:
+        """Stop the sweeper; False when it was still running after `timeout` seconds."""
+        return self._sweeper.stop(timeout)
+
+
+class AsyncContextChefStore(AsyncBatchedBaseStore, ContextChefStore):
+    """The drop-in for `AsyncSqliteStore` and `AsyncPostgresStore`, built inside a running event
+    loop: like theirs, its `a*` calls made in one tick of the loop run as one `abatch` (equal
+    reads answered once), `setup`, `sweep_ttl` and the sweeper methods are coroutines, and a
+    sync call raises `asyncio.InvalidStateError` on the loop's own thread (it would block the
+    loop) while another thread's runs on the loop."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        ContextChefStore.__init__(self, *args, **kwargs)
+        self._guard_loop = True
+        self._loop = asyncio.get_running_loop()
+        self._aqueue = asyncio.Queue()
+        self._task = None
+        self._ensure_task()
+        self._sweeper = ttls.Sweeper(self._sweep_on_loop)
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        _refuse_on_loop()
+        return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._loop).result()
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        await ContextChefStore.aclose(self)
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def from_conn_string(  # type: ignore[override]
+        cls, conn_string: str, *, ttl: TTLConfig | None = None, **options: Any
+    ) -> AsyncIterator[AsyncContextChefStore]:
+        """`ContextChefStore.from_conn_string`, entered with `async with`."""
+        store = cls(_source(conn_string), ttl=ttl, **_options(options))
+        store._owned = True
+        try:
+            yield store
+        finally:
+            await store.aclose()
+
+    async def setup(self) -> None:  # type: ignore[override]
+        self._check_open()
+
+    async def sweep_ttl(self) -> int:  # type: ignore[override]
+        return await self.asweep_ttl()
+
+    async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
+        return self._sweeper.start(self.ttl_config, sweep_interval_minutes)
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        return await asyncio.to_thread(self._sweeper.stop, timeout)
+
+    def _sweep_on_loop(self) -> int:
+        """`asweep_ttl` run on the store's loop (the sweeper thread's sweep)."""
+        if self._loop.is_closed():
+            return 0
+        sweep = self.asweep_ttl()
+        try:
+            return asyncio.run_coroutine_threadsafe(sweep, self._loop).result()
+        except RuntimeError:  # the loop closed meanwhile
+            sweep.close()
+            return 0
+
+
+def _refuse_on_loop() -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise asyncio.InvalidStateError(
+        "Synchronous calls to AsyncContextChefStore are only allowed from a different thread. "
+        "From the main thread, use the async interface. For example, use "
+        "`await store.abatch(...)` or `await store.aget(...)`"
+    )
+
+
+def _source(conn_string: str) -> Any:
+    if conn_string == ":memory:":
+        return "memory"
+    if conn_string.startswith(_DSN_SCHEMES):
+        return conn_string
+    from contextchef.store.backends.sqlite import SQLiteBackend
+
+    return SQLiteBackend(conn_string)
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(options) - {"pool_config", "pipeline", "index", "namespace"}
+    if unknown:
+        raise TypeError(f"from_conn_string() got unexpected keyword arguments {sorted(unknown)}")
+    chosen: dict[str, Any] = {"index": options.get("index")}
+    if "namespace" in options:
+        chosen["namespace"] = options["namespace"]
+    pool = options.get("pool_config") or {}
+    if "max_size" in pool:
+        chosen["pool_size"] = int(pool["max_size"])
+    return chosen
+
+
+def _close_backend(backend: object, loop: asyncio.AbstractEventLoop | None) -> None:
+    close = getattr(backend, "close", None)
+    if close is None:
+        return
+    result = close()
+    if asyncio.iscoroutine(result):  # an async pool: closed on its loop if it still runs
+        if loop is not None and loop.is_running():
+            with contextlib.suppress(RuntimeError):
+                asyncio.run_coroutine_threadsafe(result, loop)
+                return
+        result.close()

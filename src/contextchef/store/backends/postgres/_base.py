@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from contextchef.errors import ConfigError, StoreCapabilityError
+from contextchef.errors import ConfigError, StoreCapabilityError, StoreUnavailableError
 from contextchef.store.backend import CAPABILITIES
 from contextchef.store.backends.postgres import _sql
 from contextchef.store.backends.postgres._common import (
@@ -83,6 +83,21 @@ class Base:
             "timeout": self._connect_timeout,
             "name": f"contextchef-{self.schema}",
         }
+
+    def _unreachable(self) -> StoreUnavailableError:
+        """The error of a pool that could not open: one line naming the DSN (password
+        redacted) and why a direct connection fails."""
+        import psycopg
+
+        try:
+            with psycopg.connect(self._dsn, connect_timeout=max(1, int(self._connect_timeout))):
+                reason = f"no connection within {self._connect_timeout:g} s"
+        except Exception as exc:  # the reason is all we want from it
+            reason = str(exc)
+        reason = " ".join(reason.split())
+        return StoreUnavailableError(
+            redact(f"cannot connect to PostgreSQL at {redact(self._dsn)}: {reason}")
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({redact(self._dsn)!r}, schema={self.schema!r})"

@@ -21,7 +21,9 @@ the caller's back: whether an interrupted one landed is unknown, so the error sa
 
 from __future__ import annotations
 
+import asyncio
 import builtins
+import contextvars
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -52,8 +54,11 @@ class PostgresBackend(Base):
         from psycopg_pool import ConnectionPool
 
         self._pool: Any = ConnectionPool(self._dsn, **self._pool_options())
-        with translate("opening the PostgreSQL store"):
+        try:
             self._pool.open(wait=True, timeout=self._connect_timeout)
+        except Exception as exc:
+            self._pool.close()
+            raise self._unreachable() from exc
         try:
             self._run(migrate_plan(self.schema), "migrating the schema")
             self._versioned = self._run(*self._versioned_plan())
@@ -179,6 +184,10 @@ class PostgresBackend(Base):
         return self._run(_sql.inventory(), "listing the projects")  # type: ignore[no-any-return]
 
 
+_OPENING: contextvars.ContextVar[bool] = contextvars.ContextVar("_OPENING", default=False)
+"""True in the task opening an `AsyncPostgresBackend` (its migration runs before it is ready)."""
+
+
 class AsyncPostgresBackend(Base):
     """The async protocol, natively, over `psycopg_pool.AsyncConnectionPool`.
 
@@ -188,17 +197,34 @@ class AsyncPostgresBackend(Base):
 
     def _start(self) -> None:
         self._pool: Any = None
+        # Created on first use, in the loop using the backend: one opening however many
+        # coroutines arrive at once, and at most `pool_size` of them holding or awaiting a
+        # connection, the others queueing here without the pool's `connect_timeout`.
+        self._opening: asyncio.Lock | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._ready = False  # the pool is open and the schema migrated
 
     async def open(self) -> None:
         """Open the pool and migrate the schema (idempotent)."""
-        if self._pool is not None:
+        if self._ready:
             return
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if not self._ready:
+                await self._open()
+
+    async def _open(self) -> None:
         from psycopg_pool import AsyncConnectionPool
 
         pool = AsyncConnectionPool(self._dsn, **self._pool_options())
-        with translate("opening the PostgreSQL store"):
+        try:
             await pool.open(wait=True, timeout=self._connect_timeout)
+        except Exception as exc:
+            await pool.close()
+            raise await asyncio.to_thread(self._unreachable) from exc
         self._pool = pool
+        token = _OPENING.set(True)  # this task's queries run before the backend is ready
         try:
             await self._run(migrate_plan(self.schema), "migrating the schema")
             self._versioned = await self._run(*self._versioned_plan())
@@ -206,9 +232,13 @@ class AsyncPostgresBackend(Base):
             self._pool = None
             await pool.close()
             raise
+        finally:
+            _OPENING.reset(token)
+        self._ready = True
 
     async def close(self) -> None:
         """Close every pooled connection."""
+        self._ready = False
         if self._pool is not None:
             pool, self._pool = self._pool, None
             await pool.close()
@@ -223,11 +253,13 @@ class AsyncPostgresBackend(Base):
     async def _run(
         self, plan: Plan, doing: str, ns: str | None = None, path: str | None = None
     ) -> Any:
-        if self._pool is None:
+        if not self._ready and not _OPENING.get():
             await self.open()
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._pool_size)
         try:
             with translate(doing, ns, path):
-                async with self._pool.connection() as conn:
+                async with self._slots, self._pool.connection() as conn:
                     try:
                         query = next(plan)
                     except StopIteration as done:
@@ -317,7 +349,7 @@ class AsyncPostgresBackend(Base):
 
     async def keep_versions(self, ns: str) -> None:
         """See `PostgresBackend.keep_versions`."""
-        if self._pool is None:
+        if not self._ready:
             await self.open()
         if ns not in self._versioned:
             await self._run(_sql.keep_versions(self.project, ns), f"versioning {ns}", ns)
@@ -325,7 +357,7 @@ class AsyncPostgresBackend(Base):
 
     async def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
         """See `PostgresBackend.history`."""
-        if self._pool is None:
+        if not self._ready:
             await self.open()
         if ns not in self._versioned:
             self._versioned = await self._run(*self._versioned_plan())

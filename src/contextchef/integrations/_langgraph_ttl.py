@@ -1,0 +1,100 @@
+"""LangGraph's TTL for `ContextChefStore`: expiry times in entry meta and the sweeper thread.
+
+An item written with a TTL (`ttl=` minutes, else `TTLConfig["default_ttl"]`) carries `ttl` (minutes)
+and `expires_at` (seconds since the epoch, on the store's clock) in its entry meta. A read with
+`refresh_ttl` (default `TTLConfig["refresh_on_read"]`, else True) moves `expires_at` on; an
+expired item stays readable until swept unless `TTLConfig["omit_expired"]` is set, as in
+`PostgresStore`. `sweep_ttl()` deletes the expired items; the sweeper thread calls it every
+`sweep_interval_minutes` (default 5), as `SqliteStore`'s and `PostgresStore`'s do.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langgraph.store.base import NotProvided, TTLConfig
+
+__all__ = ["Sweeper", "expired", "expiry_meta", "refreshed", "wants_refresh"]
+
+log = logging.getLogger(__name__)
+
+
+def expiry_meta(
+    ttl: float | NotProvided | None, config: TTLConfig | None, now: float
+) -> dict[str, Any]:
+    """The TTL meta of an item written now with `ttl` (minutes; NOT_PROVIDED: the default)."""
+    minutes = (config or {}).get("default_ttl") if isinstance(ttl, NotProvided) else ttl
+    if minutes is None:
+        return {}
+    return {"ttl": float(minutes), "expires_at": now + float(minutes) * 60.0}
+
+
+def expired(meta: Mapping[str, Any], now: float) -> bool:
+    at = meta.get("expires_at")
+    return isinstance(at, int | float) and at <= now
+
+
+def wants_refresh(refresh_ttl: bool | None, config: TTLConfig | None) -> bool:
+    if refresh_ttl is not None:
+        return refresh_ttl
+    return bool((config or {}).get("refresh_on_read", True))
+
+
+def refreshed(meta: Mapping[str, Any], now: float) -> dict[str, Any] | None:
+    """The meta of an item read now with its expiry moved on, or None (no TTL)."""
+    minutes = meta.get("ttl")
+    if not isinstance(minutes, int | float):
+        return None
+    return {**meta, "expires_at": now + float(minutes) * 60.0}
+
+
+class Sweeper:
+    """The thread calling `sweep` every interval until stopped (`SqliteStore`'s sweeper)."""
+
+    def __init__(self, sweep: Callable[[], int]) -> None:
+        self._sweep = sweep
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(
+        self, config: TTLConfig | None, minutes: float | None
+    ) -> concurrent.futures.Future[None]:
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if not config:
+            future.set_result(None)
+            return future
+        future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
+        if self._thread is not None and self._thread.is_alive():
+            return future
+        self._stop.clear()
+        interval = float(minutes or config.get("sweep_interval_minutes") or 5) * 60.0
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    swept = self._sweep()
+                    if swept:
+                        log.info("swept %d expired LangGraph items", swept)
+                except Exception:
+                    log.exception("a LangGraph TTL sweep failed")
+            if not future.done():
+                future.set_result(None)
+
+        self._thread = threading.Thread(target=loop, daemon=True, name="contextchef-ttl-sweeper")
+        self._thread.start()
+        return future
+
+    def stop(self, timeout: float | None = None) -> bool:
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return True
+        self._stop.set()
+        thread.join(timeout)
+        if thread.is_alive():
+            return False
+        self._thread = None
+        return True
