@@ -20,6 +20,7 @@ from contextchef.store.backend import (
     SearchHit,
     StorageBackend,
     StoredEntry,
+    Transaction,
     Version,
 )
 
@@ -65,6 +66,10 @@ class CapableBackend(StorageBackend, Protocol):
     def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool: ...
 
     def keep_versions(self, ns: str) -> None: ...
+
+    def transact(
+        self, ns: str, paths: tuple[str, ...], change: Transaction
+    ) -> Mapping[str, StoredEntry | None]: ...
 
 
 def is_async_backend(backend: object) -> bool:
@@ -144,6 +149,11 @@ class BackendOps:
 
     def keep_versions(self, ns: str) -> Op[None]:
         yield self.call(CapableBackend.keep_versions, (ns,))
+
+    def transact(
+        self, ns: str, paths: tuple[str, ...], change: Transaction
+    ) -> Op[Mapping[str, StoredEntry | None]]:
+        return (yield from _answer(self.call(CapableBackend.transact, (ns, paths, change))))
 
     def get_physical_path(self, ns: str, path: str) -> Op[str | None]:
         return (yield from _answer(self.call(CapableBackend.get_physical_path, (ns, path))))
