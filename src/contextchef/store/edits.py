@@ -16,8 +16,9 @@ A backend without `transact` gets the older protocol: `update` is a compare-and-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from contextchef._effects import Held, Hold
 from contextchef.errors import StoreConflictError
 from contextchef.store.backend import StoredEntry
 from contextchef.store.ops import Op
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from contextchef.store.core import StoreCore
 
 __all__ = ["CAS_ATTEMPTS", "Change", "append_flow", "rename_flow", "update_flow"]
+
+T = TypeVar("T")
 
 CAS_ATTEMPTS = 8
 """How many compare-and-swap attempts `update` makes, on a backend without `transact`, before
@@ -47,11 +50,26 @@ def _prepared(
     return StoredEntry(content, prepare_meta(meta, core.clock()))
 
 
+def holding(core: StoreCore, ns: str, paths: tuple[str, ...], flow: Op[T]) -> Op[T]:
+    """`flow`, run holding the in-process locks of `paths` (see `contextchef._effects.Hold`):
+    edits of one entry from one process queue here before they reach the backend (whose pool
+    or lock they would otherwise crowd)."""
+    held: Held = yield Hold(tuple((id(core.backend), ns, path) for path in paths))
+    try:
+        return (yield from flow)
+    finally:
+        held.release()
+
+
 def update_flow(core: StoreCore, ns: str, path: str, change: Change) -> Op[StoredEntry | None]:
     """See `StoreCore.update`."""
     validate_entry_path(path)
     if core._undeclared:
         yield from declare_flow(core.ops, core._undeclared)
+    return (yield from holding(core, ns, (path,), _update(core, ns, path, change)))
+
+
+def _update(core: StoreCore, ns: str, path: str, change: Change) -> Op[StoredEntry | None]:
     if not core.supports("transact", ns):
         return (yield from _compare_and_swap(core, ns, path, change))
     written: list[StoredEntry | None] = [None]
@@ -93,6 +111,11 @@ def rename_flow(
     validate_entry_path(new_path)
     if core._undeclared:
         yield from declare_flow(core.ops, core._undeclared)
+    moved = _rename(core, ns, path, new_path, change)
+    return (yield from holding(core, ns, (path, new_path), moved))
+
+
+def _rename(core: StoreCore, ns: str, path: str, new_path: str, change: Change) -> Op[bool | None]:
     if not core.supports("transact", ns):
         return (yield from _copy_then_delete(core, ns, path, new_path, change))
     outcome: list[bool | None] = [None]
@@ -138,4 +161,4 @@ def append_flow(
         combined = (existing.content if existing is not None else "") + content
         return {path: StoredEntry(combined, prepare_meta(merged, now))}
 
-    yield from core.ops.transact(ns, (path,), apply)
+    yield from holding(core, ns, (path,), core.ops.transact(ns, (path,), apply))

@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, TypeVarTuple
 
-from contextchef._effects import StoreOp
+from contextchef._effects import Hold, StoreOp
 from contextchef.store.backend import (
     ListedEntry,
     SearchHit,
@@ -30,8 +30,9 @@ T = TypeVar("T")
 P = ParamSpec("P")
 Ts = TypeVarTuple("Ts")
 
-Op = Generator[StoreOp[Any], Any, T]
-"""A store flow: yields `StoreOp`s, returns a `T`."""
+Op = Generator[StoreOp[Any] | Hold, Any, T]
+"""A store flow: yields `StoreOp`s (and, around an edit, the `Hold` of its entries), returns a
+`T`."""
 
 
 class CapableBackend(StorageBackend, Protocol):
