@@ -42,6 +42,7 @@ SPIED = (
     "create",
     "read_versioned",
     "replace_if",
+    "transact",
 )
 
 
@@ -302,7 +303,7 @@ async def test_every_context_tool_command_runs_on_the_async_native_store(
 
     missing = await run(command="view", path=moved)
     assert missing.startswith("Error: ")
-    on_loop_only(spy, "read", "create", "read_versioned", "replace_if", "delete", "list", "search")
+    on_loop_only(spy, "read", "create", "transact", "delete", "list", "search")
 
 
 async def test_context_tool_memory_commands_go_through_async_memory(spy: SpyBackend) -> None:
@@ -325,7 +326,7 @@ async def test_context_tool_memory_commands_go_through_async_memory(spy: SpyBack
     assert await run(command="rename", path=uri, new_path=moved) == prompts.renamed(uri, moved)
     assert await run(command="delete", path=moved) == prompts.deleted(moved)
     assert await chef.memory.entries() == ()
-    on_loop_only(spy, "read", "create", "read_versioned", "replace_if", "delete", "read_all")
+    on_loop_only(spy, "read", "create", "transact", "delete", "read_all")
 
 
 # -- async memory hooks ------------------------------------------------------------------------

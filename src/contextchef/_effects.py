@@ -13,6 +13,12 @@ their driver:
 - `Spawn(flow)`: run another flow off the critical path and receive a `Handle` (`done()`,
   `result()`): a worker thread under `drive_sync`, a task on the running loop under
   `drive_async`.
+- `Hold(keys)`: take the in-process locks named `keys` (all at once, in a fixed order; a flow
+  already holding one takes it again), so same-process edits of one entry queue before they
+  touch the backend. The flow receives a `Held` and must `release()` it (in a `finally`: the
+  release never waits); whatever a flow still holds when its driver stops is released then.
+  `drive_sync` takes a `threading.RLock` per key, `drive_async` an `asyncio.Lock` per key and
+  event loop, owned by the task.
 - `StoreOp(backend, method, args, kwargs, native)`: one storage backend call. `method` is the
   backend contract's own method (`StorageBackend.read`, or an optional capability of
   `contextchef.store.ops.CapableBackend`), so the code that builds the effect names what it
@@ -34,9 +40,10 @@ import asyncio
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Hashable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 from contextchef.errors import ConfigError
@@ -48,6 +55,8 @@ __all__ = [
     "Emit",
     "Flow",
     "Handle",
+    "Held",
+    "Hold",
     "Spawn",
     "StoreOp",
     "drive_async",
@@ -87,6 +96,96 @@ class Spawn:
     """Effect: run `flow` in the background; the flow receives a `Handle`."""
 
     flow: Generator[Any, Any, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Effect: take the in-process locks `keys`; the flow receives a `Held` to release."""
+
+    keys: tuple[Hashable, ...]
+
+
+class Held:
+    """Locks a `Hold` took; `release()` gives them back (once; later calls do nothing)."""
+
+    __slots__ = ("_undo",)
+
+    def __init__(self, undo: list[Callable[[], None]]) -> None:
+        self._undo = undo
+
+    def release(self) -> None:
+        undo, self._undo = self._undo, []
+        for step in reversed(undo):
+            step()
+
+
+_thread_locks: dict[Hashable, list[Any]] = {}  # key -> [RLock, users]
+_loop_locks: dict[
+    tuple[int, Hashable], list[Any]
+] = {}  # (loop, key) -> [Lock, owner, depth, users]
+_registry = threading.Lock()
+
+
+def _hold_sync(keys: tuple[Hashable, ...]) -> Held:
+    """Take a `threading.RLock` per key, in sorted order (the registry forgets unused ones)."""
+    undo: list[Callable[[], None]] = []
+    try:
+        for key in sorted(set(keys), key=repr):
+            with _registry:
+                slot = _thread_locks.setdefault(key, [threading.RLock(), 0])
+                slot[1] += 1
+            slot[0].acquire()
+            undo.append(partial(_let_go_sync, key, slot))
+    except BaseException:
+        Held(undo).release()
+        raise
+    return Held(undo)
+
+
+def _let_go_sync(key: Hashable, slot: list[Any]) -> None:
+    slot[0].release()
+    with _registry:
+        slot[1] -= 1
+        if not slot[1]:
+            _thread_locks.pop(key, None)
+
+
+async def _hold_async(keys: tuple[Hashable, ...]) -> Held:
+    """Take an `asyncio.Lock` per key and loop, in sorted order, re-entrant for its task."""
+    loop, task = id(asyncio.get_running_loop()), asyncio.current_task()
+    undo: list[Callable[[], None]] = []
+    try:
+        for key in sorted(set(keys), key=repr):
+            name = (loop, key)
+            slot = _loop_locks.setdefault(name, [asyncio.Lock(), None, 0, 0])
+            slot[3] += 1
+            try:
+                if slot[1] is not task:
+                    await slot[0].acquire()
+                    slot[1] = task
+            except BaseException:
+                _forget(name, slot)
+                raise
+            slot[2] += 1
+            undo.append(partial(_let_go_async, name, slot))
+    except BaseException:
+        Held(undo).release()
+        raise
+    return Held(undo)
+
+
+def _let_go_async(name: tuple[int, Hashable], slot: list[Any]) -> None:
+    slot[2] -= 1
+    if not slot[2]:
+        slot[1] = None
+        slot[0].release()
+    _forget(name, slot)
+
+
+def _forget(name: tuple[int, Hashable], slot: list[Any]) -> None:
+    slot[3] -= 1
+    if not slot[3]:
+        _loop_locks.pop(name, None)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -137,7 +236,7 @@ class Handle(Protocol):
     def result(self) -> Any: ...
 
 
-Effect = Call | Emit | Spawn | StoreOp[Any]
+Effect = Call | Emit | Spawn | StoreOp[Any] | Hold
 Flow = Generator[Effect, Any, R]
 After = Callable[[Any, BaseException | None], None]
 """What `intercept`'s `around` may return for an effect: called with `(result, None)` once the
@@ -219,6 +318,8 @@ def drive_sync(flow: Flow[R]) -> R:
                             _report(handler, exc)
                 case Spawn():
                     send = _spawn_thread(effect.flow)
+                case Hold():
+                    send = _hold_sync(effect.keys)
                 case _:
                     error = _not_an_effect(effect)
     finally:
@@ -267,6 +368,8 @@ async def drive_async(flow: Flow[R]) -> R:
                             _report(handler, exc)
                 case Spawn():
                     send = asyncio.ensure_future(drive_async(effect.flow))
+                case Hold():
+                    send = await _hold_async(effect.keys)
                 case _:
                     error = _not_an_effect(effect)
     finally:

@@ -107,3 +107,16 @@ class NativeAsync:
             return attr(*args, **kwargs)
 
         return call
+
+
+class CompareAndSwapOnly(Spy):
+    """A Spy that hides `transact`: a third-party backend with the compare-and-swap
+    capabilities (`read_versioned`, `replace_if`) but no native read-modify-write."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "transact":
+            raise AttributeError(name)
+        return super().__getattr__(name)
+
+    def supports(self, capability: str, ns: str) -> bool:
+        return capability != "transact" and bool(self._inner.supports(capability, ns))

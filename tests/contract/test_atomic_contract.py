@@ -1,5 +1,6 @@
-"""The atomic capabilities (`create`, `read_versioned`, `replace_if`) and the store flows built on
-them (`create`, `update`), on every backend that claims them, through every store API.
+"""The atomic capabilities (`create`, `read_versioned`, `replace_if`; `transact` in
+test_transact_contract.py) and the store flows built on them (`create`, `update`), on every
+backend that claims them, through every store API.
 
 Single-process here; the races between processes and threads are in
 `tests/store/test_races.py`.
@@ -14,7 +15,7 @@ import pytest
 from contextchef.errors import StoreConflictError
 from contextchef.store import Store, StoredEntry
 from contextchef.store.core import CAS_ATTEMPTS
-from tests.contract.helpers import Minimal
+from tests.contract.helpers import CompareAndSwapOnly, Minimal
 
 ATOMIC = ("create", "read_versioned", "replace_if")
 
@@ -89,9 +90,11 @@ def test_store_update_applies_the_change(store: Any, ns: str) -> None:
 
 
 def test_store_update_retries_when_another_writer_gets_in_first(
-    store: Any, backend: Any, ns: str
+    make_store: Any, backend: Any, ns: str
 ) -> None:
-    view = store.namespace(ns)
+    # A backend without `transact` gets the compare-and-swap loop (see test_transact_contract
+    # for the built-in backends, where the edit is one transaction and never retries).
+    view = make_store(CompareAndSwapOnly(backend)).namespace(ns)
     view.put("log.md", "a\n")
     seen: list[str] = []
 
@@ -106,8 +109,8 @@ def test_store_update_retries_when_another_writer_gets_in_first(
     assert view.get("log.md").content == "a\nother\nmine\n"
 
 
-def test_store_update_gives_up_with_a_typed_error(store: Any, backend: Any, ns: str) -> None:
-    view = store.namespace(ns)
+def test_store_update_gives_up_with_a_typed_error(make_store: Any, backend: Any, ns: str) -> None:
+    view = make_store(CompareAndSwapOnly(backend)).namespace(ns)
     view.put("hot.md", "0")
     calls = 0
 

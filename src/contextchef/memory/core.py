@@ -8,10 +8,11 @@ every `Memory` and chef over one store counts the same turns.
 `Memory` drives the flows synchronously and `AsyncMemory` awaits them, so an async-native
 backend is awaited without a thread hop and an async `on_memory_update` hook really decides.
 
-The model path is atomic where the store allows (`StoreCore.create`/`update`): `create` and the
-target of `rename` are create-if-absent, `update`/`edit` a compare-and-swap on the stored entry,
-retried up to `CAS_ATTEMPTS` times (the veto hook is asked again on each attempt, about the
-value it would now replace) before `StoreConflictError`.
+The model path is atomic where the store allows (`StoreCore.create`/`update`/`rename`):
+`create` is create-if-absent, `update`/`edit` one store transaction over the stored entry and
+`rename` one that moves it (see `contextchef.store.edits`), so concurrent edits queue instead of
+failing. The veto hook is asked before the transaction, and again should another writer change
+the value it approved meanwhile.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ from contextchef.memory.hooks import UpdateHook, ask_veto, call_hook
 from contextchef.memory.turns import TurnCounter, TurnMode, marker_data, parse_marker
 from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
-from contextchef.store.backend import Version
-from contextchef.store.core import CAS_ATTEMPTS, StoreCore
+from contextchef.store.backend import StoredEntry
+from contextchef.store.core import StoreCore
 from contextchef.store.ops import Op
 from contextchef.store.paths import validate_entry_path
 
@@ -220,24 +221,53 @@ class MemoryCore:
     def edit(
         self, key: str, change: Callable[[str], str], description: str | Unset | None
     ) -> Flow[MemoryEntry]:
-        """Set `key` to `change(current value)` as a compare-and-swap, retried while other
-        writers get in first; `change` may raise to refuse (nothing is written)."""
+        """Set `key` to `change(current value)` as one store transaction (`StoreCore.update`):
+        concurrent edits queue, none is refused for contention. `change` may raise to refuse
+        (nothing is written). With an `on_memory_update` hook, the hook is asked first about
+        the value it would replace; should another writer change that value before the write,
+        the hook is asked again about the new one."""
         self._check_allowed(key)
         yield from self.counter.load()
-        for _ in range(CAS_ATTEMPTS):
-            old, version = yield from self._existing_versioned(key)
+        for _ in range(_HOOK_ROUNDS):
+            seen = yield from self._live(key)
+            if self.on_update is not None:
+                value = change(seen.value)
+                self._check_size(key, value, seen.value)
+                yield from ask_veto(self.on_update, key, value, seen.value)
+            landed: list[tuple[MemoryEntry, MemoryEntry]] = []
+            apply = self._edit_step(key, change, description, seen, landed)
+            try:
+                if (yield from self.store.update(NS, key, apply)) is None:
+                    continue  # deleted meanwhile: `_live` says so
+            except _Stale:
+                continue
+            return (yield from self._written(*landed[0], "model"))
+        raise _kept_changing(key)
+
+    def _edit_step(
+        self,
+        key: str,
+        change: Callable[[str], str],
+        description: str | Unset | None,
+        seen: MemoryEntry,
+        landed: list[tuple[MemoryEntry, MemoryEntry]],
+    ) -> Callable[[StoredEntry], tuple[str, dict[str, Any]]]:
+        """The store change of one `edit` attempt; it leaves `(new entry, old entry)` in
+        `landed` and raises `_Stale` when the entry is not the one the hook was asked about."""
+
+        def apply(stored: StoredEntry) -> tuple[str, dict[str, Any]]:
+            old = read_entry(key, stored)
+            if old.is_expired(self.clock(), self.turn):
+                raise _Stale
+            if self.on_update is not None and old.value != seen.value:
+                raise _Stale  # the hook approved another value: ask it again
             value = change(old.value)
             self._check_size(key, value, old.value)
-            yield from ask_veto(self.on_update, key, value, old.value)
             entry = self._build(key, value, old, description, UNSET)
-            meta = entry_meta(entry)
-            if (yield from self.store.replace_if(NS, key, value, meta, version)):
-                return (yield from self._written(entry, old, "model"))
-        raise StoreConflictError(
-            f"memory key {key!r} changed {CAS_ATTEMPTS} times while being edited",
-            namespace=NS,
-            path=key,
-        )
+            landed[:] = [(entry, old)]
+            return value, entry_meta(entry)
+
+        return apply
 
     def remove(self, key: str) -> Flow[None]:
         old = yield from self._existing(key)
@@ -245,19 +275,54 @@ class MemoryCore:
         yield from self._remove(old, "model")
 
     def rename(self, key: str, new_key: str) -> Flow[MemoryEntry]:
+        """Move `key` to `new_key` in one store transaction (`StoreCore.rename`), so an edit
+        landing meanwhile is moved with it, never lost."""
         self._check_allowed(new_key)
-        old = yield from self._existing(key)
-        if (yield from self._get(new_key)) is not None:
-            raise _exists(new_key)
-        yield from ask_veto(self.on_update, new_key, old.value, None)
-        yield from ask_veto(self.on_update, key, None, old.value)
-        expiry = (old.expires_at, old.expires_at_turn)
-        moved = self._build(new_key, old.value, None, old.description, expiry, like=old)
-        if not (yield from self.store.create(NS, new_key, old.value, entry_meta(moved))):
-            raise _exists(new_key)
-        yield from self._written(moved, None, "model")
-        yield from self._remove(old, "model")
-        return moved
+        for _ in range(_HOOK_ROUNDS):
+            old = yield from self._existing(key)
+            if (yield from self._get(new_key)) is not None:
+                raise _exists(new_key)
+            yield from ask_veto(self.on_update, new_key, old.value, None)
+            yield from ask_veto(self.on_update, key, None, old.value)
+            landed: list[tuple[MemoryEntry, MemoryEntry]] = []
+            apply = self._move_step(key, new_key, old, landed)
+            try:
+                outcome = yield from self.store.rename(NS, key, new_key, apply)
+            except _Stale:
+                continue
+            if outcome is None:
+                continue  # deleted meanwhile: `_existing` says so
+            if not outcome:
+                raise _exists(new_key)
+            moved, current = landed[0]
+            yield from self._written(moved, None, "model")
+            yield from self._notify(MemoryChange("delete", key, None, current.value, "model"))
+            return moved
+        raise _kept_changing(key)
+
+    def _move_step(
+        self,
+        key: str,
+        new_key: str,
+        seen: MemoryEntry,
+        landed: list[tuple[MemoryEntry, MemoryEntry]],
+    ) -> Callable[[StoredEntry], tuple[str, dict[str, Any]]]:
+        """The store change of one `rename` attempt (see `_edit_step`)."""
+
+        def apply(stored: StoredEntry) -> tuple[str, dict[str, Any]]:
+            current = read_entry(key, stored)
+            if current.is_expired(self.clock(), self.turn) or (
+                self.on_update is not None and current.value != seen.value
+            ):
+                raise _Stale
+            expiry = (current.expires_at, current.expires_at_turn)
+            moved = self._build(
+                new_key, current.value, None, current.description, expiry, like=current
+            )
+            landed[:] = [(moved, current)]
+            return current.value, entry_meta(moved)
+
+        return apply
 
     # -- compile path and snapshots ---------------------------------------------------------
 
@@ -423,16 +488,12 @@ class MemoryCore:
             raise EntryNotFoundError(f"no memory entry {key!r}", namespace=NS, path=key)
         return old
 
-    def _existing_versioned(self, key: str) -> Flow[tuple[MemoryEntry, Version | None]]:
-        """The live entry at `key` and its store version; `EntryNotFoundError` when none."""
-        found = yield from self.store.read_versioned(NS, key)
-        entry = None if found is None else read_entry(key, found[0])
-        if entry is not None and entry.is_expired(self.clock(), self.turn):
-            yield from self._expire(entry)
-            entry = None
-        if found is None or entry is None:
+    def _live(self, key: str) -> Flow[MemoryEntry]:
+        """The live entry at `key` (a due one expires); `EntryNotFoundError` when none."""
+        entry = yield from self._get(key)
+        if entry is None:
             raise EntryNotFoundError(f"no memory entry {key!r}", namespace=NS, path=key)
-        return entry, found[1]
+        return entry
 
     def _check_allowed(self, key: str) -> None:
         validate_entry_path(key)
@@ -462,6 +523,24 @@ class MemoryCore:
             event = MemoryChanged(key, kind, change.value, change.old_value, change.by)
         if handlers := self.events(name):
             yield Emit(handlers, event)
+
+
+_HOOK_ROUNDS = 64
+"""How often an edit asks `on_memory_update` again because another writer changed the value the
+hook approved (without a hook an edit never retries: the store serialises it)."""
+
+
+class _Stale(Exception):
+    """Raised inside a transaction whose entry is no longer the one the flow read (expired, or
+    changed after the hook approved it): nothing is written, the flow reads again."""
+
+
+def _kept_changing(key: str) -> StoreConflictError:
+    return StoreConflictError(
+        f"memory key {key!r} changed {_HOOK_ROUNDS} times while the hook was asked",
+        namespace=NS,
+        path=key,
+    )
 
 
 def _exists(key: str) -> EntryExistsError:

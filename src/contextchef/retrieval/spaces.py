@@ -7,10 +7,12 @@ veto, TTLs, change events and update counts apply exactly as through the Python 
 operation is a flow of effects (see `contextchef._effects`), driven sync or async by the caller.
 Both raise `ToolInputError` with the model-facing text for anything the model can correct.
 
-Writes are atomic where the backend allows (see `StoreCore.create` and `StoreCore.update`):
-`create` is create-if-absent, `edit` a compare-and-swap loop that re-applies the model's edit to
-the current text, `rename` creates the new path if absent and then deletes the old one. An edit
-that keeps losing races raises `StoreConflictError`, which the tool reports to the model.
+Writes are atomic where the backend allows (see `StoreCore.create` and `contextchef.store.edits`):
+`create` is create-if-absent, `edit` applies the model's edit to the current text inside one
+backend transaction (concurrent edits queue; none is refused for contention), `rename` moves
+the entry in one transaction, so an edit landing meanwhile is never lost. On a backend without
+`transact`, an edit that keeps losing compare-and-swap races raises `StoreConflictError`, which
+the tool reports to the model.
 """
 
 from __future__ import annotations
@@ -128,13 +130,14 @@ class StoreSpace:
             raise _not_found(address)
 
     def rename(self, address: Address, new: Address) -> Flow[None]:
-        entry = yield from self.store.get(self.ns, address.path)
-        if entry is None:
+        def moved(entry: StoredEntry) -> tuple[str, dict[str, Any]]:
+            return entry.content, _kept_meta(entry, None)
+
+        outcome = yield from self.store.rename(self.ns, address.path, new.path, moved)
+        if outcome is None:
             raise _not_found(address)
-        kept = _kept_meta(entry, None)
-        if not (yield from self.store.create(self.ns, new.path, entry.content, kept)):
+        if not outcome:
             raise ToolInputError(prompts.entry_exists(new.uri))
-        yield from self.store.delete(self.ns, address.path)
 
     def search(self, prefix: str, query: str, limit: int | None) -> Flow[list[Hit]]:
         if self.store.supports("search", self.ns):

@@ -12,7 +12,7 @@ length of the content. Other meta keys are free-form JSON values and must round-
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -24,6 +24,7 @@ __all__ = [
     "SearchHit",
     "StorageBackend",
     "StoredEntry",
+    "Transaction",
     "Version",
     "backend_supports",
 ]
@@ -42,6 +43,7 @@ Capability = Literal[
     "read_versioned",
     "replace_if",
     "keep_versions",
+    "transact",
 ]
 CAPABILITIES: tuple[Capability, ...] = (
     "read_all",
@@ -57,6 +59,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     "read_versioned",
     "replace_if",
     "keep_versions",
+    "transact",
 )
 
 Version = str
@@ -65,6 +68,10 @@ Version = str
 Only the backend that issued it interprets it; callers compare nothing and store nothing.
 """
 
+Transaction = Callable[[Mapping[str, "StoredEntry | None"]], Mapping[str, "StoredEntry | None"]]
+"""What `transact` applies: the current entries of the paths it names (None where a path holds
+none) to what to write (an entry, or None to delete; a path left out stays as it is). Pure: it
+may run more than once and may raise to write nothing."""
 
 _NO_META: Any = object()
 
@@ -161,20 +168,32 @@ class StorageBackend(Protocol):
       nothing and returns False. Offered together with `read_versioned`. Writers that do not
       use it (`write`, `append`, `delete`) must still be serialised against it, so a plain
       write can never land between its comparison and its write.
+    - `transact(ns, paths, change) -> Mapping[str, StoredEntry | None]`: an atomic
+      read-modify-write of a few entries (a `Transaction`). Reads the current entries of
+      `paths`, calls `change` with them and writes what it returns, all while every other
+      writer of those paths (in any thread or process, `write`/`append`/`delete` included)
+      waits: concurrent edits queue, none is refused and none is lost. Returns what `change`
+      returned. An exception from `change` propagates and nothing is written. The store's
+      edits (`update`, `rename`) use it when present and fall back to `read_versioned` +
+      `replace_if` (compare-and-swap, refused after repeated contention) otherwise.
     - `supports(capability, ns) -> bool` (when absent: "the method exists")
 
-    What the built-in backends do for the last three (the version tokens are theirs alone):
+    What the built-in backends do for `create`, `read_versioned` and `replace_if` (the version
+    tokens are theirs alone), and for `transact`:
 
     - `InMemoryBackend`: a per-entry counter, everything under the backend's lock; one process.
     - `SQLiteBackend`: `INSERT … ON CONFLICT DO NOTHING` plus the row count for `create`;
       `replace_if` compares inside `BEGIN IMMEDIATE`, so it holds across processes. The token
       is a digest of the row's id, content, meta and times (not `accessed_at`) in `entries`,
-      the current row's id in `memories` (every change there is a new row).
+      the current row's id in `memories` (every change there is a new row). `transact` reads
+      and writes inside one `BEGIN IMMEDIATE`.
     - `FileSystemBackend`: every write of a namespace takes an OS lock on the namespace's lock
       file (`fcntl.flock`, POSIX); the token is a SHA-256 of the file's bytes. `create` links
-      a finished temporary file into place (`os.link`, which fails on an existing name).
-      Without `fcntl` (Windows) the lock is only an in-process one: atomic between threads,
-      not between processes.
+      a finished temporary file into place (`os.link`, which fails on an existing name);
+      `transact` reads and writes under that lock. Without `fcntl` (Windows) the lock is only
+      an in-process one: atomic between threads, not between processes.
+    - PostgreSQL: `transact` locks the rows of its paths (`SELECT … FOR UPDATE`, those rows
+      only) in one transaction; reads never lock a row, so they never wait for a writer.
 
     Where the built-in backends keep versions (all four offer `keep_versions` for every
     namespace): `InMemoryBackend` in a list per entry; `FileSystemBackend` in an append-only

@@ -19,12 +19,13 @@ Reads never write: the time of each read (for eviction) and the writes a read pa
 (memory's turn count) wait in memory (`pending`) and are written at the start of the next write
 flow, or by `flush()` / `Store.close()`.
 
-Atomic operations: `create` is create-if-absent and `update` a compare-and-swap loop (read the
-entry with its version, compute, `replace_if`, retry up to `CAS_ATTEMPTS` times, then raise
-`StoreConflictError`). Both are exact where the backend offers the `create` and `replace_if`
-capabilities (all built-in backends do; see `backend.StorageBackend`). On a backend without
-them they fall back to check-then-write and read-then-write, which a concurrent writer can
-interleave with: two creators may both succeed, the later edit may overwrite an earlier one.
+Atomic operations: `create` is create-if-absent; `update` and `rename` are one `transact` of
+the backend, so concurrent edits queue and none is refused (see `edits`; a backend without
+`transact` gets a compare-and-swap loop). They are exact where the backend offers `create` and
+`transact` (or `replace_if`) (all built-in backends do; see `backend.StorageBackend`). On a
+backend without them they fall back to check-then-write and read-then-write, which a
+concurrent writer can interleave with: two creators may both succeed, the later edit may
+overwrite an earlier one.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from contextchef._effects import Emit, Flow
 from contextchef.errors import (
     ConfigError,
     StoreCapabilityError,
-    StoreConflictError,
 )
 from contextchef.store.backend import (
     CAPABILITIES,
@@ -51,6 +51,13 @@ from contextchef.store.backend import (
     StoredEntry,
     Version,
     backend_supports,
+)
+from contextchef.store.edits import (
+    CAS_ATTEMPTS,
+    Change,
+    append_flow,
+    rename_flow,
+    update_flow,
 )
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
 from contextchef.store.ops import BackendOps, Op
@@ -77,12 +84,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("contextchef.store.core")
-
-CAS_ATTEMPTS = 8
-"""How many compare-and-swap attempts `update` makes before raising `StoreConflictError`."""
-
-Change = Callable[[StoredEntry], tuple[str, Mapping[str, Any] | None]]
-"""What `update` applies: the current entry to the new `(content, meta)`; pure, may raise."""
 
 
 class PutResult(NamedTuple):
@@ -247,6 +248,8 @@ class StoreCore:
         check_content(content, ns=ns, path=path)
         if meta is None and self.supports("append", ns):
             yield from self.ops.append(ns, path, content)
+        elif self.supports("transact", ns):
+            yield from append_flow(self, ns, path, content, meta)
         else:
             existing = yield from self.ops.read(ns, path)
             now = self.clock()
@@ -314,20 +317,14 @@ class StoreCore:
 
     def update(self, ns: str, path: str, change: Change) -> Op[StoredEntry | None]:
         """Apply `change` to the current entry atomically; the new entry, or None when there is
-        none. Retries while other writers get in first; `StoreConflictError` after
-        `CAS_ATTEMPTS` lost races (nothing written)."""
-        for _ in range(CAS_ATTEMPTS):
-            found = yield from self.read_versioned(ns, path)
-            if found is None:
-                return None
-            content, meta = change(found[0])
-            if (yield from self.replace_if(ns, path, content, meta, found[1])):
-                return StoredEntry(content, meta or {})
-        raise StoreConflictError(
-            f"{ns}/{path} changed {CAS_ATTEMPTS} times while being edited; nothing was written",
-            namespace=ns,
-            path=path,
-        )
+        none (see `edits`: serialised where the backend can `transact`, else a compare-and-swap
+        retried up to `CAS_ATTEMPTS` times before `StoreConflictError`)."""
+        return (yield from update_flow(self, ns, path, change))
+
+    def rename(self, ns: str, path: str, new_path: str, change: Change) -> Op[bool | None]:
+        """Move `path` to `new_path` (its entry passed through `change`) atomically: True when
+        moved, False when `new_path` is taken, None when `path` holds nothing (see `edits`)."""
+        return (yield from rename_flow(self, ns, path, new_path, change))
 
     def delete(self, ns: str, path: str) -> Op[bool]:
         path = yield from self._spelled(ns, path)

@@ -14,12 +14,13 @@ import inspect
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, TypeVarTuple
 
-from contextchef._effects import StoreOp
+from contextchef._effects import Hold, StoreOp
 from contextchef.store.backend import (
     ListedEntry,
     SearchHit,
     StorageBackend,
     StoredEntry,
+    Transaction,
     Version,
 )
 
@@ -29,8 +30,9 @@ T = TypeVar("T")
 P = ParamSpec("P")
 Ts = TypeVarTuple("Ts")
 
-Op = Generator[StoreOp[Any], Any, T]
-"""A store flow: yields `StoreOp`s, returns a `T`."""
+Op = Generator[StoreOp[Any] | Hold, Any, T]
+"""A store flow: yields `StoreOp`s (and, around an edit, the `Hold` of its entries), returns a
+`T`."""
 
 
 class CapableBackend(StorageBackend, Protocol):
@@ -65,6 +67,10 @@ class CapableBackend(StorageBackend, Protocol):
     def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool: ...
 
     def keep_versions(self, ns: str) -> None: ...
+
+    def transact(
+        self, ns: str, paths: tuple[str, ...], change: Transaction
+    ) -> Mapping[str, StoredEntry | None]: ...
 
 
 def is_async_backend(backend: object) -> bool:
@@ -144,6 +150,11 @@ class BackendOps:
 
     def keep_versions(self, ns: str) -> Op[None]:
         yield self.call(CapableBackend.keep_versions, (ns,))
+
+    def transact(
+        self, ns: str, paths: tuple[str, ...], change: Transaction
+    ) -> Op[Mapping[str, StoredEntry | None]]:
+        return (yield from _answer(self.call(CapableBackend.transact, (ns, paths, change))))
 
     def get_physical_path(self, ns: str, path: str) -> Op[str | None]:
         return (yield from _answer(self.call(CapableBackend.get_physical_path, (ns, path))))

@@ -6,9 +6,9 @@ which is exactly as long as the entries live.
 Entries are copied on the way in (meta deeply, then frozen behind a read-only mapping), so a
 caller mutating what it wrote, or what it read, never changes the store. Reads take no lock;
 writes, appends and restores take one, so the backend is safe to share between threads (and
-therefore under `AsyncStore`, which runs it in worker threads). `create`, `read_versioned` and
-`replace_if` run under the same lock; a version is a backend-wide counter value taken by each
-write, so a deleted and re-created entry never repeats one.
+therefore under `AsyncStore`, which runs it in worker threads). `create`, `read_versioned`,
+`replace_if` and `transact` run under the same lock; a version is a backend-wide counter value
+taken by each write, so a deleted and re-created entry never repeats one.
 
 Versioned namespaces (`keep_versions`, declared by the store) keep a list of versions per entry:
 every write records one (the previous one gets `superseded_at`), a delete marks the current one
@@ -25,13 +25,13 @@ import copy
 import itertools
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from contextchef.errors import EntryExistsError, StoreCapabilityError
-from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.entries import appended, utf8_length
 from contextchef.store.search import scan
 
@@ -161,6 +161,20 @@ class InMemoryBackend:
                 return False
             self.write(ns, path, entry)
             return True
+
+    def transact(
+        self, ns: str, paths: Sequence[str], change: Transaction
+    ) -> Mapping[str, StoredEntry | None]:
+        """Read `paths`, apply `change`, write its answer: all under the backend's lock."""
+        with self._lock:
+            written = change({path: self.read(ns, path) for path in paths})
+            for path, entry in written.items():  # writes first, then deletes
+                if entry is not None:
+                    self.write(ns, path, entry)
+            for path, entry in written.items():
+                if entry is None:
+                    self.delete(ns, path)
+            return written
 
     def snapshot(self, ns: str) -> dict[str, StoredEntry]:
         with self._lock:
@@ -304,6 +318,11 @@ class AsyncInMemoryBackend:
 
     async def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
         return self.inner.replace_if(ns, path, entry, expected)
+
+    async def transact(
+        self, ns: str, paths: Sequence[str], change: Transaction
+    ) -> Mapping[str, StoredEntry | None]:
+        return self.inner.transact(ns, paths, change)
 
     async def snapshot(self, ns: str) -> dict[str, StoredEntry]:
         return self.inner.snapshot(ns)

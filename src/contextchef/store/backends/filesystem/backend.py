@@ -25,12 +25,13 @@ Guarantees:
   least-recently-read eviction are the files' `atime`, set explicitly by `touch` and left alone
   by the backend's own reads (`O_NOATIME`), so they survive a restart.
 - **Atomic commands across processes.** Every write of a namespace (write, delete, append,
-  create, replace_if) holds the namespace lock (see `locking`: `flock` on the namespace
+  create, replace_if, transact) holds the namespace lock (see `locking`: `flock` on the namespace
   directory on POSIX; in-process only where that is impossible, e.g. Windows). `append` is
   read, add, atomic replace under that lock (never `O_APPEND`: JSON envelopes cannot grow in
   place, and the replace keeps appends crash-safe). `create` links a finished temporary file
   into place, failing on an existing name. `read_versioned` hands out a SHA-256 of the file's
-  bytes as the version; `replace_if` re-reads and compares it under the lock.
+  bytes as the version; `replace_if` re-reads and compares it under the lock; `transact`
+  reads, computes and writes under it, so concurrent edits (and a `rename`) queue.
 - **Versions.** A versioned namespace (`keep_versions`) keeps every version of each entry in
   append-only hidden files under its `.versions/` directory, recorded under the namespace lock
   after each write and delete (see `versions`).
@@ -50,7 +51,7 @@ import itertools
 import logging
 import os
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -59,7 +60,7 @@ from contextchef.errors import (
     InvalidPathError,
     StoreError,
 )
-from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.backends.filesystem.fileio import (
     DIR_FLAGS,
     atomic_replace,
@@ -227,6 +228,22 @@ class FileSystemBackend:
             self._put(ns, path, entry, exclusive=False)
             self._record(ns, path)
             return True
+
+    def transact(
+        self, ns: str, paths: Sequence[str], change: Transaction
+    ) -> Mapping[str, StoredEntry | None]:
+        """Read `paths`, apply `change`, write its answer (new entries first, then deletes),
+        all under the namespace lock: every other writer of `ns` waits."""
+        with self._locked(ns):
+            written = change({path: self.read(ns, path) for path in paths})
+            for path, entry in written.items():
+                if entry is not None:
+                    self._put(ns, path, entry, exclusive=False)
+                    self._record(ns, path)
+            for path, entry in written.items():
+                if entry is None and self._delete(ns, path):
+                    self._versions.record(ns, path, None)
+            return written
 
     def search(
         self, ns: str, query: str, *, prefix: str = "", limit: int | None = None

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.backends.sqlite._query import row_meta, split_meta
 
-__all__ = ["Plan", "Query", "Rows"]
+__all__ = ["Plan", "Query", "Raced", "Rows"]
 
 Rows = list[tuple[Any, ...]]
 
@@ -49,6 +49,7 @@ Plan = Generator[Query, Rows, Any]
 _META = "meta, created_at, updated_at, accessed_at, bytes"
 _ENTRY = f"content, {_META}"
 _KEY = "project = %s AND namespace = %s AND path = %s"
+_KEY_COLUMNS = "project, namespace, path"
 _SCOPE = "project = %s AND namespace = %s"
 _PREFIX = "starts_with(path, %s)"
 
@@ -147,6 +148,36 @@ def replace_if(pid: str, ns: str, path: str, entry: StoredEntry, expected: Versi
         (*values[3:5], values[9], values[6], values[7], values[8], pid, ns, path, int(expected)),
     )
     return bool(rows)
+
+
+class Raced(Exception):
+    """A `transact` found a path absent, and another writer created it before its insert: the
+    transaction is rolled back and run again (the path then exists, and its row is locked)."""
+
+
+def transact(pid: str, ns: str, paths: Sequence[str], change: Transaction) -> Plan:
+    """Lock the rows of `paths` (`FOR UPDATE`, in path order, so two transactions never wait
+    for each other), apply `change` and write its answer, in one transaction. Readers never
+    wait: only writers of these rows queue behind it."""
+    rows = yield Query(
+        f"SELECT path, {_ENTRY} FROM entries WHERE {_SCOPE} AND path = ANY(%s::text[]) "
+        "ORDER BY path FOR UPDATE",
+        (pid, ns, sorted(set(paths))),
+    )
+    found = {str(row[0]): _entry(row[1:]) for row in rows}
+    written = change({path: found.get(path) for path in paths})
+    for path, entry in written.items():
+        if entry is None:
+            yield Query(f"DELETE FROM entries WHERE {_KEY}", (pid, ns, path))
+        elif path in found:
+            yield Query(_UPSERT, _values(pid, ns, path, entry))
+        elif not (
+            yield Query(
+                f"{_INSERT}ON CONFLICT DO NOTHING RETURNING 1", _values(pid, ns, path, entry)[:-1]
+            )
+        ):
+            raise Raced(path)
+    return written
 
 
 def delete(pid: str, ns: str, path: str) -> Plan:
@@ -258,7 +289,13 @@ def inventory() -> Plan:
 
 
 def touch(pid: str, ns: str, path: str, accessed_at: float) -> Plan:
-    yield _only(f"UPDATE entries SET accessed_at = %s WHERE {_KEY}", (accessed_at, pid, ns, path))
+    """Record a read time, unless a writer holds the row right now (`SKIP LOCKED`): a read
+    never waits for a writer; the time is then lost, which eviction tolerates."""
+    yield _only(
+        f"UPDATE entries SET accessed_at = %s WHERE ({_KEY_COLUMNS}) IN "
+        f"(SELECT {_KEY_COLUMNS} FROM entries WHERE {_KEY} FOR NO KEY UPDATE SKIP LOCKED)",
+        (accessed_at, pid, ns, path),
+    )
 
 
 def restore(pid: str, ns: str, snapshot: Mapping[str, StoredEntry]) -> Plan:

@@ -13,7 +13,10 @@ Concurrency: `append` is one upsert (`content = content || %s`), so concurrent a
 number of connections all land; `create` is `INSERT … ON CONFLICT DO NOTHING`, so of racing
 creators exactly one wins; every rewrite bumps the row's `version` column (a `touch` does not)
 and `replace_if` is one `UPDATE … WHERE version = %s`, so a lost update is reported, never
-silent. Search is PostgreSQL full-text search (see `_sql.search`). A lost connection raises
+silent. `transact` (the store's edits and renames) locks the rows it edits with
+`SELECT … FOR UPDATE` in one transaction, so concurrent edits queue instead of failing; reads
+take no row lock (a `touch` skips a row a writer holds), so they never wait for a writer.
+Search is PostgreSQL full-text search (see `_sql.search`). A lost connection raises
 `StoreUnavailableError`; the backend then has the pool test its idle connections and replace
 the dead ones, so the next call runs on a live connection (a write is never retried behind
 the caller's back: whether an interrupted one landed is unknown, so the error says so).
@@ -25,11 +28,11 @@ import asyncio
 import builtins
 import contextvars
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextchef.errors import StoreUnavailableError
-from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Version
+from contextchef.errors import StoreConflictError, StoreUnavailableError
+from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.backends.postgres import _sql
 from contextchef.store.backends.postgres._base import Base
 from contextchef.store.backends.postgres._common import (
@@ -45,6 +48,19 @@ from contextchef.store.backends.postgres.migrations import migrate_plan
 __all__ = ["AsyncPostgresBackend", "PostgresBackend"]
 
 log = logging.getLogger("contextchef.store.backends.postgres.backend")
+
+_RACES = 16
+"""How often `transact` runs again after a path it found absent was created under it (each
+rerun finds it present, so a second run is the rule; the bound only stops a pathological churn
+of creates and deletes)."""
+
+
+def _raced(ns: str, paths: Sequence[str]) -> StoreConflictError:
+    return StoreConflictError(
+        f"{ns}/{paths[0]} kept being created and deleted while being edited; nothing was written",
+        namespace=ns,
+        path=paths[0],
+    )
 
 
 class PostgresBackend(Base):
@@ -143,6 +159,19 @@ class PostgresBackend(Base):
     def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
         plan = _sql.replace_if(self.project, ns, path, entry, expected)
         return bool(self._run(plan, f"writing {ns}/{path}", ns, path))
+
+    def transact(
+        self, ns: str, paths: Sequence[str], change: Transaction
+    ) -> Mapping[str, StoredEntry | None]:
+        """Read `paths` with their rows locked, apply `change`, write its answer: one
+        transaction (see `_sql.transact`)."""
+        for _ in range(_RACES):
+            try:
+                plan = _sql.transact(self.project, ns, paths, change)
+                return self._run(plan, f"editing {ns}/{paths[0]}", ns, paths[0])  # type: ignore[no-any-return]
+            except _sql.Raced:
+                continue
+        raise _raced(ns, paths)
 
     def search(
         self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
@@ -325,6 +354,18 @@ class AsyncPostgresBackend(Base):
     async def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
         plan = _sql.replace_if(self.project, ns, path, entry, expected)
         return bool(await self._run(plan, f"writing {ns}/{path}", ns, path))
+
+    async def transact(
+        self, ns: str, paths: Sequence[str], change: Transaction
+    ) -> Mapping[str, StoredEntry | None]:
+        """See `PostgresBackend.transact`."""
+        for _ in range(_RACES):
+            try:
+                plan = _sql.transact(self.project, ns, paths, change)
+                return await self._run(plan, f"editing {ns}/{paths[0]}", ns, paths[0])  # type: ignore[no-any-return]
+            except _sql.Raced:
+                continue
+        raise _raced(ns, paths)
 
     async def search(
         self, ns: str, query: str, *, prefix: str = "", limit: int | None = None

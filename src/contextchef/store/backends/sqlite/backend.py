@@ -20,9 +20,11 @@ explicit value. Search is FTS5 over path and content: each word of the query is 
 hit's `score` is `-bm25`, higher is better). `get_physical_path` returns None: entries are not
 files. One connection per backend, guarded by a lock; `batch()` groups writes in one transaction.
 
-Atomic commands, across threads and processes (see _atomic.py): `create` is create-if-absent
-and `replace_if` re-reads the version inside `BEGIN IMMEDIATE`; in `memories` the version is the
-current row's id and `create` checks and inserts inside one write transaction.
+Atomic commands, across threads and processes (see _atomic.py): `create` is create-if-absent,
+`replace_if` re-reads the version inside `BEGIN IMMEDIATE` and `transact` reads, computes and
+writes inside one (so concurrent edits queue on the write lock instead of failing); in
+`memories` the version is the current row's id and `create` checks and inserts inside one write
+transaction.
 
 While open, a backend holds a shared lock on `<db>.lock` (locking.py), so `db repair`, `restore`
 and `migrate` refuse to replace the file under it. Reads never wait for the write lock: `touch`
@@ -39,7 +41,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,7 @@ from contextchef.store.backend import (
     ListedEntry,
     SearchHit,
     StoredEntry,
+    Transaction,
     Version,
 )
 from contextchef.store.backends.sqlite._access import AccessTimes
@@ -225,9 +228,12 @@ class SQLiteBackend:
             if row is not _FAILED:
                 return None if row is None else StoredEntry(row[0], row_meta(row))
         with self.connection(f"reading {ns}/{path}", ns=ns, path=path) as conn:
-            if ns in self._versioned:
-                return self._versions.read(conn, pid, ns, path)
-            row = conn.execute(_READ, (pid, ns, path)).fetchone()
+            return self._read(conn, pid, ns, path)
+
+    def _read(self, conn: sqlite3.Connection, pid: int, ns: str, path: str) -> StoredEntry | None:
+        if ns in self._versioned:
+            return self._versions.read(conn, pid, ns, path)
+        row = conn.execute(_READ, (pid, ns, path)).fetchone()
         return None if row is None else StoredEntry(row[0], row_meta(row))
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
@@ -273,14 +279,32 @@ class SQLiteBackend:
             upsert_entry(conn, pid, ns, path, entry.content, meta, times)
         return True
 
+    def transact(
+        self, ns: str, paths: Sequence[str], change: Transaction
+    ) -> Mapping[str, StoredEntry | None]:
+        """Read `paths`, apply `change`, write its answer, inside one `BEGIN IMMEDIATE`."""
+        pid = self.project.id
+        with self._writing(f"editing {ns}/{paths[0]}", ns=ns, path=paths[0]) as conn:
+            written = change({path: self._read(conn, pid, ns, path) for path in paths})
+            for path, entry in written.items():
+                if entry is None:
+                    self._delete(conn, pid, ns, path)
+                elif ns in self._versioned:
+                    self._versions.write(conn, pid, ns, path, entry.content, entry.meta)
+                else:
+                    meta, times = split_meta(entry.meta, ns, path)
+                    upsert_entry(conn, pid, ns, path, entry.content, meta, times)
+        return written
+
     def delete(self, ns: str, path: str) -> bool:
         pid = self.project.id
         with self._writing(f"deleting {ns}/{path}", ns=ns, path=path) as conn:
-            if ns in self._versioned:
-                return self._versions.delete(conn, pid, ns, path)
-            cursor = conn.execute(
-                f"DELETE FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path)
-            )
+            return self._delete(conn, pid, ns, path)
+
+    def _delete(self, conn: sqlite3.Connection, pid: int, ns: str, path: str) -> bool:
+        if ns in self._versioned:
+            return self._versions.delete(conn, pid, ns, path)
+        cursor = conn.execute(f"DELETE FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path))
         return cursor.rowcount > 0
 
     def _rows(self, ns: str, prefix: str, columns: str, doing: str) -> builtins.list[Any]:
