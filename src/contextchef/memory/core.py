@@ -31,14 +31,13 @@ from contextchef._limits import (
 )
 from contextchef.errors import (
     ConfigError,
-    EntryExistsError,
     EntryNotFoundError,
     MemoryKeyNotAllowedError,
     MemoryValueTooLargeError,
-    StoreConflictError,
 )
 from contextchef.events import MemoryActor, MemoryChanged, MemoryExpired
 from contextchef.memory.build import build_entry
+from contextchef.memory.edits import edit_flow, exists_error, rename_flow
 from contextchef.memory.entry import (
     MEMORY_NAMESPACE,
     TTL,
@@ -60,7 +59,6 @@ from contextchef.memory.hooks import UpdateHook, ask_veto, call_hook
 from contextchef.memory.turns import TurnCounter, TurnMode, marker_data, parse_marker
 from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
-from contextchef.store.backend import StoredEntry
 from contextchef.store.core import StoreCore
 from contextchef.store.ops import Op
 from contextchef.store.paths import validate_entry_path
@@ -207,12 +205,12 @@ class MemoryCore:
     def create(self, key: str, value: str, description: str | None) -> Flow[MemoryEntry]:
         self._check_allowed(key)
         if (yield from self.get(key)) is not None:  # (also expires a due entry, freeing its key)
-            raise _exists(key)
+            raise exists_error(key)
         self._check_size(key, value, None)
         yield from ask_veto(self.on_update, key, value, None)
         entry = self._build(key, value, None, description, UNSET)
         if not (yield from self.store.create(NS, key, value, entry_meta(entry))):
-            raise _exists(key)
+            raise exists_error(key)
         return (yield from self._written(entry, None, "model"))
 
     def update(self, key: str, value: str, description: str | Unset | None) -> Flow[MemoryEntry]:
@@ -221,53 +219,8 @@ class MemoryCore:
     def edit(
         self, key: str, change: Callable[[str], str], description: str | Unset | None
     ) -> Flow[MemoryEntry]:
-        """Set `key` to `change(current value)` as one store transaction (`StoreCore.update`):
-        concurrent edits queue, none is refused for contention. `change` may raise to refuse
-        (nothing is written). With an `on_memory_update` hook, the hook is asked first about
-        the value it would replace; should another writer change that value before the write,
-        the hook is asked again about the new one."""
-        self._check_allowed(key)
-        yield from self.counter.load()
-        for _ in range(_HOOK_ROUNDS):
-            seen = yield from self._live(key)
-            if self.on_update is not None:
-                value = change(seen.value)
-                self._check_size(key, value, seen.value)
-                yield from ask_veto(self.on_update, key, value, seen.value)
-            landed: list[tuple[MemoryEntry, MemoryEntry]] = []
-            apply = self._edit_step(key, change, description, seen, landed)
-            try:
-                if (yield from self.store.update(NS, key, apply)) is None:
-                    continue  # deleted meanwhile: `_live` says so
-            except _Stale:
-                continue
-            return (yield from self._written(*landed[0], "model"))
-        raise _kept_changing(key)
-
-    def _edit_step(
-        self,
-        key: str,
-        change: Callable[[str], str],
-        description: str | Unset | None,
-        seen: MemoryEntry,
-        landed: list[tuple[MemoryEntry, MemoryEntry]],
-    ) -> Callable[[StoredEntry], tuple[str, dict[str, Any]]]:
-        """The store change of one `edit` attempt; it leaves `(new entry, old entry)` in
-        `landed` and raises `_Stale` when the entry is not the one the hook was asked about."""
-
-        def apply(stored: StoredEntry) -> tuple[str, dict[str, Any]]:
-            old = read_entry(key, stored)
-            if old.is_expired(self.clock(), self.turn):
-                raise _Stale
-            if self.on_update is not None and old.value != seen.value:
-                raise _Stale  # the hook approved another value: ask it again
-            value = change(old.value)
-            self._check_size(key, value, old.value)
-            entry = self._build(key, value, old, description, UNSET)
-            landed[:] = [(entry, old)]
-            return value, entry_meta(entry)
-
-        return apply
+        """Set `key` to `change(current value)` as one store transaction (see `memory.edits`)."""
+        return (yield from edit_flow(self, key, change, description))
 
     def remove(self, key: str) -> Flow[None]:
         old = yield from self._existing(key)
@@ -275,54 +228,8 @@ class MemoryCore:
         yield from self._remove(old, "model")
 
     def rename(self, key: str, new_key: str) -> Flow[MemoryEntry]:
-        """Move `key` to `new_key` in one store transaction (`StoreCore.rename`), so an edit
-        landing meanwhile is moved with it, never lost."""
-        self._check_allowed(new_key)
-        for _ in range(_HOOK_ROUNDS):
-            old = yield from self._existing(key)
-            if (yield from self._get(new_key)) is not None:
-                raise _exists(new_key)
-            yield from ask_veto(self.on_update, new_key, old.value, None)
-            yield from ask_veto(self.on_update, key, None, old.value)
-            landed: list[tuple[MemoryEntry, MemoryEntry]] = []
-            apply = self._move_step(key, new_key, old, landed)
-            try:
-                outcome = yield from self.store.rename(NS, key, new_key, apply)
-            except _Stale:
-                continue
-            if outcome is None:
-                continue  # deleted meanwhile: `_existing` says so
-            if not outcome:
-                raise _exists(new_key)
-            moved, current = landed[0]
-            yield from self._written(moved, None, "model")
-            yield from self._notify(MemoryChange("delete", key, None, current.value, "model"))
-            return moved
-        raise _kept_changing(key)
-
-    def _move_step(
-        self,
-        key: str,
-        new_key: str,
-        seen: MemoryEntry,
-        landed: list[tuple[MemoryEntry, MemoryEntry]],
-    ) -> Callable[[StoredEntry], tuple[str, dict[str, Any]]]:
-        """The store change of one `rename` attempt (see `_edit_step`)."""
-
-        def apply(stored: StoredEntry) -> tuple[str, dict[str, Any]]:
-            current = read_entry(key, stored)
-            if current.is_expired(self.clock(), self.turn) or (
-                self.on_update is not None and current.value != seen.value
-            ):
-                raise _Stale
-            expiry = (current.expires_at, current.expires_at_turn)
-            moved = self._build(
-                new_key, current.value, None, current.description, expiry, like=current
-            )
-            landed[:] = [(moved, current)]
-            return current.value, entry_meta(moved)
-
-        return apply
+        """Move `key` to `new_key` in one store transaction (see `memory.edits`)."""
+        return (yield from rename_flow(self, key, new_key))
 
     # -- compile path and snapshots ---------------------------------------------------------
 
@@ -523,25 +430,3 @@ class MemoryCore:
             event = MemoryChanged(key, kind, change.value, change.old_value, change.by)
         if handlers := self.events(name):
             yield Emit(handlers, event)
-
-
-_HOOK_ROUNDS = 64
-"""How often an edit asks `on_memory_update` again because another writer changed the value the
-hook approved (without a hook an edit never retries: the store serialises it)."""
-
-
-class _Stale(Exception):
-    """Raised inside a transaction whose entry is no longer the one the flow read (expired, or
-    changed after the hook approved it): nothing is written, the flow reads again."""
-
-
-def _kept_changing(key: str) -> StoreConflictError:
-    return StoreConflictError(
-        f"memory key {key!r} changed {_HOOK_ROUNDS} times while the hook was asked",
-        namespace=NS,
-        path=key,
-    )
-
-
-def _exists(key: str) -> EntryExistsError:
-    return EntryExistsError(f"memory key {key!r} already exists", namespace=NS, path=key)

@@ -16,17 +16,15 @@ A backend without `transact` gets the older protocol: `update` is a compare-and-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from contextchef._effects import Held, Hold
 from contextchef.errors import StoreConflictError
-from contextchef.store.backend import StoredEntry
-from contextchef.store.ops import Op
+from contextchef.store.backend import Capability, StoredEntry, Version
+from contextchef.store.ops import BackendOps, Op
+from contextchef.store.pending import Pending
 from contextchef.store.validation import check_content, prepare_meta
 from contextchef.store.versioning import declare_flow
-
-if TYPE_CHECKING:
-    from contextchef.store.core import StoreCore
 
 __all__ = ["CAS_ATTEMPTS", "Change", "append_flow", "rename_flow", "update_flow"]
 
@@ -35,6 +33,37 @@ T = TypeVar("T")
 CAS_ATTEMPTS = 8
 """How many compare-and-swap attempts `update` makes, on a backend without `transact`, before
 raising `StoreConflictError`."""
+
+
+class StoreCore(Protocol):
+    """What these flows use of `contextchef.store.core.StoreCore` (which calls them; a protocol,
+    so that this module does not import the one that imports it)."""
+
+    backend: object
+    ops: BackendOps
+    clock: Callable[[], float]
+    _pending: Pending
+    _undeclared: set[str]
+
+    def supports(self, capability: Capability, ns: str) -> bool: ...
+    def _spelled(self, ns: str, path: str) -> Op[str]: ...
+    def _flush(self) -> Op[None]: ...
+    def create(
+        self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
+    ) -> Op[bool]: ...
+    def delete(self, ns: str, path: str) -> Op[bool]: ...
+    def read_versioned(
+        self, ns: str, path: str
+    ) -> Op[tuple[StoredEntry, Version | None] | None]: ...
+    def replace_if(
+        self,
+        ns: str,
+        path: str,
+        content: str,
+        meta: Mapping[str, Any] | None,
+        expected: Version | None,
+    ) -> Op[bool]: ...
+
 
 Change = Callable[[StoredEntry], tuple[str, Mapping[str, Any] | None]]
 """What `update` and `rename` apply: the current entry to the new `(content, meta)`; pure (it
