@@ -14,7 +14,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph.store.base import MatchCondition
+from contextchef.errors import MissingDependencyError
+
+try:
+    from langgraph.store.base import MatchCondition
+except ImportError as exc:  # pragma: no cover - exercised by the runtime-only install gate
+    raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
 __all__ = ["check_filter", "matches_filter", "matches_namespace"]
 

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import math
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langgraph.store.base import NotProvided, TTLConfig
+from contextchef.errors import MissingDependencyError
+
+try:
+    from langgraph.store.base import NotProvided, TTLConfig
+except ImportError as exc:  # pragma: no cover - exercised by the runtime-only install gate
+    raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
 __all__ = ["Sweeper", "expired", "expiry_meta", "refreshed", "wants_refresh"]
 
@@ -30,7 +36,15 @@ def expiry_meta(
     minutes = (config or {}).get("default_ttl") if isinstance(ttl, NotProvided) else ttl
     if minutes is None:
         return {}
-    return {"ttl": float(minutes), "expires_at": now + float(minutes) * 60.0}
+    at = _expires_at(now, minutes)
+    return {} if at is None else {"ttl": float(minutes), "expires_at": at}
+
+
+def _expires_at(now: float, minutes: float) -> float | None:
+    """When an item with `minutes` to live expires; None when that is past any date a float
+    holds (a TTL of 1e306 minutes, or an infinite one, never expires)."""
+    at = now + float(minutes) * 60.0
+    return at if math.isfinite(at) else None
 
 
 def expired(meta: Mapping[str, Any], now: float) -> bool:
@@ -49,7 +63,10 @@ def refreshed(meta: Mapping[str, Any], now: float) -> dict[str, Any] | None:
     minutes = meta.get("ttl")
     if not isinstance(minutes, int | float):
         return None
-    return {**meta, "expires_at": now + float(minutes) * 60.0}
+    at = _expires_at(now, minutes)
+    if at is None:
+        return {key: value for key, value in meta.items() if key != "expires_at"}
+    return {**meta, "expires_at": at}
 
 
 class Sweeper:
