@@ -92,11 +92,35 @@ LINES = [
 ]
 
 
-def both(content: str, config: OffloadConfig) -> tuple[str, str]:
-    ours = preview(content, URI, config, VOCABULARY)
+def previous_preview(content: str, config: OffloadConfig) -> str:
+    """The preview before the sift (its lines counted in a pass of their own)."""
+    head_end = offload._head_end(content, config.head_chars)
+    tail_start = max(head_end, offload._tail_start(content, config.tail_chars))
+    head, tail = content[:head_end], content[tail_start:]
+    first_middle_line = content.count("\n", 0, head_end) + 1
+    budget = config.error_chars
     with mock.patch.object(offload, "_candidate_lines", previous_candidate_lines):
-        theirs = preview(content, URI, config, VOCABULARY)
-    return ours, theirs
+        errors = (
+            offload._error_lines(content, head_end, tail_start, first_middle_line, budget)
+            if budget
+            else []
+        )
+    notice = VOCABULARY.offload_notice(
+        uri=URI,
+        lines=content.count("\n") + 1,
+        chars=len(content),
+        shown=prompts.OFFLOAD_SHOWN[(bool(head), bool(tail))],
+        error_lines=len(errors),
+    )
+    parts = [head.rstrip("\n"), notice]
+    if errors:
+        parts.append(prompts.ERROR_LINES_HEADER + "\n" + "\n".join(errors))
+    parts.append(tail.strip("\n"))
+    return "\n".join(part for part in parts if part)
+
+
+def both(content: str, config: OffloadConfig) -> tuple[str, str]:
+    return preview(content, URI, config, VOCABULARY), previous_preview(content, config)
 
 
 @settings(max_examples=300, deadline=None)

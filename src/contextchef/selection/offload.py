@@ -289,6 +289,14 @@ def _error_lines(content: str, start: int, end: int, first_line: int, budget: in
     within `budget` characters; a line repeated word for word is kept once (a retry loop must
     not fill the budget). Each candidate is checked on its own line: a multi-line match may
     span a line break, which a line alone would not allow."""
+    return _counted_error_lines(content, start, end, first_line, budget)[0]
+
+
+def _counted_error_lines(
+    content: str, start: int, end: int, first_line: int, budget: int
+) -> tuple[list[str], int, int]:
+    """`_error_lines`, and how far it counted lines: the number of the line at the offset
+    returned (so the caller counts the rest of the text's lines from there, not again)."""
     kept: list[str] = []
     seen: set[str] = set()
     used = 0
@@ -308,7 +316,7 @@ def _error_lines(content: str, start: int, end: int, first_line: int, budget: in
             break
         kept.append(entry)
         used += len(entry) + 1
-    return kept
+    return kept, line_no, counted
 
 
 def preview(content: str, uri: str, config: OffloadConfig, vocabulary: prompts.Vocabulary) -> str:
@@ -318,13 +326,15 @@ def preview(content: str, uri: str, config: OffloadConfig, vocabulary: prompts.V
     head, tail = content[:head_end], content[tail_start:]
     first_middle_line = content.count("\n", 0, head_end) + 1
     budget = config.error_chars
-    errors = (
-        _error_lines(content, head_end, tail_start, first_middle_line, budget) if budget else []
-    )
+    errors: list[str] = []
+    line_no, counted = first_middle_line, head_end
+    if budget:
+        found = _counted_error_lines(content, head_end, tail_start, first_middle_line, budget)
+        errors, line_no, counted = found
     shown = prompts.OFFLOAD_SHOWN[(bool(head), bool(tail))]
     notice = vocabulary.offload_notice(
         uri=uri,
-        lines=content.count("\n") + 1,
+        lines=line_no + content.count("\n", counted),
         chars=len(content),
         shown=shown,
         error_lines=len(errors),
