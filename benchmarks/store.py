@@ -224,6 +224,11 @@ def print_hot(hot: dict[str, float]) -> None:
         f" (floor: dict assignment of a meta copy {hot['floor_put']:.2f}); get {hot['get']:.2f}"
         f" (floor: dict lookup {hot['floor_get']:.3f})"
     )
+    print(
+        f"  ratios to the floors: put {hot['put_vs_floor']:.1f}x, put+meta"
+        f" {hot['put_meta_vs_floor']:.1f}x, get {hot['get_vs_floor']:.1f}x"
+        f" (load average {os.getloadavg()[0]:.1f})"
+    )
 
 
 def main() -> None:
