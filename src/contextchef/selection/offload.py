@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import CoreConfig, SchemaValidator, core_schema
+
 from contextchef import prompts
 from contextchef._config import options
 from contextchef._effects import Emit, Flow
@@ -170,40 +172,83 @@ _FOLDING = ("\u0130", "\u0131", "\u017f", "\u212a")
 (İ ı ſ K): a line holding one is a candidate whatever its keywords."""
 
 
+_SIFT = SchemaValidator(
+    core_schema.str_schema(
+        pattern="|".join((*_KEYWORDS, "\ne", "\u0131", "\u017f"))  # letters and spaces only
+    ),
+    CoreConfig(regex_engine="rust-regex"),
+)
+"""Whether a lowercased stretch of text holds a keyword, a line starting with `e`/`E` (its
+newline included) or one of the folding characters that lowercase to themselves: a search for
+many literals at once (pydantic-core's Rust regex, which finds literal alternatives with SIMD
+in one pass), where Python's `re` would try every alternative at every position. It only sifts:
+the stretches it passes are scanned exactly (`_scan`), so a false alarm costs time, not bytes.
+`K` (Kelvin) is not needed here: it lowercases to `k`, and no case-insensitive part of
+`_ERROR_LINE` holds a `k`."""
+
+_COARSE, _FINE = 65536, 2048
+"""The stretches `_candidate_lines` sifts: about this many characters, cut at line ends."""
+
+
 def _candidate_lines(content: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """The (start, end) of each line of `content[start:end]` that may hold an error, in order.
 
-    Found by jumping between occurrences of the keywords (`_KEYWORDS`), so the middle of a
-    10 MiB log is never split into lines nor matched position by position. A text whose
-    lowercase form has another length (a rare character that lowercases to two) falls back to
-    the pattern itself. The first line is always a candidate (it may begin mid-way, where `^`
-    does not match, or with pytest's `E`).
+    The middle is lowercased once and sifted (`_SIFT`) in stretches of whole lines, coarse
+    then fine; only the stretches that hold a keyword are scanned line by line (`_scan`), so
+    the middle of a 10 MiB log is neither split into lines nor searched once per keyword. A
+    text whose lowercase form has another length (a rare character that lowercases to two)
+    falls back to the pattern itself. The first line is always a candidate (it may begin
+    mid-way, where `^` does not match, or with pytest's `E`).
     """
     if start >= end:
         return
-    lowered = content[start:end].lower()
-    if len(lowered) != end - start:
+    lowered = content.lower()  # whole, not sliced first: one copy, not two
+    if len(lowered) != len(content):
         yield from _pattern_candidates(content, start, end)
         return
-    # (text searched, needle, offset of that text in `content`, chars of the needle before
-    # the line it marks)
-    finders: list[tuple[str, str, int, int]] = [(lowered, word, start, 0) for word in _KEYWORDS]
-    finders.append((content, "\nE", 0, 1))
-    if not lowered.isascii():
-        finders.extend((content, char, 0, 0) for char in _FOLDING)
     line_end = _line_end(content, start, end)
     yield start, line_end
-    pos = line_end + 1
+    folding = not lowered.isascii()
+    for coarse_lo, coarse_hi in _sifted(content, lowered, line_end + 1, end, _COARSE):
+        for lo, hi in _sifted(content, lowered, coarse_lo, coarse_hi, _FINE):
+            yield from _scan(content, lowered, lo, hi, folding=folding)
+
+
+def _sifted(content: str, lowered: str, lo: int, hi: int, size: int) -> Iterator[tuple[int, int]]:
+    """The stretches of whole lines of `content[lo:hi]` (`lo` a line start), about `size`
+    characters each, whose lowercase text (in `lowered`), with the newline before it, passes
+    `_SIFT`."""
+    while lo < hi:
+        cut = content.find("\n", min(lo + size, hi), hi)
+        cut = hi if cut < 0 else cut + 1
+        if _SIFT.isinstance_python(lowered[max(lo - 1, 0) : cut]):
+            yield lo, cut
+        lo = cut
+
+
+def _scan(
+    content: str, lowered: str, lo: int, hi: int, *, folding: bool
+) -> Iterator[tuple[int, int]]:
+    """The lines of `content[lo:hi]` (`lo` a line start) that hold a keyword once lowercased
+    (in `lowered`), start with `E`, or (`folding`) hold a folding character.
+
+    Found by jumping between occurrences of the keywords, a heap giving the nearest."""
+    # (text searched, needle, chars of the needle before the line it marks)
+    finders: list[tuple[str, str, int]] = [(lowered, word, 0) for word in _KEYWORDS]
+    finders.append((content, "\nE", 1))
+    if folding:
+        finders.extend((content, char, 0) for char in _FOLDING)
+    pos = lo
 
     def look(index: int) -> int:
         """Where finder `index` next marks a line at or after `pos` (-1: nowhere)."""
-        text, needle, base, lead = finders[index]
-        found = text.find(needle, pos - lead - base, end - base)
-        return found + base + lead if found >= 0 else -1
+        text, needle, lead = finders[index]
+        found = text.find(needle, max(pos - lead, 0), hi)
+        return found + lead if found >= 0 else -1
 
     upcoming = [(at, index) for index in range(len(finders)) if (at := look(index)) >= 0]
     heapq.heapify(upcoming)
-    while upcoming and pos < end:
+    while upcoming and pos < hi:
         at, index = upcoming[0]
         if at < pos:  # inside a line already given: look again from where we are
             again = look(index)
@@ -213,7 +258,7 @@ def _candidate_lines(content: str, start: int, end: int) -> Iterator[tuple[int, 
                 heapq.heapreplace(upcoming, (again, index))
             continue
         line_start = content.rfind("\n", pos, at) + 1 or pos
-        line_end = _line_end(content, at, end)
+        line_end = _line_end(content, at, hi)
         yield line_start, line_end
         pos = line_end + 1
 
@@ -244,6 +289,14 @@ def _error_lines(content: str, start: int, end: int, first_line: int, budget: in
     within `budget` characters; a line repeated word for word is kept once (a retry loop must
     not fill the budget). Each candidate is checked on its own line: a multi-line match may
     span a line break, which a line alone would not allow."""
+    return _counted_error_lines(content, start, end, first_line, budget)[0]
+
+
+def _counted_error_lines(
+    content: str, start: int, end: int, first_line: int, budget: int
+) -> tuple[list[str], int, int]:
+    """`_error_lines`, and how far it counted lines: the number of the line at the offset
+    returned (so the caller counts the rest of the text's lines from there, not again)."""
     kept: list[str] = []
     seen: set[str] = set()
     used = 0
@@ -263,7 +316,7 @@ def _error_lines(content: str, start: int, end: int, first_line: int, budget: in
             break
         kept.append(entry)
         used += len(entry) + 1
-    return kept
+    return kept, line_no, counted
 
 
 def preview(content: str, uri: str, config: OffloadConfig, vocabulary: prompts.Vocabulary) -> str:
@@ -273,13 +326,15 @@ def preview(content: str, uri: str, config: OffloadConfig, vocabulary: prompts.V
     head, tail = content[:head_end], content[tail_start:]
     first_middle_line = content.count("\n", 0, head_end) + 1
     budget = config.error_chars
-    errors = (
-        _error_lines(content, head_end, tail_start, first_middle_line, budget) if budget else []
-    )
+    errors: list[str] = []
+    line_no, counted = first_middle_line, head_end
+    if budget:
+        found = _counted_error_lines(content, head_end, tail_start, first_middle_line, budget)
+        errors, line_no, counted = found
     shown = prompts.OFFLOAD_SHOWN[(bool(head), bool(tail))]
     notice = vocabulary.offload_notice(
         uri=uri,
-        lines=content.count("\n") + 1,
+        lines=line_no + content.count("\n", counted),
         chars=len(content),
         shown=shown,
         error_lines=len(errors),
