@@ -29,8 +29,8 @@ Usage: python benchmarks/compile.py [--sizes 1000,10000,50000] [--repeats 3] [--
        [--targets openai,anthropic] [--no-reference] [--no-rss] [--readme]
        [--overflow-sizes 10000]   (a compile that has to compress; off by default)
 Writes benchmarks/results/compile.json and the table benchmarks/results/compile.md; `--readme`
-also puts that table into README.md's Performance section (between its markers). The whole default run takes about 4 minutes on 2 idle
-cores (~17 min when they are busy).
+also puts that table into README.md's Performance section (between its markers). The whole
+default run takes about 4 minutes on 2 idle cores (~17 min when they are busy).
 """
 
 from __future__ import annotations
