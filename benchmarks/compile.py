@@ -23,7 +23,7 @@ is the median of the per-round figures, and its minimum is kept beside it (`min_
 milliseconds of wall time on both sides (a CPU clock would count one Python thread against all of
 Node's, its GC and compiler threads included); the load average before and after each size is
 written with the results, since other work on the machine slows both sides.
-The issue's targets (issue 16) are checked at the end: each one is a line that says met or not.
+The issue's targets (issue 24) are checked at the end: each one is a line that says met or not.
 
 Usage: python benchmarks/compile.py [--sizes 1000,10000,50000] [--repeats 3] [--turns 5]
        [--targets openai,anthropic] [--no-reference] [--no-rss] [--readme]
