@@ -55,14 +55,9 @@ function newChef() {
   });
 }
 
-// CONTEXTCHEF_BENCH_CLOCK=cpu: the process's CPU time (GC and compiler threads included).
-const cpu = process.env.CONTEXTCHEF_BENCH_CLOCK === "cpu";
-const now = cpu
-  ? () => {
-      const used = process.cpuUsage();
-      return BigInt(used.user + used.system) * 1000n;
-    }
-  : () => process.hrtime.bigint();
+// Wall time, as on the Python side (a CPU clock would count V8's GC and compiler threads here
+// and one thread there).
+const now = () => process.hrtime.bigint();
 const ms = (start, end) => Number(end - start) / 1e6;
 const median = (xs) => {
   const sorted = [...xs].sort((a, b) => a - b);

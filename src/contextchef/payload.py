@@ -53,13 +53,15 @@ class CompileMeta:
     `expired_memory_keys` name the memory entries shown and those that expired; `overflow`
     reports the budget and what overflow did (with a budget configured); `tokens` is counted
     with the chef's tokenizer the first time it is read; `cache` tells how much of the payload
-    is identical to the previous compile's (see `CacheReport`).
+    is identical to the previous compile's (see `CacheReport`), measured the first time it is
+    read (a host that never reads it pays nothing for it).
     """
 
     __slots__ = (
+        "_cache",
         "_count",
+        "_measure",
         "_tokens",
-        "cache",
         "expired_memory_keys",
         "memory_keys",
         "overflow",
@@ -76,10 +78,15 @@ class CompileMeta:
         tail_index: int | None = None,
         overflow: OverflowReport | None = None,
         memory: MemoryArtifacts | None = None,
-        cache: CacheReport | None = None,
+        cache: CacheReport | Callable[[], CacheReport] | None = None,
     ) -> None:
         self.target = target
-        self.cache = cache if cache is not None else CacheReport(0, 0)
+        self._measure: Callable[[], CacheReport] | None = None
+        self._cache: CacheReport | None = None
+        if callable(cache):
+            self._measure = cache
+        else:
+            self._cache = cache if cache is not None else CacheReport(0, 0)
         self.repairs = repairs
         self.tail_index = tail_index
         self.overflow = overflow
@@ -98,6 +105,13 @@ class CompileMeta:
         """Whether `tokens` is counted already (with a budget it always is; otherwise reading
         it counts now): telemetry reads the figures only when they cost nothing more."""
         return self._tokens is not None
+
+    @property
+    def cache(self) -> CacheReport:
+        if self._cache is None:
+            assert self._measure is not None
+            self._cache, self._measure = self._measure(), None
+        return self._cache
 
     @property
     def tokens(self) -> LayerTokens:

@@ -263,6 +263,9 @@ class CacheLedger:
 
     memo: ConversionCache
     previous: LedgerEntry | None = None
+    latest: _Pending | None = None
+    """The last compile while it is measured lazily (`defer`) and not yet read: then
+    `previous` is None (the pending compile holds it)."""
 
     def advance(self, data: Mapping[str, Any]) -> tuple[LedgerEntry, int, int | None]:
         """The ledger entry of a payload, its common-prefix bytes with the previous compile and
@@ -272,20 +275,34 @@ class CacheLedger:
         serialized again, to find the exact byte where they part. The previous entry's lists
         are taken over (it is never read again): should this fail halfway, the ledger forgets
         the previous compile rather than measure against a half-updated one."""
+        if self.latest is not None:  # the compile before was measured lazily: measure it now
+            self.latest.report()
         lists = section_lists(data)
         previous, facts_of = self.previous, self.memo.convert
         if previous is None:  # every part is new: message parts are sized by `message_facts`
-            describe = (part_facts, part_facts, part_facts, message_facts)
-            blocks = [
-                SectionEntry.first(parts, facts_of, how)
-                for parts, how in zip(lists, describe, strict=True)
-            ]
-            return LedgerEntry.of(blocks), 0, None
+            return _entry_of(lists, facts_of), 0, None
         try:
             return self._measure(previous, lists, facts_of)
         except BaseException:
             self.previous = None
             raise
+
+    def defer(self, data: Mapping[str, Any]) -> Callable[[], CacheReport]:
+        """What `advance`, `report` and `commit` would give for `data`, measured only when first
+        called (then remembered); this compile becomes the previous one now. A host that never
+        reads `meta.cache` never pays for sizing the parts: the ledger keeps the compile's lists
+        of parts (their copies: a list, not the parts) and the previous compile's, or its
+        measured entry when it has one (the cheap way to measure against)."""
+        lists = tuple(list(parts) for parts in section_lists(data))
+        previous, latest = self.previous, self.latest
+        if previous is not None:
+            before: tuple[list[Any], ...] | None = tuple(b.parts for b in previous.blocks)
+        else:
+            before = latest.lists if latest is not None else None
+        pending = _Pending(self, lists, before, previous)
+        self.previous, self.latest = None, pending
+        self.memo.sweep()
+        return pending.report
 
     @staticmethod
     def _measure(
@@ -345,5 +362,50 @@ class CacheLedger:
 
     def commit(self, entry: LedgerEntry) -> None:
         """Record `entry` as the previous compile, and sweep the memo (once per compile)."""
-        self.previous = entry
+        self.previous, self.latest = entry, None
         self.memo.sweep()
+
+
+def _entry_of(lists: Sequence[list[Any]], facts_of: Convert) -> LedgerEntry:
+    """The entry of a compile with nothing to compare against (message parts sized by
+    `message_facts`)."""
+    describe = (part_facts, part_facts, part_facts, message_facts)
+    blocks = [
+        SectionEntry.first(parts, facts_of, how) for parts, how in zip(lists, describe, strict=True)
+    ]
+    return LedgerEntry.of(blocks)
+
+
+class _Pending:
+    """A compile measured lazily: its lists of parts, the previous compile's (None for the
+    first) and, when the ledger had measured it, the previous compile's entry."""
+
+    __slots__ = ("_report", "base", "before", "ledger", "lists")
+
+    def __init__(
+        self,
+        ledger: CacheLedger,
+        lists: tuple[list[Any], ...],
+        before: tuple[list[Any], ...] | None,
+        base: LedgerEntry | None,
+    ) -> None:
+        self.ledger, self.lists, self.before, self.base = ledger, lists, before, base
+        self._report: CacheReport | None = None
+
+    def report(self) -> CacheReport:
+        """The compile's `CacheReport`, measured the first time (as `advance` would have)."""
+        if self._report is not None:
+            return self._report
+        ledger, facts_of = self.ledger, self.ledger.memo.convert
+        base, before = self.base, self.before
+        self.base = self.before = None  # a base's lists are taken over: never measure twice
+        if before is None:
+            entry, prefix, changed = _entry_of(self.lists, facts_of), 0, None
+        else:
+            if base is None:  # the previous compile was never measured: size it now
+                base = _entry_of(before, facts_of)
+            entry, prefix, changed = CacheLedger._measure(base, self.lists, facts_of)
+        self._report = ledger.report(entry, prefix, changed)
+        if ledger.latest is self:  # the next compile measures against this one's entry
+            ledger.previous, ledger.latest = entry, None
+        return self._report

@@ -222,13 +222,20 @@ def measure_cache(
     layout: tuple[str, DynamicState | None, int | None, str | None],
     baseline: MemoryBaseline | None,
     handlers: tuple[Callable[[Any], Any], ...],
-) -> Flow[CacheReport]:
+) -> Flow[CacheReport | Callable[[], CacheReport]]:
     """`payload.meta.cache` of `data` against the target's previous compile, with the audit's
     findings (`cache_audit=True`) emitted as `cache:finding` events; then this compile becomes
-    the target's previous one. `layout` is the tail text, the dynamic state, the stable end the
-    breakpoints marked and the window after the compile."""
+    the target's previous one. Without the audit, the report is measured when first read: a
+    function that measures it is returned. `layout` is the tail text, the dynamic state, the
+    stable end the breakpoints marked and the window after the compile."""
     tail, state, stable_end, window = layout
     ledger = remembered.ledger
+    if not options.audit:  # nothing to emit: sized only when `meta.cache` is read
+        measured = ledger.defer(data)
+        remembered.volatile_from, remembered.baseline = None, baseline
+        remembered.stable_end, remembered.window = stable_end, window
+        remembered.marks.sweep()
+        return measured
     previous = ledger.previous
     previous_length = previous.count if previous is not None else None
     entry, prefix, changed = ledger.advance(data)
