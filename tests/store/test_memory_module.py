@@ -81,16 +81,27 @@ def test_entry_is_stored_as_content_and_meta(store: Store, clock: Clock) -> None
         "created_at": T0,
         "description": "objective",
         "expires_at_turn": 3,
+        "sequence": int(T0 * 1_000_000),
         "update_count": 1,
         "updated_at": T0,
     }
 
 
-def test_entries_are_sorted_by_key(store: Store, clock: Clock) -> None:
-    memory = make(store, clock)
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [
+        ("insertion", ["b", "a/z", "10", "2", "a.md"]),
+        ("key", ["10", "2", "a.md", "a/z", "b"]),
+    ],
+)
+def test_entries_come_in_the_memory_order(
+    store: Store, clock: Clock, order: str, expected: list[str]
+) -> None:
+    memory = make(store, clock, order=order)
     for key in ("b", "a/z", "10", "2", "a.md"):
         memory.set(key, key)
-    assert [entry.key for entry in memory.entries()] == ["10", "2", "a.md", "a/z", "b"]
+    memory.set("b", "updated")  # an update keeps the entry's place
+    assert [entry.key for entry in memory.entries()] == expected
 
 
 def test_delete(store: Store, clock: Clock) -> None:
@@ -496,7 +507,7 @@ def test_memory_on_every_backend(backend_name: str, tmp_path: Path, clock: Clock
     memory.create("b/c", "nested <value>", description="d")
     memory.set("a", "1", ttl=1)
     memory.update("b/c", "changed")
-    assert memory.compile_artifacts("unified").keys == ("a", "b/c")
+    assert memory.compile_artifacts("unified").keys == ("b/c", "a")
     memory.advance_turn()
     artifacts = memory.compile_artifacts("unified")
     assert (artifacts.keys, artifacts.expired) == (("b/c",), ("a",))

@@ -192,7 +192,7 @@ def test_reads_the_reference_memory_meta(reference_copy: Path) -> None:
     assert (name.update_count, name.created_at, name.updated_at) == (2, 1767225600.0, 1767225600.0)
     assert (name.expires_at, name.expires_at_turn) == (None, None)
     assert (lang.key, lang.update_count, lang.expires_at_turn) == ("lang", 1, 3)
-    assert lang.extra_meta == {"importance": 0.5} and lang.meta_style == "typescript"
+    assert lang.importance == 0.5 and lang.extra_meta == {} and lang.meta_style == "typescript"
 
 
 def test_an_updated_reference_entry_stays_in_the_reference_format(reference_copy: Path) -> None:

@@ -2,7 +2,9 @@
 
 - `core`: `MemoryCore`, every memory operation written once as a flow of effects.
 - `memory`: `Memory` and `AsyncMemory`, the sync and async faces of the feature.
-- `entry`: `MemoryEntry`, its stored form (either key style), TTL parsing and the memory block.
+- `entry`: `MemoryEntry`, its stored form (either key style) and TTL parsing.
+- `block`: the memory block the model reads.
+- `order`: the order of entries (insertion, or key) and the sequence that carries it.
 - `turns`: what a turn is (a host turn) and the turn count kept in the store.
 """
 

@@ -14,8 +14,10 @@ from contextchef.memory.entry import (
     Expiry,
     MemoryEntry,
     Unset,
+    check_importance,
     parse_ttl,
 )
+from contextchef.memory.order import sequence_of
 
 __all__ = ["build_entry", "expiry_of"]
 
@@ -42,14 +44,26 @@ def build_entry(
     default_ttl: TTL,
     now: float,
     turn: int,
+    importance: float | Unset | None = UNSET,
+    sequence: int | None = None,
 ) -> MemoryEntry:
-    """The entry to write at `key`. UNSET keeps the old description and expiry (a new entry
-    gets none and `default_ttl`); an `Expiry` tuple is taken as it is (a rename)."""
+    """The entry to write at `key`. UNSET keeps the old description, importance and expiry (a
+    new entry gets none and `default_ttl`); an `Expiry` tuple is taken as it is (a rename).
+    The entry keeps the old one's place in insertion order, a renamed one (`like`) the place
+    of the entry it moves; a new one takes `sequence` (see `memory.order`)."""
     if not isinstance(value, str):
         raise ConfigError(f"a memory value must be a str, not {type(value).__name__}")
     if not isinstance(description, str | Unset | None):
         raise ConfigError("a memory description must be a str or None")
     template = old if old is not None else like
+    if importance is UNSET:
+        importance = template.importance if template else None
+    else:
+        importance = check_importance(importance)
+    if old is not None:
+        sequence = old.sequence
+    elif like is not None:
+        sequence = sequence_of(like)
     if isinstance(ttl, tuple):
         expiry: Expiry = ttl
     elif ttl is UNSET and old is not None:
@@ -65,6 +79,8 @@ def build_entry(
         update_count=old.update_count + 1 if old else 1,
         expires_at=expiry[0],
         expires_at_turn=expiry[1],
+        importance=importance,
+        sequence=sequence,
         extra_meta=dict(template.extra_meta) if template else {},
         meta_style=template.meta_style if template else "python",
     )

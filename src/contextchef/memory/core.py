@@ -36,6 +36,7 @@ from contextchef.errors import (
     MemoryValueTooLargeError,
 )
 from contextchef.events import MemoryActor, MemoryChanged, MemoryExpired
+from contextchef.memory.block import fit_memory_block
 from contextchef.memory.build import build_entry
 from contextchef.memory.edits import edit_flow, exists_error, rename_flow
 from contextchef.memory.entry import (
@@ -49,13 +50,13 @@ from contextchef.memory.entry import (
     MemoryPlacement,
     Unset,
     entry_meta,
-    fit_memory_block,
     parse_snapshot,
     parse_ttl,
     read_entry,
     snapshot_data,
 )
 from contextchef.memory.hooks import UpdateHook, ask_veto, call_hook
+from contextchef.memory.order import MemoryOrder, Sequencer, check_order, ordered
 from contextchef.memory.turns import TurnCounter, TurnMode, marker_data, parse_marker
 from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
@@ -94,6 +95,7 @@ class MemoryCore:
         turns: TurnMode = "user_messages",
         max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
         max_block_bytes: int | None = DEFAULT_MAX_BLOCK_BYTES,
+        order: MemoryOrder = "insertion",
     ) -> None:
         if isinstance(allowed_keys, str):
             raise ConfigError("allowed_keys must be a list of keys, not a single string")
@@ -127,6 +129,8 @@ class MemoryCore:
         self.on_changed = on_memory_changed
         self.on_expired = on_memory_expired
         self.placement: MemoryPlacement = placement
+        self.order: MemoryOrder = check_order(order)
+        self._sequencer = Sequencer()
         self.clock: Callable[[], float] = clock if clock is not None else store.clock
         self.counter = TurnCounter(store, turns)
         # Keys a compile found expired and announced; deleted with the store's next write.
@@ -183,11 +187,16 @@ class MemoryCore:
         return (yield from self._sweep())[0]
 
     def set(
-        self, key: str, value: str, description: str | Unset | None, ttl: TTL | Unset
+        self,
+        key: str,
+        value: str,
+        description: str | Unset | None,
+        ttl: TTL | Unset,
+        importance: float | Unset | None = UNSET,
     ) -> Flow[MemoryEntry]:
         validate_entry_path(key)
         old = yield from self.get(key)
-        return (yield from self._write(key, value, old, description, ttl))
+        return (yield from self._write(key, value, old, description, ttl, importance))
 
     def delete(self, key: str) -> Flow[bool]:
         old = yield from self.get(key)
@@ -283,8 +292,9 @@ class MemoryCore:
     def _sweep(
         self, *, defer: bool = False
     ) -> Flow[tuple[tuple[MemoryEntry, ...], tuple[str, ...]]]:
-        """The live entries and the keys that expired now. With `defer` (the compile path)
-        an expired entry is announced now and deleted with the store's next write."""
+        """The live entries, in the memory's order, and the keys that expired now. With
+        `defer` (the compile path) an expired entry is announced now and deleted with the
+        store's next write."""
         now, turn = self.clock(), self.turn
         live: list[MemoryEntry] = []
         expired: list[str] = []
@@ -302,7 +312,7 @@ class MemoryCore:
                 yield from self._expire(entry)
                 if key not in self._expiring:
                     expired.append(key)
-        return tuple(live), tuple(expired)
+        return ordered(live, self.order), tuple(expired)
 
     def _delete_if_expired(self, key: str) -> Op[None]:
         """The deferred delete of an expired entry: only if it is still there and expired."""
@@ -332,9 +342,10 @@ class MemoryCore:
         old: MemoryEntry | None,
         description: str | Unset | None,
         ttl: TTL | Unset | Expiry,
+        importance: float | Unset | None = UNSET,
     ) -> Flow[MemoryEntry]:
         """Write `key` unconditionally (the developer path's `set`)."""
-        entry = self._build(key, value, old, description, ttl)
+        entry = self._build(key, value, old, description, ttl, importance=importance)
         yield from self.store.put(NS, key, value, entry_meta(entry))
         return (yield from self._written(entry, old, "host"))
 
@@ -355,7 +366,9 @@ class MemoryCore:
         ttl: TTL | Unset | Expiry,
         *,
         like: MemoryEntry | None = None,
+        importance: float | Unset | None = UNSET,
     ) -> MemoryEntry:
+        now = self.clock()
         return build_entry(
             key,
             value,
@@ -364,8 +377,10 @@ class MemoryCore:
             ttl,
             like=like,
             default_ttl=self.default_ttl,
-            now=self.clock(),
+            now=now,
             turn=self.turn,
+            importance=importance,
+            sequence=None if old or like else self._sequencer.next(now),
         )
 
     def _remove(self, old: MemoryEntry, by: MemoryActor) -> Flow[bool]:

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from contextchef._limits import byte_size
-from contextchef.memory.entry import MemoryArtifacts, render_entry
+from contextchef.memory.block import render_entry
+from contextchef.memory.entry import MemoryArtifacts
 from contextchef.placement.xml import escape_xml
 from contextchef.prompts import MEMORY_CHANGES_HEADER
 

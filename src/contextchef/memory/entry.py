@@ -1,32 +1,31 @@
-"""A memory entry: its stored form, its TTL and its XML.
+"""A memory entry: its stored form and its TTL.
 
 `Memory` (in `memory.memory`, through `memory.core`) keeps one store entry per key: the content
-is the value, the meta holds `description`, `created_at`, `updated_at`, `update_count` and the
-expiry (`expires_at`, seconds since the epoch; `expires_at_turn`, a turn count). This module
-converts between that form and `MemoryEntry`, parses TTLs and renders the memory block,
-deterministically and XML-escaped.
+is the value, the meta holds `description`, `created_at`, `updated_at`, `update_count`, the
+host's `importance`, the `sequence` that places the entry in insertion order (see
+`memory.order`) and the expiry (`expires_at`, seconds since the epoch; `expires_at_turn`, a turn
+count). This module converts between that form and `MemoryEntry` and parses TTLs;
+`memory.block` renders the memory block.
 
 Entries the TypeScript reference wrote use its camelCase keys: `updateCount`, `expiresAtTurn`,
 `expiresAt` (milliseconds) and `createdAt`/`updatedAt` (milliseconds; the filesystem backend
 already reports those two as `created_at`/`updated_at` in seconds, see
 `store/backends/filesystem/layout.py`). `read_entry` reads either style; an entry read in the
 reference's style is written back in it (`meta_style="typescript"`), and meta keys memory does
-not own (the reference's `importance`, a host's own keys) are kept across updates.
+not own (a host's own keys) are kept across updates. `importance` has one name in both styles.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
 from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
 from contextchef.errors import ConfigError
-from contextchef.placement.xml import escape_xml
-from contextchef.prompts import Vocabulary
 from contextchef.store.backend import StoredEntry
 from contextchef.store.paths import validate_entry_path
 
@@ -41,12 +40,11 @@ __all__ = [
     "MemoryPlacement",
     "MetaStyle",
     "Unset",
+    "check_importance",
     "entry_meta",
-    "fit_memory_block",
     "parse_snapshot",
     "parse_ttl",
     "read_entry",
-    "render_memory_block",
     "snapshot_data",
 ]
 
@@ -54,7 +52,8 @@ MEMORY_NAMESPACE: Final = "memory"
 MemoryPlacement = Literal["after_system", "before_history_tail"]
 MetaStyle = Literal["python", "typescript"]
 TTL: TypeAlias = int | Mapping[str, float] | timedelta | None
-"""Turns (`3`, `{"turns": 3}`), seconds (`{"seconds": 60.0}`, a `timedelta`), or None: never."""
+"""Turns (`3`, `{"turns": 3}`), seconds (`{"seconds": 60.0}`, a `timedelta`), milliseconds
+(`{"ms": 60000}`, the TypeScript reference's unit), or None: never."""
 
 
 class Unset(Enum):
@@ -73,8 +72,12 @@ UNSET: Final = Unset.UNSET
 class MemoryEntry:
     """One memory fact. Times are seconds since the epoch; an expiry is a time, a turn, or both.
 
+    `importance` is the host's rating of the fact (any finite number, higher matters more;
+    None: unrated): stored, shown to the model and handed to the selector. `sequence` places
+    the entry in insertion order (see `memory.order`; None for an entry written without one).
     `extra_meta` holds the stored meta keys memory does not own (kept on update) and
-    `meta_style` the key style the entry was stored in; neither takes part in comparisons.
+    `meta_style` the key style the entry was stored in; these three take no part in
+    comparisons.
     """
 
     key: str
@@ -85,6 +88,8 @@ class MemoryEntry:
     update_count: int
     expires_at: float | None = None
     expires_at_turn: int | None = None
+    importance: float | None = None
+    sequence: int | None = field(default=None, compare=False)
     extra_meta: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     meta_style: MetaStyle = field(default="python", compare=False, repr=False)
 
@@ -132,7 +137,8 @@ def _is_number(value: object) -> TypeGuard[int | float]:
 
 
 def parse_ttl(ttl: object) -> tuple[Literal["turns", "seconds"], float] | None:
-    """`("turns", n)`, `("seconds", s)` or None; `ConfigError` for anything else."""
+    """`("turns", n)`, `("seconds", s)` (`{"ms": n}` as `n / 1000` seconds) or None;
+    `ConfigError` for anything else."""
     if ttl is None:
         return None
     if isinstance(ttl, timedelta):
@@ -144,19 +150,30 @@ def parse_ttl(ttl: object) -> tuple[Literal["turns", "seconds"], float] | None:
         if unit == "turns" and isinstance(amount, int) and not isinstance(amount, bool):
             if amount >= 0:
                 return "turns", amount
-        elif unit == "seconds" and _is_number(amount) and amount >= 0:
-            return "seconds", float(amount)
+        elif unit in _PER_SECOND and _is_number(amount) and amount >= 0:
+            return "seconds", float(amount) / _PER_SECOND[unit]
     raise ConfigError(
         f"a memory ttl must be None, a number of turns (an int >= 0, or {{'turns': n}}), "
-        f"{{'seconds': s}} with s >= 0, or a timedelta; got {ttl!r}"
+        f"{{'seconds': s}} or {{'ms': n}} with s, n >= 0, or a timedelta; got {ttl!r}"
     )
+
+
+_PER_SECOND: Final = {"seconds": 1, "ms": 1000}
+
+
+def check_importance(importance: object) -> float | None:
+    """`importance` as stored: None, or a finite number (an int stays an int); `ConfigError`
+    for anything else."""
+    if importance is None or _is_number(importance):
+        return importance
+    raise ConfigError(f"a memory importance must be a finite number or None, got {importance!r}")
 
 
 # Memory's own meta keys, per style; "times" are the store's, which every backend reports in
 # seconds under the Python names (a camelCase time only appears in a host's own meta).
 _PY_KEYS = frozenset({"update_count", "expires_at", "expires_at_turn"})
 _TS_KEYS = frozenset({"updateCount", "expiresAt", "expiresAtTurn"})
-_OWNED = _PY_KEYS | _TS_KEYS | {"description", "createdAt", "updatedAt"}
+_OWNED = _PY_KEYS | _TS_KEYS | {"description", "createdAt", "updatedAt", "importance", "sequence"}
 _STORE_KEYS = frozenset({"created_at", "updated_at", "accessed_at", "bytes"})
 
 
@@ -181,21 +198,30 @@ def entry_meta(entry: MemoryEntry) -> dict[str, Any]:
         meta["expires_at"] = entry.expires_at
     if entry.expires_at_turn is not None:
         meta["expires_at_turn"] = entry.expires_at_turn
+    if entry.importance is not None:
+        meta["importance"] = entry.importance
+    if entry.sequence is not None:
+        meta["sequence"] = entry.sequence
     meta.update(entry.extra_meta)
     return meta
 
 
 def _ts_meta(entry: MemoryEntry) -> dict[str, Any]:
-    """The reference's layout and key order: description, times, updateCount, its own keys,
-    then the expiry. Times go out under the store's names (the filesystem backend writes them
-    as `createdAt`/`updatedAt` in milliseconds)."""
+    """The reference's layout and key order: description, times, updateCount, importance, the
+    keys memory does not own (and `sequence`, which the reference does not write), then the
+    expiry. Times go out under the store's names (the filesystem backend writes them as
+    `createdAt`/`updatedAt` in milliseconds)."""
     meta: dict[str, Any] = {}
     if entry.description is not None:
         meta["description"] = entry.description
     meta["created_at"] = entry.created_at
     meta["updated_at"] = entry.updated_at
     meta["updateCount"] = entry.update_count
+    if entry.importance is not None:
+        meta["importance"] = entry.importance
     meta.update(entry.extra_meta)
+    if entry.sequence is not None:
+        meta["sequence"] = entry.sequence
     if entry.expires_at is not None:
         meta["expiresAt"] = _ms(entry.expires_at)
     if entry.expires_at_turn is not None:
@@ -225,6 +251,7 @@ def read_entry(key: str, stored: StoredEntry) -> MemoryEntry:
     count = _first(meta, "update_count", "updateCount")
     description = meta.get("description")
     expires_at_turn = _first(meta, "expires_at_turn", "expiresAtTurn")
+    importance, sequence = meta.get("importance"), meta.get("sequence")
     typescript = not _PY_KEYS.intersection(meta) and bool(_TS_KEYS.intersection(meta))
     return MemoryEntry(
         key=key,
@@ -235,6 +262,8 @@ def read_entry(key: str, stored: StoredEntry) -> MemoryEntry:
         update_count=count if _is_int(count) and count >= 1 else 1,
         expires_at=_seconds(meta, "expires_at", "expiresAt"),
         expires_at_turn=expires_at_turn if _is_int(expires_at_turn) else None,
+        importance=importance if _is_number(importance) else None,
+        sequence=sequence if _is_int(sequence) else None,
         extra_meta={k: v for k, v in meta.items() if k not in _OWNED and k not in _STORE_KEYS},
         meta_style="typescript" if typescript else "python",
     )
@@ -242,105 +271,6 @@ def read_entry(key: str, stored: StoredEntry) -> MemoryEntry:
 
 def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def render_entry(entry: MemoryEntry) -> str:
-    """One `<entry>` element; keys, values and descriptions XML-escaped. No clock time enters it
-    (the timestamps stay in the entry's metadata): the same memory renders to the same bytes
-    whenever it was written."""
-    lines = [f'<entry key="{escape_xml(entry.key)}">']
-    if entry.description:
-        lines.append(f"<description>{escape_xml(entry.description)}</description>")
-    lines.append(f"<update_count>{entry.update_count}</update_count>")
-    lines.append(f"<value>{escape_xml(entry.value)}</value>")
-    lines.append("</entry>")
-    return "\n".join(lines)
-
-
-def render_memory_block(
-    entries: Sequence[MemoryEntry],
-    vocabulary: Vocabulary,
-    allowed_keys: Sequence[str] | None,
-    max_bytes: int | None = None,
-) -> str:
-    """The memory block in `vocabulary`: the header, `<memory>` with one `<entry>` per entry,
-    and the line naming the allowed keys (or, without a key list or when the vocabulary's offer
-    makes memory read-only, the keys shown). Without entries it is only that line when keys
-    are limited, else `""`. With `max_bytes`, see `fit_memory_block`."""
-    return fit_memory_block(entries, vocabulary, allowed_keys, max_bytes)[1]
-
-
-def fit_memory_block(
-    entries: Sequence[MemoryEntry],
-    vocabulary: Vocabulary,
-    allowed_keys: Sequence[str] | None,
-    max_bytes: int | None,
-) -> tuple[tuple[MemoryEntry, ...], str]:
-    """The entries the block shows and the block, at most `max_bytes` UTF-8 bytes (None: no
-    cap). Over the cap, entries are taken in order, each one that still fits; those left out
-    are counted in one line under `</memory>` that says how to read them. Only a block whose
-    fixed lines alone (header, key list, that note) pass the cap can be longer."""
-    limited = allowed_keys if vocabulary.offer.memory_writable else None
-    rendered = [render_entry(entry) for entry in entries]
-    sizes = [_byte_size(text) for text in rendered]
-    if max_bytes is None or sum(sizes) <= max_bytes:
-        block = _assemble(vocabulary, entries, rendered, limited, 0, max_bytes)
-        if max_bytes is None or _byte_size(block) <= max_bytes:
-            return tuple(entries), block
-    assert max_bytes is not None
-    keys_line = vocabulary.memory_keys_line(limited or [], allowed=limited is not None)
-    budget = max_bytes - (
-        _byte_size(vocabulary.memory_block_header)
-        + len("\n<memory>\n\n</memory>\n\n\n")
-        + _byte_size(keys_line)
-        + _byte_size(vocabulary.memory_omitted_line(len(entries), max_bytes))
-    )
-    # each entry costs its element and a newline, and (keys not limited) its name in the keys
-    # line with what the line adds around each name (measured on a probe key)
-    per_key = 0
-    if limited is None:
-        line = vocabulary.memory_keys_line
-        per_key = _byte_size(line(["x", "x"], allowed=False)) - _byte_size(
-            line(["x"], allowed=False)
-        )
-    shown: list[int] = []
-    for index, size in enumerate(sizes):
-        cost = size + 1 + (0 if limited is not None else per_key + _byte_size(entries[index].key))
-        if cost <= budget:
-            shown.append(index)
-            budget -= cost
-    kept = tuple(entries[index] for index in shown)
-    omitted = len(entries) - len(kept)
-    return kept, _assemble(
-        vocabulary, kept, [rendered[index] for index in shown], limited, omitted, max_bytes
-    )
-
-
-def _assemble(
-    vocabulary: Vocabulary,
-    kept: Sequence[MemoryEntry],
-    rendered: Sequence[str],
-    limited: Sequence[str] | None,
-    omitted: int,
-    max_bytes: int | None,
-) -> str:
-    """The block of the `kept` entries (`rendered`), with the note on `omitted` ones."""
-    names = limited if limited is not None else [entry.key for entry in kept]
-    keys_line = vocabulary.memory_keys_line(names, allowed=limited is not None)
-    if not kept and not omitted:
-        return keys_line if limited is not None else ""
-    parts = [vocabulary.memory_block_header]
-    if kept:
-        body = "\n".join(rendered)
-        parts.append(f"<memory>\n{body}\n</memory>")
-    if omitted:
-        parts.append(vocabulary.memory_omitted_line(omitted, max_bytes or 0))
-    block = "\n".join(parts)
-    return f"{block}\n\n{keys_line}" if kept or limited is not None else block
-
-
-def _byte_size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def snapshot_data(stored: Mapping[str, StoredEntry], turn: int) -> dict[str, Any]:

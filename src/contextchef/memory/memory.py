@@ -1,7 +1,8 @@
 """`Memory` and `AsyncMemory`: durable `key → value` facts in the store's `memory/` namespace.
 
 Each fact is one entry: the content is the value; the meta holds the description, the times,
-the update count and the expiry. Three paths reach it:
+the update count, the host's importance, the entry's place in insertion order and the expiry.
+Three paths reach it:
 
 - the developer's (`set`, `delete`, `get`, `entries`): no key list and no veto apply;
 - the model's (`create`, `update`, `remove`, `rename`, used by the `context` tool and the
@@ -11,8 +12,15 @@ the update count and the expiry. Three paths reach it:
 - the compile's (`compile_artifacts`): one pass over the store that expires what is due, asks
   the `selector` what to show and renders the memory block.
 
-A TTL is counted in turns (`3` or `{"turns": 3}`) or in seconds (`{"seconds": 60.0}` or a
-`timedelta`); `None` means never. Passing `ttl=None` to `set` on an existing entry clears its old
+Entries come in the order they were learned (`order="insertion"`, the default: an update keeps
+an entry's place, a new key goes last; see `contextchef.memory.order`) or sorted by key
+(`order="key"`); every backend gives the same order. The host may rate an entry with
+`importance` (any finite number, higher matters more): the block shows it to the model, and a
+`selector` may rank or cut by it.
+
+A TTL is counted in turns (`3` or `{"turns": 3}`), in seconds (`{"seconds": 60.0}` or a
+`timedelta`) or in milliseconds (`{"ms": 60000}`, as the TypeScript reference writes it); `None`
+means never. Passing `ttl=None` to `set` on an existing entry clears its old
 expiry. An entry written at turn `t` with a TTL of `n` turns is shown in turns `t` … `t+n-1`.
 
 A turn is a *host* turn, never a compile (see `contextchef.memory.turns`). With
@@ -32,7 +40,8 @@ the operation.
 coroutine functions). Both drive the flows of `MemoryCore`, so they share every rule.
 
     memory = Memory(Store(InMemoryBackend()), allowed_keys=["user_name", "goal"])
-    memory.set("goal", "ship v2", description="the user's current objective", ttl={"turns": 20})
+    memory.set("goal", "ship v2", description="the user's current objective", ttl={"turns": 20},
+               importance=5)
     artifacts = memory.compile_artifacts(history=messages)   # .entries, .expired, .block
 """
 
@@ -55,6 +64,7 @@ from contextchef.memory.entry import (
     Unset,
 )
 from contextchef.memory.hooks import UpdateHook
+from contextchef.memory.order import MemoryOrder
 from contextchef.memory.turns import TurnMode
 from contextchef.messages import Message
 from contextchef.prompts import DEFAULT_VOCABULARY, Vocabulary
@@ -87,15 +97,18 @@ class _MemoryBase:
         turns: TurnMode = "user_messages",
         max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
         max_block_bytes: int | None = DEFAULT_MAX_BLOCK_BYTES,
+        order: MemoryOrder = "insertion",
     ) -> None:
         """Memory over the `memory/` namespace of `store`.
 
         Args:
             store: the store (or a backend, wrapped in one) whose `memory/` namespace holds the
                 entries; `AsyncMemory` also takes an async-native backend.
-            default_ttl: the TTL of entries created without one (`None`: they never expire).
+            default_ttl: the TTL of entries created without one (`None`: they never expire):
+                turns (`3`, `{"turns": 3}`), `{"seconds": s}`, `{"ms": n}` or a `timedelta`.
             allowed_keys: the only keys the model may write; `None` allows any key.
-            selector: `selector(entries) -> entries` chooses which live entries a compile shows.
+            selector: `selector(entries) -> entries` chooses which live entries a compile shows,
+                and in what order; it receives them in `order`, each with its `importance`.
             on_memory_update: `(key, new_value_or_None, old_value_or_None)`; returning False (or
                 raising) vetoes a model-path write.
             on_memory_changed: receives a `MemoryChange` after every set, delete and expiry.
@@ -117,6 +130,9 @@ class _MemoryBase:
                 whoever wrote the entries (`set` included): entries that do not fit are left
                 out, in order, with one line saying how many and how to read them. None: no
                 cap.
+            order: the order of `entries()` and of the block: `"insertion"` (the order the
+                facts were learned; an update keeps an entry's place) or `"key"` (sorted by
+                key). The same on every backend.
         """
         self._core = MemoryCore(
             self._store_type.of(store).core,
@@ -131,6 +147,7 @@ class _MemoryBase:
             turns=turns,
             max_value_bytes=max_value_bytes,
             max_block_bytes=max_block_bytes,
+            order=order,
         )
 
     @classmethod
@@ -157,6 +174,11 @@ class _MemoryBase:
     def placement(self) -> MemoryPlacement:
         """Where the chef puts the memory block (see the class docstring)."""
         return self._core.placement
+
+    @property
+    def order(self) -> MemoryOrder:
+        """The order of `entries()` and of the block: `"insertion"` or `"key"`."""
+        return self._core.order
 
     @property
     def turn(self) -> int:
@@ -203,7 +225,7 @@ class Memory(_MemoryBase):
         return drive_sync(self._core.get(key))
 
     def entries(self) -> tuple[MemoryEntry, ...]:
-        """Every live entry, sorted by key (expired ones are expired on the way)."""
+        """Every live entry, in the memory's `order` (expired ones are expired on the way)."""
         return drive_sync(self._core.entries())
 
     def set(
@@ -213,15 +235,17 @@ class Memory(_MemoryBase):
         *,
         description: str | Unset | None = UNSET,
         ttl: TTL | Unset = UNSET,
+        importance: float | Unset | None = UNSET,
     ) -> MemoryEntry:
         """Create or overwrite `key`, bypassing `allowed_keys`, the veto and `max_value_bytes`
         (the block cap still limits what a compile shows).
 
-        An update keeps `created_at` and bumps `update_count`. `description` and `ttl` left
-        UNSET keep the entry's current ones (a new entry gets no description and `default_ttl`);
-        None clears them.
+        An update keeps `created_at`, the entry's place in insertion order, and bumps
+        `update_count`. `description`, `ttl` and `importance` left UNSET keep the entry's
+        current ones (a new entry gets no description, `default_ttl` and no importance); None
+        clears them. `importance` is any finite number, higher mattering more.
         """
-        return drive_sync(self._core.set(key, value, description, ttl))
+        return drive_sync(self._core.set(key, value, description, ttl, importance))
 
     def delete(self, key: str) -> bool:
         """Remove `key`, bypassing the checks; False when there was nothing to remove."""
@@ -309,9 +333,10 @@ class AsyncMemory(_MemoryBase):
         *,
         description: str | Unset | None = UNSET,
         ttl: TTL | Unset = UNSET,
+        importance: float | Unset | None = UNSET,
     ) -> MemoryEntry:
         """See `Memory.set`."""
-        return await drive_async(self._core.set(key, value, description, ttl))
+        return await drive_async(self._core.set(key, value, description, ttl, importance))
 
     async def delete(self, key: str) -> bool:
         """See `Memory.delete`."""
