@@ -151,15 +151,24 @@ def find_schema(path: str, schemas: Iterable[type] | None) -> type:
 def guardrails_data(guardrails: Guardrails | None) -> dict[str, Any] | None:
     if guardrails is None:
         return None
-    return {"output_tag": guardrails.output_tag, "prefill": guardrails.prefill}
+    data: dict[str, Any] = {"output_tag": guardrails.output_tag, "prefill": guardrails.prefill}
+    if guardrails.placement != "last_user":  # (a default snapshot keeps its older bytes)
+        data["placement"] = guardrails.placement
+    return data
 
 
 def read_guardrails(value: object) -> Guardrails | None:
     if value is None:
         return None
-    data = read_object(value, "guardrails", ("output_tag", "prefill"))
+    keys = ("output_tag", "prefill", "placement")
+    data = read_object(
+        value,
+        "guardrails",
+        keys if isinstance(value, Mapping) and "placement" in value else keys[:2],
+    )
     made: Guardrails = as_field_error(
-        "guardrails", lambda: make_guardrails(data["output_tag"], data["prefill"])
+        "guardrails",
+        lambda: make_guardrails(data["output_tag"], data["prefill"], data.get("placement")),
     )
     return made
 

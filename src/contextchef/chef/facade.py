@@ -28,6 +28,7 @@ from contextchef.events import Handlers, Slots
 from contextchef.memory.core import MemoryCore
 from contextchef.memory.memory import AsyncMemory, Memory
 from contextchef.messages import DocumentPart, ImagePart, Message, TextPart
+from contextchef.placement.guardrail import GuardrailPlacement
 from contextchef.selection.budget import BudgetConfig
 from contextchef.selection.offload import OffloadConfig
 from contextchef.selection.overflow import OverflowConfig, OverflowRunner
@@ -247,13 +248,23 @@ class ChefFacade:
         *,
         enforce_xml: Mapping[str, Any] | str | None = None,
         prefill: str | None = None,
+        placement: GuardrailPlacement | None = None,
     ) -> Self:
         """Ask for the reply inside an XML tag and/or starting with `prefill`.
 
         Replaces earlier guardrails; `with_guardrails(None)` (or no arguments) clears them.
         Applied at compile, so the order of setter calls never matters.
+
+        `placement` says where the XML instruction goes: `"last_user"` (the default) at the end
+        of the last user message, where it never changes the cached prefix; `"system"` (the
+        TypeScript reference's default) as a system message after the history, which the
+        Anthropic and Gemini adapters lift into their system parameter, so changing it there
+        changes the cached prefix. The prefill is the reply's opening either
+        way.
         """
-        self._prompt.with_guardrails(options, enforce_xml=enforce_xml, prefill=prefill)
+        self._prompt.with_guardrails(
+            options, enforce_xml=enforce_xml, prefill=prefill, placement=placement
+        )
         return self
 
     def set_history(self, messages: Iterable[object]) -> Self:

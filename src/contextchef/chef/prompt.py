@@ -21,7 +21,7 @@ from contextchef.compiler.pipeline import CompileRuntime
 from contextchef.errors import ConfigError
 from contextchef.messages import Message
 from contextchef.placement.announcements import Announcement, make_announcement
-from contextchef.placement.guardrail import Guardrails, make_guardrails
+from contextchef.placement.guardrail import GuardrailPlacement, Guardrails, make_guardrails
 from contextchef.placement.state import DynamicState, render_dynamic_state
 
 __all__ = ["Prompt"]
@@ -91,17 +91,19 @@ class Prompt:
         *,
         enforce_xml: Mapping[str, Any] | str | None = None,
         prefill: str | None = None,
+        placement: GuardrailPlacement | None = None,
     ) -> Self:
         """See `ContextChef.with_guardrails`."""
         if options is not None:
-            if enforce_xml is not None or prefill is not None:
+            if enforce_xml is not None or prefill is not None or placement is not None:
                 raise ConfigError("pass guardrails as a dict or as keywords, not both")
-            unknown = set(options) - {"enforce_xml", "prefill"}
+            unknown = set(options) - {"enforce_xml", "prefill", "placement"}
             if unknown:
                 raise ConfigError(f"unknown guardrail option(s) {sorted(unknown)}")
             enforce_xml, prefill = options.get("enforce_xml"), options.get("prefill")
-        guardrails: Guardrails | None = make_guardrails(enforce_xml, prefill)
-        if guardrails == Guardrails():
+            placement = options.get("placement")
+        guardrails: Guardrails | None = make_guardrails(enforce_xml, prefill, placement)
+        if guardrails is not None and guardrails.instruction() is None and not guardrails.prefill:
             guardrails = None
         self._cell.state = replace(self._cell.state, guardrails=guardrails)
         return self

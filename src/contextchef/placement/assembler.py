@@ -108,7 +108,8 @@ def assemble(
     context_blocks: Sequence[str] = (),
     notices: Sequence[str] = (),
 ) -> Sandwich:
-    """Build the sandwich from the chef's layers.
+    """Build the sandwich from the chef's layers. A dynamic state or a guardrail placed as
+    `"system"` becomes a system message after the history (state first), not part of the tail.
 
     `context_blocks` (memory, skills) open the tail; `notices` (one-off announcements such as
     the handoff warning) follow the dynamic state.
@@ -123,6 +124,9 @@ def assemble(
             state_blocks.append(state.xml)
     state_blocks.extend(notices)
     instruction = guardrails.instruction() if guardrails else None
+    if instruction and guardrails and guardrails.placement == "system":
+        trailing_system.append({"content": instruction, "role": "system"})
+        instruction = None
     tail = compose_tail(
         context_blocks=context_blocks,
         state_blocks=state_blocks,
