@@ -18,6 +18,7 @@ HISTORY = [{"role": "user", "content": "Hello"}]
         ("anthropic", "max_cache_breakpoints", 1),
         ("anthropic", "profile", None),
         ("gemini", "send_call_ids", False),
+        ("gemini", "preserve_thinking_as_text", True),
         ("gemini", "profile", None),
         ("openai", "preserve_thinking_as_text", True),
         ("openai", "profile", None),

@@ -80,6 +80,15 @@ def _parts(content: Any) -> list[dict[str, Any]]:
     return parts
 
 
+def _with_thinking(parts: list[dict[str, Any]], thinking: str) -> None:
+    """Put `thinking` as text before the reply: in front of its first part when that is text,
+    else as a part of its own."""
+    if parts and set(parts[0]) == {"text"}:
+        parts[0] = {"text": prompts.thinking_as_text(thinking, parts[0]["text"])}
+    else:
+        parts.insert(0, {"text": prompts.thinking_as_text(thinking, None)})
+
+
 def _with_signature(parts: list[dict[str, Any]], signature: str) -> None:
     """Put the message's thought signature back on its (last) text part."""
     for index in range(len(parts) - 1, -1, -1):
@@ -140,7 +149,10 @@ class GeminiAdapter:
     """Compiles to `generate_content`'s `contents` and `config`.
 
     `send_call_ids=False` leaves every call id out, for endpoints that refuse them; Gemini then
-    pairs responses with calls by order and name alone. Its profile: a context cache made with
+    pairs responses with calls by order and name alone. `preserve_thinking_as_text=True` keeps
+    an assistant turn's `thinking` (say, Claude's, when a conversation moves to Gemini) as a
+    `<thinking>` text before its reply instead of dropping it; `redacted_thinking` is opaque and
+    always dropped. Its profile: a context cache made with
     `client.caches.create` (`cached_content`); Gemini caches repeated prefixes implicitly
     otherwise, so no breakpoints.
     """
@@ -148,10 +160,19 @@ class GeminiAdapter:
     name = "gemini"
     profile = AdapterProfile(cached_content=True)
 
-    __slots__ = ("_send_call_ids",)
+    __slots__ = ("_preserve_thinking_as_text", "_send_call_ids")
 
-    def __init__(self, *, send_call_ids: bool = True) -> None:
+    def __init__(
+        self, *, send_call_ids: bool = True, preserve_thinking_as_text: bool = False
+    ) -> None:
         self._send_call_ids = send_call_ids
+        self._preserve_thinking_as_text = preserve_thinking_as_text
+
+    @property
+    def preserve_thinking_as_text(self) -> bool:
+        """Whether thinking is kept as text (read-only: the default registry's adapter is
+        shared)."""
+        return self._preserve_thinking_as_text
 
     @property
     def send_call_ids(self) -> bool:
@@ -170,6 +191,9 @@ class GeminiAdapter:
             parts = [{"text": content}] if content else []
         else:
             parts = _parts(content)
+        thinking = message.get("thinking") if self._preserve_thinking_as_text else None
+        if thinking and thinking["thinking"]:
+            _with_thinking(parts, thinking["thinking"])
         signature = message.get("gemini_thought_signature")
         if signature:
             _with_signature(parts, signature)

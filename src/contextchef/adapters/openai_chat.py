@@ -121,7 +121,7 @@ class OpenAIChatAdapter:
         text: str | None = text_only(content) if content is not None else None
         thinking = message.get("thinking")
         if self.preserve_thinking_as_text and thinking and thinking["thinking"]:
-            text = f"<thinking>\n{thinking['thinking']}\n</thinking>\n\n{text or ''}"
+            text = prompts.thinking_as_text(thinking["thinking"], text)
         out = {"content": text}
         if "name" in message:
             out["name"] = message["name"]

@@ -41,6 +41,7 @@ from contextchef.prompts.common import (
     quote_for_model,
     reset_notice,
     summary_wrapper,
+    thinking_as_text,
     tool_result_stub,
     xml_output_instruction,
 )
@@ -253,6 +254,7 @@ __all__ = [
     "skills_omitted",
     "store_refused",
     "summary_wrapper",
+    "thinking_as_text",
     "tool_result_stub",
     "transcript_attachment",
     "transcript_speaker",

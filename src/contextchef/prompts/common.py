@@ -34,6 +34,7 @@ __all__ = [
     "quote_for_model",
     "reset_notice",
     "summary_wrapper",
+    "thinking_as_text",
     "tool_result_stub",
     "xml_output_instruction",
 ]
@@ -61,6 +62,12 @@ MEMORY_CHANGES_HEADER = (
     "Memory changed after your instructions were written. Each entry below replaces any entry "
     "with the same key shown there; an entry marked removed is no longer in memory."
 )
+
+
+def thinking_as_text(thinking: str, text: str | None) -> str:
+    """An assistant turn's reasoning kept as text before its reply, for a target that cannot
+    take another provider's thinking blocks (`preserve_thinking_as_text`)."""
+    return f"<thinking>\n{thinking}\n</thinking>\n\n{text or ''}"
 
 
 def xml_output_instruction(tag: str) -> str:
