@@ -87,7 +87,7 @@ def test_one_responses_output_item_and_an_ir_message_are_replies_too() -> None:
     assert chef.history[1]["tool_calls"][0]["id"] == "c1"
     ir = {"content": "Noted.", "pinned": True, "role": "assistant"}
     assert ContextChef().add_response(ir).history == [
-        {"content": prompts.CONVERSATION_CONTINUES, "role": "user"},
+        {"content": prompts.CONVERSATION_OPENS_WITH_ASSISTANT, "role": "user"},
         ir,
     ]
 
@@ -274,7 +274,8 @@ def test_importing_one_reply_invents_nothing() -> None:
         assert prompts.CONVERSATION_CONTINUES not in json.dumps(imported)
     repaired = from_anthropic([message], repair=True)
     assert [fix.kind for fix in repaired.fixes].count("added_missing_result") == 3
-    assert repaired.history[0] == {"content": prompts.CONVERSATION_CONTINUES, "role": "user"}
+    opens = {"content": prompts.CONVERSATION_OPENS_WITH_ASSISTANT, "role": "user"}
+    assert repaired.history[0] == opens
 
 
 def test_only_placeholders_for_results_still_to_come_are_left_out_of_the_history() -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from contextchef import ensure_valid_history, prompts
+import pytest
+
+from contextchef import ContextChef, ensure_valid_history, prompts
+from contextchef._repair import HistoryRepair
 from contextchef.messages import Message
 
 
@@ -46,3 +50,52 @@ def test_late_and_repeated_results_are_dropped() -> None:
         ("dropped_orphan_result", 5),
     ]
     assert "already answered" in fixes[0].detail
+
+
+# -- the placeholder user turn: what it says is true of the history --------------------------
+
+OPENS = prompts.CONVERSATION_OPENS_WITH_ASSISTANT
+CONTINUES = prompts.CONVERSATION_CONTINUES
+REPLY: Message = {"content": "Hello! How can I help?", "role": "assistant"}
+
+LEADING_CASES: list[tuple[str, list[Message], str | None]] = [
+    ("the assistant greets first", [REPLY, USER], OPENS),
+    ("after the system prompt", [NOTE, REPLY, USER], OPENS),
+    ("with a call first", [calls("a"), result("a"), USER], OPENS),
+    ("an orphan result first", [result("gone"), REPLY, USER], CONTINUES),
+    (
+        "an orphan after the system prompt",
+        [NOTE, result("gone"), calls("a"), result("a")],
+        CONTINUES,
+    ),
+    ("a user first", [USER, REPLY], None),
+    ("a user first, an orphan before it", [result("gone"), USER, REPLY], None),
+]
+
+
+@pytest.mark.parametrize(
+    ("history", "expected"),
+    [case[1:] for case in LEADING_CASES],
+    ids=[case[0] for case in LEADING_CASES],
+)
+def test_the_placeholder_user_turn_says_how_the_history_begins(
+    history: list[Message], expected: str | None
+) -> None:
+    repaired, fixes = ensure_valid_history(history)
+    leading = [m for m in repaired if m["role"] != "system"][0]
+    if expected is None:
+        assert leading == USER and "added_leading_user" not in {f.kind for f in fixes}
+    else:
+        assert leading == {"content": expected, "role": "user"}
+    # the incremental pass agrees, built up message by message
+    repair = HistoryRepair()
+    for end in range(1, len(history) + 1):
+        step = repair.run(history[:end])
+    assert step == (repaired, fixes)
+
+
+@pytest.mark.parametrize("target", ["openai", "openai-responses", "anthropic", "gemini"])
+def test_a_chef_never_claims_an_omission_for_a_history_the_assistant_opens(target: str) -> None:
+    chef = ContextChef().set_history([REPLY, {"content": "Tell me a joke.", "role": "user"}])
+    text = json.dumps(chef.compile(target=target))
+    assert OPENS in text and CONTINUES not in text

@@ -146,7 +146,7 @@ def test_repairs_are_reported_and_the_input_is_untouched() -> None:
         "tool",
         "user",
     ]
-    assert repaired[0]["content"] == prompts.CONVERSATION_CONTINUES
+    assert repaired[0]["content"] == prompts.CONVERSATION_OPENS_WITH_ASSISTANT
     assert repaired[4] == {"role": "tool", "tool_call_id": "a", "content": prompts.NO_TOOL_RESULT}
 
 

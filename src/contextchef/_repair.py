@@ -57,7 +57,9 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
     - a tool call with no result before the next user or assistant message gets a placeholder
       result right after the results it does have;
     - a system message between tool calls and their results moves to just after the results;
-    - a first non-system message that is not a user message gets a placeholder user turn.
+    - a first non-system message that is not a user message gets a placeholder user turn: it
+      says the conversation begins with the assistant, or, when results of calls the history
+      does not hold came before (and were dropped), that earlier conversation is omitted.
 
     `index` in each fix refers to the input history. The input is never mutated: a renamed call
     or result is a new dict (keys in the same order as the one it replaces).
@@ -89,10 +91,10 @@ class HistoryRepair:
             seen, scan = self._input, self._scan
             self._scan = None
         if scan is None or len(history) < len(seen) or identical_prefix(history, seen) < len(seen):
-            leading_user = scan.leading_user if scan is not None else None
+            leading = scan.leading if scan is not None else None
             scan, start = _Scan(), 0
-            if leading_user is not None:  # keep its identity: caches downstream key on it
-                scan.leading_user = leading_user
+            if leading is not None:  # keep their identity: caches downstream key on it
+                scan.leading = leading
         else:
             start = len(seen)
         scan.feed(history, start)
@@ -113,8 +115,11 @@ class _Scan:
     renamed: dict[str, list[str]] = field(default_factory=dict)  # old id -> open renamed ids
     issued: set[str] = field(default_factory=set)
     deferred: list[Message] = field(default_factory=list)  # system messages met mid-calls
-    leading_user: Message = field(default_factory=lambda: _leading_user())
-    """One object for every finish, so a repaired history keeps its identity turn to turn."""
+    leading: tuple[Message, Message] = field(default_factory=lambda: _leading_users())
+    """The placeholder user turns (the assistant opens; earlier conversation omitted), one
+    object each for every finish, so a repaired history keeps its identity turn to turn."""
+    opened: bool = False  # a non-system message is in `out`
+    omitted: bool = False  # results were dropped before it: the history opened mid-conversation
 
     def feed(self, history: Sequence[Message], start: int) -> None:
         """Scan `history[start:]` (the messages before `start` were fed earlier)."""
@@ -135,6 +140,7 @@ class _Scan:
                     why = "its call was already answered or closed"
                     why = why if call_id in self.issued else "no call"
                     fixes.append(HistoryFix("dropped_orphan_result", index, f"{why}: {call_id!r}"))
+                    self.omitted = self.omitted or not self.opened
                     continue
                 del open_calls[call_id]
                 out.append(message)
@@ -153,6 +159,7 @@ class _Scan:
                 message = _rename_duplicates(message, index, self.issued, renamed, fixes)
                 for call in message.get("tool_calls") or ():
                     open_calls[call["id"]] = call["function"]["name"]
+            self.opened = self.opened or role != "system"
             out.append(message)
 
     def _close(self, at: int, out: list[Message], fixes: list[HistoryFix]) -> None:
@@ -172,13 +179,16 @@ class _Scan:
             out.extend(self.deferred)
         first = next((i for i, m in enumerate(out) if m["role"] != "system"), None)
         if first is not None and out[first]["role"] != "user":
-            out.insert(first, self.leading_user)
+            out.insert(first, self.leading[self.omitted])
             fixes.append(HistoryFix("added_leading_user", first, "first message was not a user's"))
         return out, fixes
 
 
-def _leading_user() -> Message:
-    return {"content": prompts.CONVERSATION_CONTINUES, "role": "user"}
+def _leading_users() -> tuple[Message, Message]:
+    return (
+        {"content": prompts.CONVERSATION_OPENS_WITH_ASSISTANT, "role": "user"},
+        {"content": prompts.CONVERSATION_CONTINUES, "role": "user"},
+    )
 
 
 def _answer_open_calls(

@@ -396,7 +396,7 @@ def test_an_assistant_left_first_gets_the_placeholder_user_turn() -> None:
         [{"role": "user", "content": " "}, {"role": "assistant", "content": "hello"}]
     )
     assert payload["messages"] == [
-        {"content": [_text(prompts.CONVERSATION_CONTINUES)], "role": "user"},
+        {"content": [_text(prompts.CONVERSATION_OPENS_WITH_ASSISTANT)], "role": "user"},
         {"content": [_text("hello")], "role": "assistant"},
     ]
 

@@ -121,10 +121,10 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
                     self.close(group, merge)
                 elif not groups and piece["role"] == "assistant":
                     # Anthropic wants the user to speak first: the placeholder user turn of
-                    # `ensure_valid_history` opens.
+                    # `ensure_valid_history` for a history the assistant opens.
                     groups.append(ALONE)
                     firsts.append(index)
-                    wires.append(lead_piece(prompts.CONVERSATION_CONTINUES))
+                    wires.append(lead_piece(prompts.CONVERSATION_OPENS_WITH_ASSISTANT))
                 role = piece["role"]
                 group = [piece]
                 firsts.append(index)

@@ -15,6 +15,7 @@ __all__ = [
     "CLEARED_TOOL_RESULT",
     "COMPACTION_INSTRUCTION",
     "CONVERSATION_CONTINUES",
+    "CONVERSATION_OPENS_WITH_ASSISTANT",
     "CONVERSATION_STARTS",
     "ERROR_LINES_HEADER",
     "EXTRA_INSTRUCTIONS_HEADER",
@@ -39,7 +40,10 @@ __all__ = [
     "xml_output_instruction",
 ]
 
-# Placeholders ensure_valid_history inserts where a provider would reject the history.
+# Placeholders ensure_valid_history inserts where a provider would reject the history. A
+# history that opens with the assistant gets a user turn first: it says so, or, when the history
+# opened with results of calls it does not hold (dropped), that earlier conversation is omitted.
+CONVERSATION_OPENS_WITH_ASSISTANT = "[The conversation begins with the assistant's turn below.]"
 CONVERSATION_CONTINUES = "[Earlier conversation omitted; the dialogue continues from here.]"
 NO_TOOL_RESULT = "[The tool returned no result.]"
 
