@@ -82,7 +82,7 @@ def test_the_placeholder_user_turn_says_how_the_history_begins(
     history: list[Message], expected: str | None
 ) -> None:
     repaired, fixes = ensure_valid_history(history)
-    leading = [m for m in repaired if m["role"] != "system"][0]
+    leading = next(m for m in repaired if m["role"] != "system")
     if expected is None:
         assert leading == USER and "added_leading_user" not in {f.kind for f in fixes}
     else:
