@@ -22,8 +22,9 @@ Guarantees:
   sweeps the temporary files a crashed writer left (our own name pattern only; a few seconds
   old when their writer's pid is gone, else an hour; see `sweep`). Listing is recursive and
   skips temporary files, dotfiles, links and names the path rules reject. Access times for
-  least-recently-read eviction are the files' `atime`, set explicitly by `touch` and left alone
-  by the backend's own reads (`O_NOATIME`), so they survive a restart.
+  least-recently-read eviction are logged by `touch` in the namespace's `.accessed` file (see
+  `access`), so their order survives a restart; the backend's own reads leave files' atimes
+  alone (`O_NOATIME`), which still stand in for entries never touched.
 - **Atomic commands across processes.** Every write of a namespace (write, delete, append,
   create, replace_if, transact) holds the namespace lock (see `locking`: `flock` on the namespace
   directory on POSIX; in-process only where that is impossible, e.g. Windows). `append` is
@@ -53,6 +54,7 @@ import os
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from contextchef.errors import (
@@ -61,6 +63,7 @@ from contextchef.errors import (
     StoreError,
 )
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
+from contextchef.store.backends.filesystem.access import AccessLog
 from contextchef.store.backends.filesystem.fileio import (
     DIR_FLAGS,
     atomic_replace,
@@ -90,7 +93,6 @@ __all__ = ["FileSystemBackend"]
 logger = logging.getLogger("contextchef.store.backends.filesystem.backend")
 
 _RETRIES = 3
-_TOUCH_GRANULARITY = 1_000_000_000  # ns
 
 
 class FileSystemBackend:
@@ -113,6 +115,7 @@ class FileSystemBackend:
         self._fsync = fsync
         self._token = secrets.token_hex(4)
         self._versions = VersionFiles(self._dirs, self._ns_dir, self._spot, fsync=fsync)
+        self._access = AccessLog(fsync=fsync)
         self._counter = itertools.count()
         swept = {self._root}
         swept.update(
@@ -133,7 +136,17 @@ class FileSystemBackend:
 
     def read(self, ns: str, path: str) -> StoredEntry | None:
         with self._located(ns, path, "read") as spot:
-            return None if spot is None else read_file(*spot, ns, path)
+            entry = None if spot is None else read_file(*spot, ns, path)
+        return None if entry is None else self._with_access(ns, path, entry)
+
+    def _with_access(
+        self, ns: str, path: str, entry: StoredEntry, times: Mapping[str, float] | None = None
+    ) -> StoredEntry:
+        """`entry` with its logged read time, when it has one (see `access`)."""
+        at = (self._access.times(self._ns_dir(ns)) if times is None else times).get(path)
+        if at is None:
+            return entry
+        return StoredEntry(entry.content, {**entry.meta, "accessed_at": at})
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
         with self._locked(ns):
@@ -149,7 +162,7 @@ class FileSystemBackend:
                 with self._located(ns, path, "write", create=True) as spot:
                     assert spot is not None
                     _, dfd, name = spot
-                    temp = f".tmp_{os.getpid()}_{self._token}_{next(self._counter)}"
+                    temp = self._temp_name()
                     return put(dfd, name, body, temp, fsync=self._fsync, where=path) is not False
             except StoreError as exc:
                 # The directory was removed under us (another process, a temp cleaner): redo.
@@ -157,14 +170,18 @@ class FileSystemBackend:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _temp_name(self) -> str:
+        return f".tmp_{os.getpid()}_{self._token}_{next(self._counter)}"
+
     @contextmanager
-    def _locked(self, ns: str, *, create: bool = True) -> Iterator[None]:
-        """Hold the namespace's write lock (see `locking`); `create` makes the directory."""
+    def _locked(self, ns: str, *, create: bool = True) -> Iterator[int | None]:
+        """Hold the namespace's write lock (see `locking`); `create` makes the directory.
+        Yields the namespace directory's handle (None when it does not exist)."""
         with translate_errors(ns, "", "lock"):
             top = self._open_ns_dir(ns, create=create)
         try:
             with translate_errors(ns, "", "lock"), namespace_lock(str(self._ns_dir(ns)), top):
-                yield
+                yield top
         finally:
             if top is not None:
                 os.close(top)
@@ -218,7 +235,7 @@ class FileSystemBackend:
             found = None if spot is None else decode_file(*spot, ns, path)
         if found is None:
             return None
-        return found[0], hashlib.sha256(found[1]).hexdigest()
+        return self._with_access(ns, path, found[0]), hashlib.sha256(found[1]).hexdigest()
 
     def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
         with self._locked(ns):
@@ -262,15 +279,14 @@ class FileSystemBackend:
             self.write(ns, path, entry)
 
     def touch(self, ns: str, path: str, accessed_at: float) -> None:
-        with self._located(ns, path, "touch") as spot:
-            st = None if spot is None else entry_stat(spot[1], spot[2])
-            if spot is None or st is None:
-                return
-            target = int(accessed_at * 1_000_000_000)
-            # Like relatime: a file read less than a second ago keeps its time (no disk write).
-            if not 0 <= target - st.st_atime_ns < _TOUCH_GRANULARITY:
-                _, dfd, name = spot
-                os.utime(name, ns=(target, st.st_mtime_ns), dir_fd=dfd, follow_symlinks=False)
+        """Log `path`'s read time in the namespace's `.accessed` (see `access`); nothing for a
+        missing entry."""
+        if not self.exists(ns, path):
+            return
+        with self._locked(ns, create=False) as top, translate_errors(ns, path, "touch"):
+            if top is not None:
+                present = partial(self.exists, ns)
+                self._access.append(top, path, accessed_at, present=present, temp=self._temp_name)
 
     def get_physical_path(self, ns: str, path: str) -> str | None:
         """The file's absolute path; refuses one that resolves outside the namespace directory."""
@@ -420,4 +436,6 @@ class FileSystemBackend:
             if fds is None:
                 return
             base = "".join(f"{segment}/" for segment in start)
-            yield from walk_dir(ns, layout, fds[-1], base, prefix, stat_only)
+            times = self._access.times(self._ns_dir(ns))
+            for path, entry in walk_dir(ns, layout, fds[-1], base, prefix, stat_only):
+                yield path, self._with_access(ns, path, entry, times)
