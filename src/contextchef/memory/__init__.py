@@ -5,6 +5,7 @@
 - `entry`: `MemoryEntry`, its stored form (either key style) and TTL parsing.
 - `block`: the memory block the model reads.
 - `order`: the order of entries (insertion, or key) and the sequence that carries it.
+- `snapshot`: `Memory.snapshot()` / `restore()` as JSON data.
 - `turns`: what a turn is (a host turn) and the turn count kept in the store.
 """
 

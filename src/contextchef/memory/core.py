@@ -50,14 +50,13 @@ from contextchef.memory.entry import (
     MemoryPlacement,
     Unset,
     entry_meta,
-    parse_snapshot,
     parse_ttl,
     read_entry,
-    snapshot_data,
 )
 from contextchef.memory.hooks import UpdateHook, ask_veto, call_hook
 from contextchef.memory.order import MemoryOrder, Sequencer, check_order, ordered
-from contextchef.memory.turns import TurnCounter, TurnMode, marker_data, parse_marker
+from contextchef.memory.snapshot import restore_flow, snapshot_flow
+from contextchef.memory.turns import TurnCounter, TurnMode
 from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
 from contextchef.store.core import StoreCore
@@ -268,24 +267,10 @@ class MemoryCore:
         return MemoryArtifacts(shown, expired, block, omitted)
 
     def snapshot(self) -> Flow[dict[str, Any]]:
-        yield from self.counter.load()
-        stored = yield from self.store.entries(NS, "")
-        data = snapshot_data(stored, self.turn)
-        if (marker := marker_data(self.counter.marker)) is not None:
-            data["turn_marker"] = marker
-        return data
+        return (yield from snapshot_flow(self.store, self.counter))
 
     def restore(self, data: Mapping[str, Any] | None) -> Flow[None]:
-        entries, turn = parse_snapshot(data)
-        marker = parse_marker(data.get("turn_marker")) if data is not None else None
-        if self.store.supports("restore", NS):
-            yield from self.store.restore(NS, entries)
-        else:
-            for listed in (yield from self.store.list(NS, "")):
-                yield from self.store.delete(NS, listed.path)
-            for key, entry in entries.items():
-                yield from self.store.put(NS, key, entry.content, entry.meta)
-        yield from self.counter.save(turn, marker)
+        return (yield from restore_flow(self.store, self.counter, data))
 
     # -- internals --------------------------------------------------------------------------
 

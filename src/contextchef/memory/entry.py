@@ -17,7 +17,6 @@ not own (a host's own keys) are kept across updates. `importance` has one name i
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,7 +26,6 @@ from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
 from contextchef.errors import ConfigError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.paths import validate_entry_path
 
 __all__ = [
     "MEMORY_NAMESPACE",
@@ -42,10 +40,8 @@ __all__ = [
     "Unset",
     "check_importance",
     "entry_meta",
-    "parse_snapshot",
     "parse_ttl",
     "read_entry",
-    "snapshot_data",
 ]
 
 MEMORY_NAMESPACE: Final = "memory"
@@ -271,31 +267,3 @@ def read_entry(key: str, stored: StoredEntry) -> MemoryEntry:
 
 def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def snapshot_data(stored: Mapping[str, StoredEntry], turn: int) -> dict[str, Any]:
-    """`Memory.snapshot()`'s JSON form of the stored entries and the turn counter."""
-    return {
-        "entries": {
-            key: {"content": entry.content, "meta": json.loads(json.dumps(dict(entry.meta)))}
-            for key, entry in stored.items()
-        },
-        "turn": turn,
-        "version": 1,
-    }
-
-
-def parse_snapshot(data: Mapping[str, Any] | None) -> tuple[dict[str, StoredEntry], int]:
-    """The entries and turn counter of `snapshot_data`'s output (None: empty, turn 0)."""
-    if data is None:
-        return {}, 0
-    raw = data.get("entries") if isinstance(data, Mapping) else None
-    turn = data.get("turn", 0) if isinstance(data, Mapping) else None
-    if not isinstance(raw, Mapping) or not isinstance(turn, int) or isinstance(turn, bool):
-        raise ConfigError("Memory.restore() takes what Memory.snapshot() returned")
-    entries: dict[str, StoredEntry] = {}
-    for key, item in raw.items():
-        if not isinstance(item, Mapping) or not isinstance(item.get("content"), str):
-            raise ConfigError(f"memory snapshot entry {key!r} has no string 'content'")
-        entries[validate_entry_path(key)] = StoredEntry(item["content"], item.get("meta", {}))
-    return entries, turn
