@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from contextchef import ContextChef
+from contextchef import ContextChef, prompts
 from contextchef.errors import ConfigError
 from contextchef.memory import Memory, MemoryEntry
 from contextchef.store import InMemoryBackend, Store
@@ -72,6 +72,29 @@ def test_the_block_shows_the_importance_of_a_rated_entry(
     else:
         assert shown in entry
         assert entry.index("<description>") < entry.index(shown) < entry.index("<value>")
+
+
+@pytest.mark.parametrize("vocabulary", ["unified", "legacy"])
+def test_the_block_says_what_importance_means_only_when_a_shown_fact_has_one(
+    vocabulary: str,
+) -> None:
+    memory, _, _ = _memory()
+    memory.set("plain", "no rating")
+    assert prompts.MEMORY_IMPORTANCE_NOTE not in memory.compile_artifacts(vocabulary).block
+    memory.set("rated", "rated", importance=3)
+    block = memory.compile_artifacts(vocabulary).block
+    assert block.index("</memory>") < block.index(prompts.MEMORY_IMPORTANCE_NOTE)
+
+
+@pytest.mark.parametrize("cap", [300, 420, 600, 900])
+def test_the_byte_cap_holds_with_the_importance_note(cap: int) -> None:
+    memory, _, _ = _memory(max_block_bytes=cap)
+    for index in range(12):
+        memory.set(f"fact{index:02}", "x" * (10 + index), importance=index)
+    artifacts = memory.compile_artifacts("unified")
+    assert len(artifacts.block.encode()) <= cap
+    assert artifacts.omitted  # the cap left some out
+    assert (prompts.MEMORY_IMPORTANCE_NOTE in artifacts.block) is bool(artifacts.entries)
 
 
 def test_the_selector_can_rank_and_cut_by_importance() -> None:

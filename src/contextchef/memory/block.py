@@ -1,5 +1,6 @@
 """The memory block: one `<entry>` per fact, under a header and over the line naming the keys,
-rendered deterministically and XML-escaped, within an optional byte cap."""
+rendered deterministically and XML-escaped, within an optional byte cap. When a fact shown is
+rated (`importance`), one line under `</memory>` says what the rating means."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 
 from contextchef.memory.entry import MemoryEntry
 from contextchef.placement.xml import escape_xml
-from contextchef.prompts import Vocabulary
+from contextchef.prompts import MEMORY_IMPORTANCE_NOTE, Vocabulary
 
 __all__ = ["fit_memory_block", "render_entry", "render_memory_block"]
 
@@ -70,6 +71,7 @@ def fit_memory_block(
         + len("\n<memory>\n\n</memory>\n\n\n")
         + _byte_size(keys_line)
         + _byte_size(vocabulary.memory_omitted_line(len(entries), max_bytes))
+        + (_byte_size(MEMORY_IMPORTANCE_NOTE) + 1 if _rated(entries) else 0)
     )
     # each entry costs its element and a newline, and (keys not limited) its name in the keys
     # line with what the line adds around each name (measured on a probe key)
@@ -109,10 +111,16 @@ def _assemble(
     if kept:
         body = "\n".join(rendered)
         parts.append(f"<memory>\n{body}\n</memory>")
+        if _rated(kept):
+            parts.append(MEMORY_IMPORTANCE_NOTE)
     if omitted:
         parts.append(vocabulary.memory_omitted_line(omitted, max_bytes or 0))
     block = "\n".join(parts)
     return f"{block}\n\n{keys_line}" if kept or limited is not None else block
+
+
+def _rated(entries: Sequence[MemoryEntry]) -> bool:
+    return any(entry.importance is not None for entry in entries)
 
 
 def _byte_size(text: str) -> int:

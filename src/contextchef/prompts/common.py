@@ -22,6 +22,7 @@ __all__ = [
     "GUIDELINES_HEADER",
     "HANDOFF_REMAINING",
     "MEMORY_CHANGES_HEADER",
+    "MEMORY_IMPORTANCE_NOTE",
     "NO_TOOL_RESULT",
     "OFFLOAD_SHOWN",
     "STATE_ANCHOR",
@@ -39,6 +40,9 @@ __all__ = [
     "tool_result_stub",
     "xml_output_instruction",
 ]
+
+# Follows the memory block when a fact shown has an importance (any number the host chose).
+MEMORY_IMPORTANCE_NOTE = "A higher <importance> marks a fact that matters more."
 
 # Placeholders ensure_valid_history inserts where a provider would reject the history. A
 # history that opens with the assistant gets a user turn first: it says so, or, when the history
