@@ -7,8 +7,9 @@ and some filesystems keep atime coarsely or not at all. So each namespace keeps 
 in `.accessed`, a hidden file in its directory (listing, the temporary-file sweep and the
 TypeScript reference all skip dotfiles): one JSON line `[path, seconds]` appended per `touch`,
 and for each path the latest time wins. `touch` is only ever called from the store's flush
-(reads never write: see `store/pending.py`), and holds the namespace lock; when the log passes
-`COMPACT_BYTES` it is rewritten atomically with one line per entry still present. A torn last
+(reads never write: see `store/pending.py`); appends need no lock, and when the log passes
+`COMPACT_BYTES` it is rewritten atomically, under the namespace lock, with one line per entry
+still present. A torn last
 line (a crash mid-append) is skipped, and the next append starts a line of its own. An entry
 with no line (never read since, written by the TypeScript reference, or read by an older
 build) reports its file's atime, as before.
@@ -47,12 +48,16 @@ _StatKey = tuple[int, int, int]
 
 def parse_log(data: bytes) -> dict[str, float]:
     """The latest time of each path in a log's bytes; lines that do not parse are skipped."""
+    lines = data.splitlines()
+    try:  # one parse for the whole log, unless a line is torn or foreign
+        pairs: list[object] = json.loads(b"[" + b",".join(lines) + b"]")
+    except ValueError:
+        pairs = [_pair(line) for line in lines]
     times: dict[str, float] = {}
-    for line in data.splitlines():
-        try:
-            path, at = json.loads(line)
-        except ValueError:
+    for pair in pairs:
+        if not isinstance(pair, list) or len(pair) != 2:
             continue
+        path, at = pair
         if not isinstance(path, str) or not isinstance(at, int | float) or isinstance(at, bool):
             continue
         at = float(at)
@@ -61,8 +66,18 @@ def parse_log(data: bytes) -> dict[str, float]:
     return times
 
 
+def _pair(line: bytes) -> object:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
 def _line(path: str, at: float) -> bytes:
-    return json.dumps([path, at], ensure_ascii=False).encode("utf-8") + b"\n"
+    return _encode([path, at]).encode("utf-8") + b"\n"
 
 
 class AccessLog:
@@ -72,12 +87,16 @@ class AccessLog:
     def __init__(self, *, fsync: bool) -> None:
         self._fsync = fsync
         self._cache: dict[Path, tuple[_StatKey, dict[str, float]]] = {}
+        self._logs: dict[Path, Path] = {}
         self._lock = Lock()
 
     def times(self, directory: Path) -> Mapping[str, float]:
         """The read times logged in the namespace `directory` (empty when none)."""
+        log = self._logs.get(directory)
+        if log is None:
+            log = self._logs[directory] = directory / LOG_NAME
         try:
-            st = (directory / LOG_NAME).lstat()
+            st = log.lstat()
         except (FileNotFoundError, NotADirectoryError):
             return {}
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -104,34 +123,27 @@ class AccessLog:
             self._cache[directory] = ((st.st_ino, st.st_size, st.st_mtime_ns), times)
         return times
 
-    def append(
-        self,
-        top: int,
-        path: str,
-        at: float,
-        *,
-        present: Callable[[str], bool],
-        temp: Callable[[], str],
-    ) -> None:
-        """Log that `path` was read at `at`, in the namespace directory `top` (the caller holds
-        its lock); past `COMPACT_BYTES`, rewrite the log keeping the `present` paths."""
+    def append(self, top: int, path: str, at: float) -> bool:
+        """Log that `path` was read at `at`, in the namespace directory `top`: one append, which
+        other appenders never interleave with. True when the log has grown past
+        `COMPACT_BYTES` (the caller then takes the namespace lock and calls `compact`)."""
         fd = os.open(LOG_NAME, _APPEND_FLAGS, 0o600, dir_fd=top)
         try:
             st = os.fstat(fd)
             if linked_elsewhere(top, st, lambda: os.fstat(fd)):
                 logger.warning("the read-time log is a hard link; read times are not kept")
-                return
+                return False
             line = _line(path, at)
             if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
                 line = b"\n" + line  # after a torn line (a crash mid-append): a line of its own
             os.write(fd, line)
-            size = st.st_size + len(line)
+            return st.st_size + len(line) > COMPACT_BYTES
         finally:
             os.close(fd)
-        if size > COMPACT_BYTES:
-            self._compact(top, present, temp())
 
-    def _compact(self, top: int, present: Callable[[str], bool], temp: str) -> None:
+    def compact(self, top: int, present: Callable[[str], bool], temp: str) -> None:
+        """Rewrite the log with one line per `present` path (the caller holds the namespace
+        lock; an append racing the rewrite may be lost, which only makes an entry look older)."""
         found = read_regular(top, LOG_NAME, LOG_NAME)
         if found is None:
             return

@@ -279,14 +279,23 @@ class FileSystemBackend:
             self.write(ns, path, entry)
 
     def touch(self, ns: str, path: str, accessed_at: float) -> None:
-        """Log `path`'s read time in the namespace's `.accessed` (see `access`); nothing for a
-        missing entry."""
-        if not self.exists(ns, path):
-            return
-        with self._locked(ns, create=False) as top, translate_errors(ns, path, "touch"):
-            if top is not None:
-                present = partial(self.exists, ns)
-                self._access.append(top, path, accessed_at, present=present, temp=self._temp_name)
+        """Log `path`'s read time in the namespace's `.accessed` (see `access`). A time logged
+        for an entry that is gone (deleted since the read) lists nowhere, and is dropped when
+        the log is compacted."""
+        self._spot(ns, path)  # the path rules, as for every operation
+        with translate_errors(ns, path, "touch"):
+            top = self._open_ns_dir(ns, create=False)
+            if top is None:
+                return
+            try:
+                full = self._access.append(top, path, accessed_at)
+            finally:
+                os.close(top)
+        if full:
+            with self._locked(ns, create=False) as locked, translate_errors(ns, "", "compact"):
+                if locked is not None:
+                    present = partial(self.exists, ns)
+                    self._access.compact(locked, present, self._temp_name())
 
     def get_physical_path(self, ns: str, path: str) -> str | None:
         """The file's absolute path; refuses one that resolves outside the namespace directory."""
