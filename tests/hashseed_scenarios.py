@@ -77,7 +77,9 @@ def scenarios(variant: int) -> list[ContextChef]:
             variant,
         ),
     }
-    first = ContextChef(memory={}).set_history(history).set_dynamic_state(task)
+    # key order: the block does not depend on the order the facts were set (insertion order,
+    # the default, is logical state: the same order of sets gives the same bytes)
+    first = ContextChef(memory={"order": "key"}).set_history(history).set_dynamic_state(task)
     first.tools.register([tool])
     for key in ordered(["user", "project/lang", "style"], variant):
         first.memory.set(key, f"value of {key}")

@@ -164,7 +164,7 @@ async def test_memory_set_through_async_memory_appears_in_the_payload(spy: SpyBa
     system = payload["messages"][1]
     assert system["role"] == "system"
     assert "Ada Lovelace" in system["content"] and "ship the parser fix" in system["content"]
-    assert payload.meta.memory_keys == ("goal", "user_name")
+    assert payload.meta.memory_keys == ("user_name", "goal")  # the order they were learned
     assert (await memory.get("goal")) is not None
     on_loop_only(spy, "write", "read", "read_all")
 
