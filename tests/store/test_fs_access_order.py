@@ -117,3 +117,22 @@ def test_a_hard_linked_log_is_never_written(tmp_path: Path, caplog: Any) -> None
     assert outside.read_text() == "precious\n"
     assert "hard link" in caplog.text
     assert backend.list("notes")[0].meta["accessed_at"] != 5.0
+
+
+def test_two_backends_over_one_root_share_the_read_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(access, "COMPACT_BYTES", 120)
+    first = FileSystemBackend(tmp_path, fsync=False)
+    second = FileSystemBackend(tmp_path, fsync=False)
+    for path in PATHS:
+        first.write("notes", path, StoredEntry(path))
+    expected: dict[str, float] = {}
+    for step in range(12):  # alternate writers; compaction happens on the way
+        backend = (first, second)[step % 2]
+        path = PATHS[step % len(PATHS)]
+        backend.touch("notes", path, 10.0 + step)
+        expected[path] = 10.0 + step
+        for reader in (first, second):  # each sees every time logged so far, whoever wrote it
+            times = {item.path: item.meta["accessed_at"] for item in reader.list("notes")}
+            assert {p: times[p] for p in expected} == expected
