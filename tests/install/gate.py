@@ -14,6 +14,9 @@
 4. for each integration extra, installs `contextchef[extra]` into an environment of its own and
    imports the modules that needed it.
 
+It installs with uv (a development dependency) when it is there, else with pip: both install what
+the wheel's metadata declares, and uv does it several times faster.
+
 Environments are cached under `.venv/gate/`, keyed by the Python version and the wheel's declared
 requirements: a dependency added, removed or changed in the metadata gets a fresh environment, so
 the cache can never supply a package the wheel does not declare. Each run reinstalls the wheel
@@ -138,10 +141,32 @@ def run(
     return result
 
 
+def uv_binary() -> str | None:
+    """The `uv` the development install brings (a dev dependency), or None without it."""
+    try:
+        from uv import find_uv_bin
+    except ImportError:
+        return None
+    try:
+        return str(find_uv_bin())
+    except FileNotFoundError:
+        return None
+
+
+UV = uv_binary()
+"""uv installs what pip would from the same metadata, in a fraction of pip's time (it neither
+compiles bytecode nor resolves one package at a time); without it the gate uses pip."""
+
+
 def build(outdir: Path) -> Path:
     """Build the sdist, then the wheel from it; the wheel's path."""
     shutil.rmtree(outdir, ignore_errors=True)
-    run([sys.executable, "-m", "build", "--outdir", outdir, ROOT], cwd=ROOT)
+    installer: list[str | Path] = []
+    env = None
+    if UV is not None:
+        installer = ["--installer", "uv"]
+        env = {"PATH": f"{Path(UV).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    run([sys.executable, "-m", "build", *installer, "--outdir", outdir, ROOT], cwd=ROOT, env=env)
     (wheel,) = outdir.glob("*.whl")
     if not list(outdir.glob("*.tar.gz")):
         raise GateError(f"no sdist in {outdir}")
@@ -183,18 +208,19 @@ def environment(wheel: Path, extra: str | None, cache: Path) -> Path:
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     home = cache / f"{extra or 'base'}-{digest}"
     python = home / "bin" / "python"
-    pip = [sys.executable, "-m", "pip", "--python", python, "install", "--quiet"]
+    front: list[str | Path] = [UV, "pip"] if UV else [sys.executable, "-m", "pip"]
+    install = [*front, "install", "--quiet", "--python", python]
     target = f"{wheel}[{extra}]" if extra else str(wheel)
     if (home / ".complete").exists():
-        run([*pip, "--no-deps", "--force-reinstall", wheel])
+        run([*install, "--no-deps", "--reinstall" if UV else "--force-reinstall", wheel])
     else:
         shutil.rmtree(home, ignore_errors=True)
         home.parent.mkdir(parents=True, exist_ok=True)
         run([sys.executable, "-m", "venv", "--without-pip", home])
-        run([*pip, target])
+        run([*install, target])
         (home / ".complete").write_text(key)
     os.utime(home / ".complete")
-    run([sys.executable, "-m", "pip", "--python", python, "check"])
+    run([*front, "check", "--python", python])
     return python
 
 
