@@ -173,12 +173,18 @@ def apply_migrations(
 
 
 def open_database(
-    path: Path, *, readonly: bool = False, progress: Progress | None = None
+    path: Path,
+    *,
+    readonly: bool = False,
+    progress: Progress | None = None,
+    migrate: bool = True,
 ) -> sqlite3.Connection:
     """Open `path` the one safe way: pragmas, schema fence, then WAL and migrations.
 
     A read-only open only checks the fence. The fence is checked before WAL is switched on, so
-    a database this build must refuse is never written to.
+    a database this build must refuse is never written to. With `migrate=False` the schema is
+    left as it is (the caller decides: see guard.py, which never migrates under another
+    process's feet).
     """
     location = str(path)
     conn = connect(path, readonly=readonly)
@@ -189,7 +195,8 @@ def open_database(
                 require_fts5(conn)
                 enable_wal(conn, location)
                 private_sidecars(path)
-                ensure_schema(conn, location=location, progress=progress)
+                if migrate:
+                    ensure_schema(conn, location=location, progress=progress)
     except BaseException:
         conn.close()
         raise
