@@ -155,10 +155,13 @@ def _free(meta: dict[str, Any] | Any) -> dict[str, Any]:
 
 
 def _newer(entry: StoredEntry, existing: StoredEntry) -> bool:
-    mine, theirs = entry.meta.get("updated_at"), existing.meta.get("updated_at")
+    """Whether the file's entry was updated after the store's (a store entry without a time
+    counts as older)."""
+    mine: float = entry.meta["updated_at"]  # always set by `_mem_entry` / `_vfs_entry`
+    theirs = existing.meta.get("updated_at")
     if not isinstance(theirs, int | float) or isinstance(theirs, bool):
         return True
-    return float(mine) > float(theirs) + _TOLERANCE_S
+    return mine > float(theirs) + _TOLERANCE_S
 
 
 class _Importer:
