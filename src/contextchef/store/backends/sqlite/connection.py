@@ -6,10 +6,10 @@ Pragma choices, set on every connection and read back before any write:
   while another process writes waits instead of failing with `database is locked`. Seed 004's
   peer uses 5 s; we keep 10 s on purpose. Writes do not depend on it: `begin_immediate`
   retries for `WRITE_RETRY_BUDGET_S` (30 s) whatever it is. It bounds the statements outside
-  that loop, which take a lock once and have no retry: switching on WAL at the first open,
-  the checkpoint when the last connection closes, `db vacuum`. 10 s lets them outlast one long
-  write transaction of another process (a migration step, a batch of thousands of entries)
-  instead of failing after 5 s; a test keeps it at 5 s or more.
+  that loop, which have no retry: switching on WAL at the first open, a read arriving while
+  another process recovers the WAL after a crash, `db vacuum`'s checkpoint and VACUUM. 10 s
+  lets them outlast one long write transaction or recovery (a migration step, a batch of
+  thousands of entries) instead of failing after 5 s; a test keeps it at 5 s or more.
 - `foreign_keys = ON`: SQLite ships with them off, which silently disables every cascade.
 - `synchronous = NORMAL`: in WAL mode a commit survives a crash of the process (SIGKILL, an
   exception) and the file can never be corrupted; only a power loss or OS crash may roll back
