@@ -184,3 +184,19 @@ def test_vacuum_leaves_pending_migrations_to_migrate(tmp_path: Path) -> None:
     with pytest.raises(MigrationError, match="contextchef db migrate"):
         maintenance.vacuum(db)
     assert version_of(db) == OLD
+
+
+def test_another_lane_neither_trips_the_fence_nor_hides_a_pending_step(tmp_path: Path) -> None:
+    assert all(step.version < mig.FORK_LANE_FLOOR for step in MIGRATIONS)
+    db = tmp_path / "context.db"
+    at_version(db, OLD)
+    conn = connect(db)
+    conn.execute("CREATE TABLE plugin_notes (x)")  # a plugin's own step, in its own lane
+    conn.execute("INSERT INTO schema_migrations VALUES (10001, 'plugin_first_step', 0)")
+    conn.close()
+    with SQLiteBackend(db, project="test:upgrade") as backend:
+        assert len(backend.list("notes")) == 3
+    conn = connect(db)
+    versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY 1")]
+    conn.close()
+    assert versions == [*range(1, LATEST_SCHEMA_VERSION + 1), 10001]
