@@ -200,3 +200,21 @@ def test_another_lane_neither_trips_the_fence_nor_hides_a_pending_step(tmp_path:
     versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY 1")]
     conn.close()
     assert versions == [*range(1, LATEST_SCHEMA_VERSION + 1), 10001]
+
+
+def test_a_dry_run_of_a_failing_step_reports_it_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "context.db"
+    at_version(db, LATEST_SCHEMA_VERSION)
+    before = db.read_bytes()
+
+    def m999_broken(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO entry_access(entry_id, accessed_at) VALUES (424242, 0)")
+
+    step = mig.Migration(LATEST_SCHEMA_VERSION + 1, "m999_broken", m999_broken)
+    monkeypatch.setattr(mig, "MIGRATIONS", (*mig.MIGRATIONS, step))
+    monkeypatch.setattr(mig, "LATEST_SCHEMA_VERSION", LATEST_SCHEMA_VERSION + 1)
+    with pytest.raises(MigrationError, match="m999_broken"):
+        upgrade.migrate(db, dry_run=True)
+    assert db.read_bytes() == before and version_of(db) == LATEST_SCHEMA_VERSION

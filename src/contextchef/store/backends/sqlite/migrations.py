@@ -123,7 +123,9 @@ def ensure_schema(
         if progress is not None:
             progress(1, 1)
         return [m.name for m in MIGRATIONS]
-    return apply_migrations(conn, location=location, progress=progress)
+    return apply_migrations(
+        conn, location=location, target=LATEST_SCHEMA_VERSION, progress=progress
+    )
 
 
 def _install_fresh(conn: sqlite3.Connection, location: str) -> bool:

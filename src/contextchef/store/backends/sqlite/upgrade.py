@@ -157,11 +157,7 @@ def _dry_run(path: Path, progress: Progress | None) -> MigrateReport:
                 try:
                     steps = ensure_schema(conn, location=location, progress=progress)
                     end = inventory(conn)
-                    problems = [r[0] for r in conn.execute("PRAGMA integrity_check(20)")]
-                    problems = [p for p in problems if p != "ok"]
-                    problems += [
-                        f"{r[0]} row {r[1]}" for r in conn.execute("PRAGMA foreign_key_check")
-                    ]
+                    problems = _problems(conn)
                     after = schema_version(conn)
                 finally:
                     conn.rollback()
@@ -170,7 +166,7 @@ def _dry_run(path: Path, progress: Progress | None) -> MigrateReport:
     if problems:
         raise MigrationError(
             f"migrating a copy of {path} left it inconsistent ({'; '.join(problems[:5])}); "
-            "the database was not changed. Report this with `contextchef db info --json`"
+            "the database was not changed; do not migrate it with this build"
         )
     return MigrateReport(path, before, after, steps, True, describe_changes(start, end))
 
