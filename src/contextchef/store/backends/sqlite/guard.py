@@ -40,7 +40,6 @@ from contextchef.store.backends.sqlite.migrations import (
     ensure_schema,
     open_database,
     pending_migrations,
-    schema_version,
 )
 
 __all__ = ["MIGRATE_ON_OPEN_WAIT_S", "open_for_use"]
@@ -88,8 +87,10 @@ def open_for_use(path: Path) -> tuple[SharedLock, sqlite3.Connection]:
         hold, conn = _open_held(path)
         try:
             pending = pending_migrations(conn, str(path))
-            if not pending or schema_version(conn) == 0:
-                ensure_schema(conn, location=str(path))  # current, or a fresh install
+            if not pending:
+                return hold, conn
+            if pending[0].version == 1:  # an empty file: installed under the shared hold
+                ensure_schema(conn, location=str(path))
                 return hold, conn
             version, target = pending[0].version - 1, pending[-1].version
         except BaseException:
