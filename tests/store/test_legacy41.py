@@ -15,7 +15,7 @@ import pytest
 from contextchef.errors import StoreError
 from contextchef.memory import Memory
 from contextchef.memory.entry import MEMORY_NAMESPACE
-from contextchef.store import InMemoryBackend, Store, import_from_41
+from contextchef.store import FileSystemBackend, InMemoryBackend, Store, import_from_41
 from contextchef.store.backends.sqlite import SQLiteBackend
 
 T0 = 1_735_689_600_000  # 2025-01-01T00:00:00Z in ms, as 4.1 wrote times
@@ -89,12 +89,15 @@ def build_41_directory(root: Path) -> Path:
     return root
 
 
-@pytest.fixture(params=["sqlite", "inmemory"])
+@pytest.fixture(params=["sqlite", "filesystem", "inmemory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """A target store: the machine's database, a 4.2 `.context` directory, or memory."""
     if request.param == "sqlite":
         backend = SQLiteBackend(tmp_path / "context.db", project="test:legacy41")
         request.addfinalizer(backend.close)
         return Store(backend, versioned=[MEMORY_NAMESPACE])
+    if request.param == "filesystem":
+        return Store(FileSystemBackend(tmp_path / ".context"))
     return Store(InMemoryBackend())
 
 
@@ -158,9 +161,17 @@ def test_a_41_directory_is_imported_with_its_meta(store: Store, tmp_path: Path) 
     # VFS files keep their content; a 4.1 name gives the creation time, else the file's mtime.
     old = store.namespace("vfs").get("vfs_1735689600123_9f86d081884c7d65.txt")
     assert old is not None and old.content == VFS["vfs_1735689600123_9f86d081884c7d65.txt"]
-    assert old.meta["created_at"] == pytest.approx(1_735_689_600.123)
     new = store.namespace("vfs").get("vfs_2c26b46b68ffc68f.txt")
-    assert new is not None and new.meta["created_at"] == pytest.approx(TS_TIME)
+    assert new is not None and new.content == VFS["vfs_2c26b46b68ffc68f.txt"]
+    if not isinstance(store.backend, FileSystemBackend):  # raw files' times come from stat()
+        assert old.meta["created_at"] == pytest.approx(1_735_689_600.123)
+        assert new.meta["created_at"] == pytest.approx(TS_TIME)
+    else:  # a 4.2 `.context` directory: the envelope the TypeScript 4.2 library writes
+        envelope = json.loads((tmp_path / ".context" / "memory" / "user_name").read_text())
+        assert envelope == {
+            "content": "Ada Lovelace",
+            "meta": {k: v for k, v in MEMORIES["user_name"].items() if k != "value"},
+        }
     assert (
         store.resolve("context://archive/archive_8af9baa6cc1aad4f.txt")
         == (VFS["archive_8af9baa6cc1aad4f.txt"])
