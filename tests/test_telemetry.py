@@ -21,7 +21,7 @@ from opentelemetry.trace import StatusCode
 
 from contextchef import AsyncContextChef, ContextChef, MissingDependencyError, summarize
 from contextchef.telemetry import SEMCONV, instrument, uninstrument
-from tests.test_readme import python_blocks
+from tests.docs_pages import python_blocks
 
 SECRET = "zanzibar"
 """A word only the content carries: it must never reach a span unless content is captured."""
@@ -306,8 +306,8 @@ def test_tokens_are_recorded_when_counted_and_counted_on_request(otel: Telemetry
     assert counted.attributes["contextchef.tokens.total"] == payload.meta.tokens.total > 0
 
 
-def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    (code,) = python_blocks("Telemetry")
-    exec(compile(code, "README.md", "exec"), {})
+def test_the_documented_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    (code,) = python_blocks("how-to/telemetry.md")
+    exec(compile(code, "docs/how-to/telemetry.md", "exec"), {})
     name, provider, total = capsys.readouterr().out.split()
     assert (name, provider) == ("contextchef.compile", "anthropic") and int(total) > 0

@@ -8,7 +8,7 @@
    there imports every module of the package (a module that needs an extra must raise
    `MissingDependencyError` naming an extra the wheel declares), checks that `import contextchef`
    loads no CLI library and no provider SDK, runs `contextchef --version`,
-   `contextchef demo --quiet --store :memory:` and the README's quick start;
+   `contextchef demo --quiet --store :memory:` and the quick start of docs/getting-started.md;
 3. with `contextchef[anthropic]`, runs the README's first code block (the agent loop) against a
    scripted model on loopback;
 4. for each integration extra, installs `contextchef[extra]` into an environment of its own and
@@ -246,7 +246,8 @@ def check_agent_loop(wheel: Path, report: Report, cache: Path, workdir: Path) ->
 
 
 def readme_quick_start() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The quick start of docs/getting-started.md."""
+    text = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
     body = text.split("## Quick start\n", 1)[1].split("\n## ", 1)[0]
     (code,) = re.findall(r"```python\n(.*?)```", body, re.S)
     return code
@@ -300,7 +301,7 @@ def check_base(wheel: Path, report: Report, cache: Path, workdir: Path) -> dict[
             continue
         if shown.endswith("--version") and not result.stdout.startswith("contextchef "):
             report.fail(f"{shown} printed {result.stdout!r}")
-    report.step("the README's quick start")
+    report.step("the quick start of docs/getting-started.md")
     script = workdir / "quick_start.py"
     script.write_text(readme_quick_start(), encoding="utf-8")
     try:

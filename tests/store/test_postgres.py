@@ -32,7 +32,7 @@ from contextchef.store.backends.postgres.migrations import (
     migrate_plan,
 )
 from tests.contract import pg
-from tests.test_readme import python_blocks
+from tests.docs_pages import python_blocks
 
 
 @pytest.fixture
@@ -278,15 +278,15 @@ def test_write_many_lands_every_entry_or_none(fresh_schema: str) -> None:
         assert asyncio.run(from_async()) == ["1"]
 
 
-def test_the_readme_example_runs(
+def test_the_documented_example_runs(
     fresh_schema: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (code,) = python_blocks("Sharing one store across machines")
+    (code,) = python_blocks("how-to/postgres.md")
     assert "contextchef_schema=agents" in code
     monkeypatch.setenv("CONTEXTCHEF_DSN", pg.DSN)
     namespace: dict[str, Any] = {}
     code = code.replace("contextchef_schema=agents", f"contextchef_schema={fresh_schema}")
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/how-to/postgres.md", "exec"), namespace)
     namespace["chef"].store.core.backend.close()
     assert "make restart" in capsys.readouterr().out
 
