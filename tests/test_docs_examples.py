@@ -108,6 +108,25 @@ def run_block(block: Block, namespace: dict[str, Any]) -> str:
     return printed.getvalue()
 
 
+def check_output(block: Block, printed: str) -> None:
+    """What the block printed is what the page shows after it (trailing spaces aside)."""
+    if block.output is None:
+        return
+    shown = [line.rstrip() for line in block.output.strip("\n").splitlines()]
+    got = [line.rstrip() for line in printed.strip("\n").splitlines()]
+    assert got == shown, f"{block.where}: printed {printed!r}, the page shows {block.output!r}"
+
+
+def test_a_page_whose_shown_output_is_not_printed_fails() -> None:
+    page = "```python\nprint(6 * 7)\n```\n\n```output\n42\n```\n"
+    (block,) = blocks(ROOT / "docs" / "made-up.md", page)
+    assert block.output == "42\n"
+    check_output(block, run_block(block, {}))
+    wrong = dataclasses.replace(block, code="print(6 * 9)\n")
+    with pytest.raises(AssertionError, match="printed '54"):
+        check_output(wrong, run_block(wrong, {}))
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_page_id)
 def test_the_page_runs_as_written(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -138,7 +157,4 @@ def test_the_page_runs_as_written(
                 printed = run_block(block, namespace)
                 if server is not None:
                     assert len(server.requests) >= 2, f"{block.where}: the loop made one call"
-            if block.output is not None:
-                shown = [line.rstrip() for line in block.output.strip("\n").splitlines()]
-                got = [line.rstrip() for line in printed.strip("\n").splitlines()]
-                assert got == shown, f"{block.where}: printed {printed!r}"
+            check_output(block, printed)
