@@ -36,9 +36,9 @@ $(DEMO_STAMP): $(BIN)/python pyproject.toml
 
 lint: $(STAMP)
 	@$(STEP) "ruff check and ruff format --check" sh -c \
-		'$(BIN)/ruff check src tests benchmarks examples scripts/heartbeat scripts/mkdocs_hooks.py \
+		'$(BIN)/ruff check src tests benchmarks examples scripts/heartbeat scripts/*.py \
 		&& $(BIN)/ruff format --check src tests benchmarks examples scripts/heartbeat \
-			scripts/mkdocs_hooks.py'
+			scripts/*.py'
 
 # mypy keeps its cache in $(VENV) (see pyproject.toml), so a second run takes seconds.
 typecheck: $(STAMP)
