@@ -15,7 +15,9 @@ Tests that check more than "it runs" read single blocks with `python_blocks(page
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,3 +106,19 @@ def python_blocks(page: str, section: str | None = None) -> list[str]:
     return [
         b.code for b in blocks(page_path(page), section_text(page, section)) if b.lang == "python"
     ]
+
+
+def imported_modules(code: str) -> set[str]:
+    """The absolute imports of a block, third-party only: `import a.b` as `a.b`, `from a import
+    b` as `a.b` (a module or a name in one)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {
+        name
+        for name in found
+        if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "contextchef"
+    }

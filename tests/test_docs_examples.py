@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.util
 import io
+import os
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +25,7 @@ import pytest
 
 from contextchef import ContextChef
 from tests.agent_loop import REPLIES, Call
-from tests.docs_pages import ROOT, Block, blocks, pages
+from tests.docs_pages import ROOT, Block, blocks, imported_modules, pages
 from tests.loopback import loopback_server
 
 MODEL_ANSWER = "parse() calls int() on the whole text, so '1+2' raises ValueError."
@@ -95,6 +97,21 @@ def close_stores(namespace: dict[str, Any]) -> None:
             value.store.close()
 
 
+def require_extra(block: Block, extra: str) -> None:
+    """Skip the rest of the page (fail under CI=true) when what the block imports is missing."""
+    missing = sorted(
+        module
+        for module in imported_modules(block.code)
+        if importlib.util.find_spec(module.split(".")[0]) is None
+    )
+    if not missing:
+        return
+    message = f"{block.where} needs contextchef[{extra}] ({', '.join(missing)} missing)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def run_block(block: Block, namespace: dict[str, Any]) -> str:
     """Run one block in the page's namespace; what it printed."""
     printed = io.StringIO()
@@ -149,6 +166,9 @@ def test_the_page_runs_as_written(
                 block = dataclasses.replace(
                     block, code=block.code.replace(POSTGRES_SCHEMA, f"contextchef_schema={schema}")
                 )
+            extra = block.options.get("extra")
+            if extra is not None:
+                require_extra(block, extra)
             target = block.options.get("model")
             with contextlib.ExitStack() as stack:
                 server = None

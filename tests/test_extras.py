@@ -9,16 +9,14 @@ from the installed files, so `opentelemetry.sdk` counts as `opentelemetry-sdk`, 
 
 from __future__ import annotations
 
-import ast
 import re
-import sys
 import tomllib
 from functools import cache
 from importlib.metadata import distribution, packages_distributions
 
 import pytest
 
-from tests.docs_pages import ROOT, Block, blocks, pages
+from tests.docs_pages import ROOT, Block, blocks, imported_modules, pages
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
@@ -38,22 +36,6 @@ EXTRAS = {
 
 def examples() -> list[Block]:
     return [block for page in pages() for block in blocks(page) if "extra" in block.options]
-
-
-def imported_modules(code: str) -> set[str]:
-    """The absolute imports of a block, third-party only: `import a.b` as `a.b`, `from a import
-    b` as `a.b` (a module or a name in one)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {
-        name
-        for name in found
-        if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "contextchef"
-    }
 
 
 @cache
