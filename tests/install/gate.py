@@ -11,8 +11,9 @@
    `contextchef demo --quiet --store :memory:` and the quick start of docs/getting-started.md;
 3. with `contextchef[anthropic]`, runs the README's first code block (the agent loop) against a
    scripted model on loopback;
-4. for each integration extra, installs `contextchef[extra]` into an environment of its own and
-   imports the modules that needed it.
+4. for each integration extra, installs `contextchef[extra]` into an environment of its own,
+   imports the modules that needed it and runs the extra's documented examples (the blocks of
+   docs/ marked `<!-- docs-test: extra=NAME -->` that need no server and no model).
 
 Environments are cached under `.venv/gate/`, keyed by the Python version and the wheel's declared
 requirements: a dependency added, removed or changed in the metadata gets a fresh environment, so
@@ -324,6 +325,27 @@ def check_extra(
             report.fail(f"with contextchef[{extra}], import {name}: {outcome.get(name)}")
     if extra in PROBES and (found := probe(python, extra, workdir)) != "ok":
         report.fail(f"with contextchef[{extra}], its probe gave {found!r}")
+    for where, code in documented_examples(extra):
+        report.step(f"contextchef[{extra}]: the example at {where}")
+        script = workdir / f"example_{extra.replace('-', '_')}.py"
+        script.write_text(code, encoding="utf-8")
+        try:
+            run([python, script], cwd=workdir)
+        except GateError as exc:
+            report.fail(f"with contextchef[{extra}] alone, the example at {where}: {exc}")
+
+
+def documented_examples(extra: str) -> list[tuple[str, str]]:
+    """(where, code) of the documented examples of `extra` that need no server and no model:
+    what a user runs right after `pip install 'contextchef[extra]'`."""
+    from tests.docs_pages import blocks, pages
+
+    return [
+        (block.where, block.code)
+        for page in pages()
+        for block in blocks(page)
+        if block.options.get("extra") == extra and not {"needs", "model"} & set(block.options)
+    ]
 
 
 def prune(cache: Path, since: float) -> None:
