@@ -39,7 +39,7 @@ from contextchef.cli.mcp import open_backend
 from contextchef.integrations.mcp import ContextServer
 from contextchef.integrations.mcp_guard import unreadable_reply
 from contextchef.integrations.mcp_resources import mime_type
-from tests.docs_pages import python_blocks, section_text
+from tests.docs_pages import section_text
 from tests.integrations.mcp_client import (
     PROJECT,
     Client,
@@ -240,14 +240,6 @@ def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) 
     result = CliRunner().invoke(app, ["mcp", "--store", ":memory:"])
     assert result.exit_code == 1
     assert "contextchef[mcp]" in result.output
-
-
-def test_the_documented_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    (code,) = python_blocks("how-to/mcp.md")
-    exec(compile(code, "docs/how-to/mcp.md", "exec"), {})
-    out = capsys.readouterr().out
-    assert out.startswith('1 match for "parser" under context://notes/:')
-    assert "context://notes/plan.md: 1. ship the parser" in out
 
 
 def test_the_documented_configuration_snippet_is_a_valid_command_line() -> None:

@@ -32,7 +32,6 @@ from contextchef.store.backends.postgres.migrations import (
     migrate_plan,
 )
 from tests.contract import pg
-from tests.docs_pages import python_blocks
 
 
 @pytest.fixture
@@ -276,19 +275,6 @@ def test_write_many_lands_every_entry_or_none(fresh_schema: str) -> None:
                 return [v.content for v in await native.history("memory", "a")]
 
         assert asyncio.run(from_async()) == ["1"]
-
-
-def test_the_documented_example_runs(
-    fresh_schema: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (code,) = python_blocks("how-to/postgres.md")
-    assert "contextchef_schema=agents" in code
-    monkeypatch.setenv("CONTEXTCHEF_DSN", pg.DSN)
-    namespace: dict[str, Any] = {}
-    code = code.replace("contextchef_schema=agents", f"contextchef_schema={fresh_schema}")
-    exec(compile(code, "docs/how-to/postgres.md", "exec"), namespace)
-    namespace["chef"].store.core.backend.close()
-    assert "make restart" in capsys.readouterr().out
 
 
 def test_a_statement_past_its_timeout_is_cancelled_and_reported(fresh_schema: str) -> None:
