@@ -61,3 +61,22 @@ def test_the_performance_page_holds_the_benchmark_table_between_its_markers() ->
     assert table.lstrip().startswith("Measured ") and "by `benchmarks/compile.py`" in table
     source = (ROOT / "benchmarks" / "compile.py").read_text(encoding="utf-8")
     assert 'PERFORMANCE_PAGE = HERE.parent / "docs" / "performance.md"' in source
+
+
+def test_the_api_reference_renders_every_public_module() -> None:
+    """Each public module or package directly under `contextchef` has a `::: ` directive (or a
+    page of its own), so its docstrings are on the site."""
+    source = ROOT / "src" / "contextchef"
+    public = {
+        path.stem if path.is_file() else path.name
+        for path in source.iterdir()
+        if not path.name.startswith(("_", "."))
+        and (path.suffix == ".py" or path.is_dir())
+        and path.name not in ("py.typed", "cli")
+    }
+    rendered = {
+        match.split(".")[1]
+        for page in (DOCS / "reference").glob("*.md")
+        for match in re.findall(r"^::: (contextchef\.\w+)", page.read_text(), re.M)
+    }
+    assert public and public <= rendered, sorted(public - rendered)
