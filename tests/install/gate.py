@@ -8,11 +8,12 @@
    there imports every module of the package (a module that needs an extra must raise
    `MissingDependencyError` naming an extra the wheel declares), checks that `import contextchef`
    loads no CLI library and no provider SDK, runs `contextchef --version`,
-   `contextchef demo --quiet --store :memory:` and the README's quick start;
+   `contextchef demo --quiet --store :memory:` and the quick start of docs/getting-started.md;
 3. with `contextchef[anthropic]`, runs the README's first code block (the agent loop) against a
    scripted model on loopback;
-4. for each integration extra, installs `contextchef[extra]` into an environment of its own and
-   imports the modules that needed it.
+4. for each integration extra, installs `contextchef[extra]` into an environment of its own,
+   imports the modules that needed it and runs the extra's documented examples (the blocks of
+   docs/ marked `<!-- docs-test: extra=NAME -->` that need no server and no model).
 
 It installs with uv (a development dependency) when it is there, else with pip: both install what
 the wheel's metadata declares, and uv does it several times faster.
@@ -272,7 +273,8 @@ def check_agent_loop(wheel: Path, report: Report, cache: Path, workdir: Path) ->
 
 
 def readme_quick_start() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The quick start of docs/getting-started.md."""
+    text = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
     body = text.split("## Quick start\n", 1)[1].split("\n## ", 1)[0]
     (code,) = re.findall(r"```python\n(.*?)```", body, re.S)
     return code
@@ -326,7 +328,7 @@ def check_base(wheel: Path, report: Report, cache: Path, workdir: Path) -> dict[
             continue
         if shown.endswith("--version") and not result.stdout.startswith("contextchef "):
             report.fail(f"{shown} printed {result.stdout!r}")
-    report.step("the README's quick start")
+    report.step("the quick start of docs/getting-started.md")
     script = workdir / "quick_start.py"
     script.write_text(readme_quick_start(), encoding="utf-8")
     try:
@@ -349,6 +351,27 @@ def check_extra(
             report.fail(f"with contextchef[{extra}], import {name}: {outcome.get(name)}")
     if extra in PROBES and (found := probe(python, extra, workdir)) != "ok":
         report.fail(f"with contextchef[{extra}], its probe gave {found!r}")
+    for where, code in documented_examples(extra):
+        report.step(f"contextchef[{extra}]: the example at {where}")
+        script = workdir / f"example_{extra.replace('-', '_')}.py"
+        script.write_text(code, encoding="utf-8")
+        try:
+            run([python, script], cwd=workdir)
+        except GateError as exc:
+            report.fail(f"with contextchef[{extra}] alone, the example at {where}: {exc}")
+
+
+def documented_examples(extra: str) -> list[tuple[str, str]]:
+    """(where, code) of the documented examples of `extra` that need no server and no model:
+    what a user runs right after `pip install 'contextchef[extra]'`."""
+    from tests.docs_pages import blocks, pages
+
+    return [
+        (block.where, block.code)
+        for page in pages()
+        for block in blocks(page)
+        if block.options.get("extra") == extra and not {"needs", "model"} & set(block.options)
+    ]
 
 
 def prune(cache: Path, since: float) -> None:

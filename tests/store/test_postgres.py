@@ -32,7 +32,6 @@ from contextchef.store.backends.postgres.migrations import (
     migrate_plan,
 )
 from tests.contract import pg
-from tests.test_readme import python_blocks
 
 
 @pytest.fixture
@@ -285,19 +284,6 @@ def test_write_many_lands_every_entry_or_none(fresh_schema: str) -> None:
                 return [v.content for v in await native.history("memory", "a")]
 
         assert asyncio.run(from_async()) == ["1"]
-
-
-def test_the_readme_example_runs(
-    fresh_schema: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (code,) = python_blocks("Sharing one store across machines")
-    assert "contextchef_schema=agents" in code
-    monkeypatch.setenv("CONTEXTCHEF_DSN", pg.DSN.partition("?")[0])  # the example adds "?..."
-    namespace: dict[str, Any] = {}
-    code = code.replace("contextchef_schema=agents", f"contextchef_schema={fresh_schema}")
-    exec(compile(code, "README.md", "exec"), namespace)
-    namespace["chef"].store.core.backend.close()
-    assert "make restart" in capsys.readouterr().out
 
 
 def test_a_statement_past_its_timeout_is_cancelled_and_reported(fresh_schema: str) -> None:
