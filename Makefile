@@ -11,16 +11,19 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 STEP := $(PYTHON) scripts/heartbeat
 PYTEST_WORKERS ?= auto
 
-.PHONY: test demo lint typecheck unit install-check bench clean
+.PHONY: test demo lint typecheck unit docs install-check bench clean
 
 $(BIN)/python:
 	@$(STEP) "creating the virtual environment $(VENV)" $(PYTHON) -m venv $(VENV)
 	@$(STEP) "upgrading pip in $(VENV)" $(PIP) install --quiet --upgrade pip
 
 # Everything `make test` needs: the library (editable), its extras' SDKs and the development tools.
+# uv (itself a development tool) installs them several times faster than pip; pip is the fallback.
 $(STAMP): $(BIN)/python pyproject.toml
-	@$(STEP) "installing contextchef with its development tools (pytest, mypy, ruff, SDKs)" \
-		$(PIP) install --quiet -e '.[dev]'
+	@$(STEP) "installing uv into $(VENV)" $(PIP) install --quiet 'uv>=0.4'
+	@$(STEP) "installing contextchef with its development tools (pytest, mypy, ruff, SDKs)" sh -c \
+		"$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]' \
+		|| $(PIP) install --quiet -e '.[dev]'"
 	@touch $(STAMP)
 
 # The demo needs only the library and its runtime dependencies: an editable install, which also
@@ -36,8 +39,10 @@ $(DEMO_STAMP): $(BIN)/python pyproject.toml
 
 lint: $(STAMP)
 	@$(STEP) "ruff check and ruff format --check" sh -c \
-		'$(BIN)/ruff check src tests benchmarks examples scripts/heartbeat \
-		&& $(BIN)/ruff format --check src tests benchmarks examples scripts/heartbeat'
+		'$(BIN)/ruff check src tests benchmarks examples scripts/heartbeat scripts/alongside \
+			scripts/*.py \
+		&& $(BIN)/ruff format --check src tests benchmarks examples scripts/heartbeat \
+			scripts/alongside scripts/*.py'
 
 # mypy keeps its cache in $(VENV) (see pyproject.toml), so a second run takes seconds.
 typecheck: $(STAMP)
@@ -47,12 +52,28 @@ unit: $(STAMP)
 	@$(STEP) "pytest, the whole suite on $(PYTEST_WORKERS) workers" \
 		$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 
+# The documentation site, strict (a warning is an error), offline, into site/. The API reference
+# is read from the docstrings, the CLI reference from the typer app (scripts/mkdocs_hooks.py);
+# the pages' code blocks run in the unit step (tests/test_docs_examples.py). No --quiet: it
+# hides the warnings from --strict's count, and the build would pass with them.
+docs: $(STAMP)
+	@$(STEP) "mkdocs build --strict: the documentation site into site/" \
+		env NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # Build the sdist and the wheel, install the wheel as a user would (runtime dependencies only,
 # then each extra alone) and run it there: see tests/install/gate.py.
 install-check: $(STAMP)
 	@$(STEP) "the user-install gate" $(BIN)/python -m tests.install.gate
 
-test: lint typecheck unit install-check
+# mypy, the docs build and the user-install gate run beside the suite (scripts/alongside): the
+# suite leaves CPU idle while it waits on PostgreSQL, subprocesses and locks.
+# `make typecheck unit docs install-check` runs the same steps one after another.
+test: lint
+	@$(PYTHON) scripts/alongside \
+		"mypy --strict on src/contextchef" "$(BIN)/mypy" \
+		"the documentation site (mkdocs build --strict)" "$(MAKE) --no-print-directory docs" \
+		"the user-install gate" "$(BIN)/python -m tests.install.gate" \
+		-- $(MAKE) --no-print-directory unit
 
 # DEMO_ARGS passes options on, e.g. make demo DEMO_ARGS="--store :memory: --report window.html"
 demo: $(DEMO_STAMP)

@@ -26,11 +26,11 @@ written with the results, since other work on the machine slows both sides.
 The issue's targets (issue 24) are checked at the end: each one is a line that says met or not.
 
 Usage: python benchmarks/compile.py [--sizes 1000,10000,50000] [--repeats 3] [--turns 5]
-       [--targets openai,anthropic] [--no-reference] [--no-rss] [--readme]
+       [--targets openai,anthropic] [--no-reference] [--no-rss] [--docs]
        [--overflow-sizes 10000]   (a compile that has to compress; off by default)
-Writes benchmarks/results/compile.json and the table benchmarks/results/compile.md; `--readme`
-also puts that table into README.md's Performance section (between its markers). The whole
-default run takes about 4 minutes on 2 idle cores (~17 min when they are busy).
+Writes benchmarks/results/compile.json and the table benchmarks/results/compile.md; `--docs`
+also puts that table into docs/performance.md, between its markers (`--readme`: the old name).
+The whole default run takes about 4 minutes on 2 idle cores (~17 min when they are busy).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from compile_report import (
     print_legend,
     print_table,
     print_verdicts,
-    write_readme,
+    write_page,
 )
 from ts_bridge import Reference, node_command, reference_package, run_json
 
@@ -69,6 +69,8 @@ from contextchef.adapters import adapter_registry
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"
+PERFORMANCE_PAGE = HERE.parent / "docs" / "performance.md"
+"""The page whose table `--docs` rewrites (between its markers)."""
 WORDS = [
     "the",
     "parser",
@@ -378,7 +380,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=5, help="turns per round (median)")
     parser.add_argument("--warmups", type=int, default=1, help="reference warm-up runs per target")
     parser.add_argument("--targets", default=",".join(adapter_registry.names()))
-    parser.add_argument("--readme", action="store_true", help="write the table into README.md")
+    parser.add_argument(
+        "--docs", "--readme", action="store_true", help="write the table into docs/performance.md"
+    )
     parser.add_argument("--no-reference", action="store_true")
     parser.add_argument("--no-rss", action="store_true")
     parser.add_argument("--overflow-sizes", default="", help="e.g. 1000,10000 (off by default)")
@@ -416,9 +420,9 @@ def main() -> None:
     table = markdown_table(document)
     args.out.with_suffix(".md").write_text(table)
     print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
-    if args.readme:
-        write_readme(HERE.parent / "README.md", table)
-        print("wrote the table into README.md")
+    if args.docs:
+        write_page(PERFORMANCE_PAGE, table)
+        print(f"wrote the table into {PERFORMANCE_PAGE.relative_to(HERE.parent)}")
 
 
 def run_overflow(

@@ -127,10 +127,10 @@ def print_verdicts(verdicts: list[dict[str, Any]]) -> None:
         print(f"  [{item['verdict']:^12}] {item['target']}: {values or '-'}")
 
 
-# -- the markdown table the README shows (written by the benchmark, never typed) -------------
+# -- the markdown table docs/performance.md shows (written by the benchmark, never typed) ----
 
-README_BEGIN = "<!-- table written by benchmarks/compile.py --readme: begin -->"
-README_END = "<!-- table written by benchmarks/compile.py --readme: end -->"
+TABLE_BEGIN = "<!-- table written by benchmarks/compile.py --docs: begin -->"
+TABLE_END = "<!-- table written by benchmarks/compile.py --docs: end -->"
 MARKDOWN = (  # header, numerator, denominator (None: a figure, not a ratio)
     ("cold", "cold_ms", None),
     ("TS cold", "ts_cold_ms", None),
@@ -185,11 +185,11 @@ def markdown_table(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_readme(readme: Path, table: str) -> None:
-    """Replace the table between the README's markers."""
-    text = readme.read_text()
-    head, found, rest = text.partition(README_BEGIN)
-    _, ended, tail = rest.partition(README_END)
+def write_page(page: Path, table: str) -> None:
+    """Replace the table between the page's markers."""
+    text = page.read_text()
+    head, found, rest = text.partition(TABLE_BEGIN)
+    _, ended, tail = rest.partition(TABLE_END)
     if not (found and ended):
-        raise SystemExit(f"{readme} lacks the markers {README_BEGIN!r} ... {README_END!r}")
-    readme.write_text(f"{head}{README_BEGIN}\n{table}{README_END}{tail}")
+        raise SystemExit(f"{page} lacks the markers {TABLE_BEGIN!r} ... {TABLE_END!r}")
+    page.write_text(f"{head}{TABLE_BEGIN}\n{table}{TABLE_END}{tail}")

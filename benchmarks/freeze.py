@@ -4,7 +4,7 @@ Python's cyclic collector now and then makes a full pass over every container ob
 an agent process those are mostly long-lived (the host's history, its SDK clients, the chef's
 copies and conversions), so a full pass costs in proportion to what the host holds, not to what
 a compile allocates. contextchef never touches the collector (a library must not switch a
-process-wide setting; see README, "Performance"). A host that loads its history once and keeps
+process-wide setting; see docs/performance.md). A host that loads its history once and keeps
 it may call `gc.freeze()` after start-up, and the full passes skip everything alive then.
 
 For each target, in interleaved rounds on a history the host holds the whole time:

@@ -1,5 +1,5 @@
-"""An independent serialization of a payload in request order, written from the README's
-definition ("Prompt caching"), for tests of `payload.meta.cache` and the cache ledger."""
+"""An independent serialization of a payload in request order, written from the definition in
+docs/concepts/caching.md, for tests of `payload.meta.cache` and the cache ledger."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 
 def oracle_serialization(payload: Mapping[str, Any]) -> bytes:
-    """The payload in request order, written from the definition in the README, independently of
+    """The payload in request order, written from the definition in the docs, independently of
     the library: settings (other keywords) as one object, tools, system blocks, messages; each
     as canonical JSON plus a newline, breakpoints (`cache_control`) left out."""
     data = dict(payload)

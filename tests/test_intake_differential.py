@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from contextchef._intake import fast_intake, intake_message, reference_intake
 from contextchef._jsonvalue import MAX_DEPTH
 from tests.benchmark_transcript import benchmark_transcript
+from tests.fuzz import examples
 from tests.intake_oracle import oracle_intake
 
 HUGE = 10 ** (sys.get_int_max_str_digits() + 10) if sys.get_int_max_str_digits() else 10**5000
@@ -236,7 +237,7 @@ def messages(draw: st.DrawFn) -> Any:
     )
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages(), st.sampled_from([None, 0, 7]))
 def test_intake_equals_the_reference_on_any_message(message: Any, index: int | None) -> None:
     same(message, index)
@@ -265,7 +266,7 @@ SITES = [
     st.integers(MAX_DEPTH - 6, MAX_DEPTH + 1),
     st.sampled_from(["list", "dict"]),
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_nesting_at_the_depth_limit_in_every_place(site: int, depth: int, kind: str) -> None:
     same(SITES[site](nested(depth, kind=kind)))
 

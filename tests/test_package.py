@@ -49,7 +49,7 @@ CAUGHT_ERRORS = (
     "SnapshotError",
     "ToolCallError",
 )
-README = Path(__file__).resolve().parents[1] / "README.md"
+PUBLIC_API = Path(__file__).resolve().parents[1] / "docs" / "reference" / "index.md"
 CHEF_OPTIONS = {
     "store",
     "memory",
@@ -74,7 +74,7 @@ CHEF_OPTIONS = {
 
 
 def documented_names() -> list[str]:
-    text = README.read_text(encoding="utf-8")
+    text = PUBLIC_API.read_text(encoding="utf-8")
     section = text.split("## Public API", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
     return [name for row in rows for name in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", row)]
@@ -82,7 +82,7 @@ def documented_names() -> list[str]:
 
 def test_all_is_the_documented_table() -> None:
     documented = documented_names()
-    assert len(documented) == len(set(documented)), "a name is listed twice in the README"
+    assert len(documented) == len(set(documented)), "a name is listed twice in the docs"
     assert sorted(contextchef.__all__) == sorted(["__version__", *documented])
 
 

@@ -21,7 +21,6 @@ from contextchef import (
     SQLiteBackend,
 )
 from contextchef.pool import DEFAULT_KEY, session_key
-from tests.test_readme import python_blocks
 
 
 def test_keys_are_normalised_with_a_default_for_none() -> None:
@@ -148,9 +147,3 @@ async def test_the_async_pool_is_task_safe_and_keeps_the_store(tmp_path: Path) -
     assert evicted == ["alice", "bob"]
     assert await pool.evict("carol") and "carol" not in pool and pool.keys() == ["alice"]
     backend.close()
-
-
-def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    (code,) = python_blocks("Many conversations in one process")
-    exec(compile(code, "README.md", "exec"), {})
-    assert capsys.readouterr().out.strip() == "vim"

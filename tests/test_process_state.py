@@ -1,7 +1,7 @@
 """contextchef leaves the interpreter as the host set it up: the garbage collector (on or off,
 its callbacks, thresholds and frozen objects), the interpreter's switch interval and recursion
 limit, and the logging configuration. Whatever a collector pause or a global setting would buy
-a compile is the host's choice to make (see README, "Performance"), never the library's.
+a compile is the host's choice to make (see docs/performance.md), never the library's.
 
 The dynamic tests drive every entry point a host calls in a turn, sync and async (setters, the
 agent loop, compiles with overflow and store writes, the context tool) with the collector off

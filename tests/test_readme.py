@@ -1,5 +1,7 @@
-"""The README's examples run as written: the agent loop it opens with against the real
-Anthropic SDK on a loopback server, the others offline."""
+"""The README is a landing page: it opens with an agent loop that runs against the real Anthropic
+SDK on a loopback server, names the two commands, stays short and links into the docs, whose
+pages all have a place in the site. (Every code block of the README and of the docs runs in
+tests/test_docs_examples.py; the reliability table's tests exist.)"""
 
 from __future__ import annotations
 
@@ -12,15 +14,8 @@ import pytest
 
 from contextchef import prompts
 from tests.agent_loop import Call, anthropic_reply
+from tests.docs_pages import DOCS, README, ROOT, python_blocks, section_text
 from tests.loopback import loopback_server
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def python_blocks(section: str) -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", body, re.S)
 
 
 def first_code_block() -> str:
@@ -74,53 +69,10 @@ def test_the_readme_opens_with_an_agent_loop_that_runs(
     assert prompts.CONVERSATION_CONTINUES not in json.dumps(second)
 
 
-def test_quick_start_runs(capsys: object) -> None:
-    (code,) = python_blocks("Quick start")
+def test_the_quick_start_is_short_and_runs() -> None:
+    (code,) = python_blocks("getting-started.md", "Quick start")
     assert len(code.splitlines()) <= 20
-    exec(compile(code, str(README), "exec"), {})
-
-
-def test_long_conversation_example_runs() -> None:
-    (code,) = python_blocks("Keeping long conversations in the window")
-    exec(compile(code, str(README), "exec"), {})
-
-
-def test_context_store_examples_run() -> None:
-    blocks = python_blocks("The context store")
-    assert len(blocks) == 2  # the store, and manual offload
-    for code in blocks:
-        exec(compile(code, str(README), "exec"), {})
-
-
-def test_memory_and_scratchpad_example_runs() -> None:
-    (code,) = python_blocks("Giving the model a memory and a scratchpad")
-    exec(compile(code, str(README), "exec"), {})
-
-
-def test_skills_example_runs() -> None:
-    (code,) = python_blocks("Skills")
-    exec(compile(code, str(README), "exec"), {})
-
-
-def test_announcements_example_runs() -> None:
-    (code,) = python_blocks("Announcements")
-    exec(compile(code, str(README), "exec"), {})
-
-
-def test_portable_snapshot_example_runs() -> None:
-    (code,) = python_blocks("Async, events, snapshots")
-    exec(compile(code, str(README), "exec"), {})
-
-
-def test_tool_selection_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    (code,) = python_blocks("Choosing the tools the model sees")
-    exec(compile(code, str(README), "exec"), {})
-    assert "Loaded the browser toolkit" in capsys.readouterr().out
-
-
-def test_prompt_caching_example_runs() -> None:
-    (code,) = python_blocks("Prompt caching")
-    exec(compile(code, str(README), "exec"), {})
+    exec(compile(code, "docs/getting-started.md", "exec"), {})
 
 
 def test_readme_names_the_two_commands() -> None:
@@ -128,10 +80,21 @@ def test_readme_names_the_two_commands() -> None:
     assert "make test" in text and "make demo" in text
 
 
+def test_the_readme_is_a_landing_page_whose_links_lead_somewhere() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", text)
+    assert len(links) >= 20
+    for link in links:
+        assert (ROOT / link).is_file(), link
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in sorted(DOCS.rglob("*.md")):
+        assert str(page.relative_to(DOCS)) in nav, f"{page} is in no section of the site"
+
+
 def test_every_test_the_reliability_table_names_exists() -> None:
-    root = Path(__file__).resolve().parents[1]
-    text = (root / "README.md").read_text(encoding="utf-8")
-    table = text.split("## Reliability", 1)[1].split("\n## ", 1)[0]
+    root = ROOT
+    table = section_text("reliability.md")
     files = set(re.findall(r"`(tests/[\w/]+\.py)`", table))
     names = set(re.findall(r"`(test_\w+)`", table))
     assert files and names

@@ -21,7 +21,6 @@ from opentelemetry.trace import StatusCode
 
 from contextchef import AsyncContextChef, ContextChef, MissingDependencyError, summarize
 from contextchef.telemetry import SEMCONV, instrument, uninstrument
-from tests.test_readme import python_blocks
 
 SECRET = "zanzibar"
 """A word only the content carries: it must never reach a span unless content is captured."""
@@ -304,10 +303,3 @@ def test_tokens_are_recorded_when_counted_and_counted_on_request(otel: Telemetry
     counted = otel.spans("contextchef.compile")[-1]
     assert counted.attributes is not None
     assert counted.attributes["contextchef.tokens.total"] == payload.meta.tokens.total > 0
-
-
-def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    (code,) = python_blocks("Telemetry")
-    exec(compile(code, "README.md", "exec"), {})
-    name, provider, total = capsys.readouterr().out.split()
-    assert (name, provider) == ("contextchef.compile", "anthropic") and int(total) > 0

@@ -1,8 +1,8 @@
 """contextchef: compile an LLM agent's state into the best payload for the target provider.
 
-The names a user writes are importable from here; the README's "Public API" section lists them
-(a test keeps the two equal) and says which public module holds everything else. Modules whose
-names start with `_` are private.
+The names a user writes are importable from here; the "Public API" section of
+docs/reference/index.md lists them (a test keeps the two equal) and says which public module
+holds everything else. Modules whose names start with `_` are private.
 """
 
 from contextchef._renamed import deprecated_names

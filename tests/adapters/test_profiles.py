@@ -31,8 +31,8 @@ from contextchef.adapters.profile import PLAIN_PROFILE
 from contextchef.errors import ConfigError
 from contextchef.placement.breakpoints import AUTO_MARK
 from tests.adapters.sdk_anthropic import validate_request
+from tests.docs_pages import python_blocks
 from tests.selection.pruner_fixtures import NAMES, TOOLS, validate
-from tests.test_readme import python_blocks
 
 
 class Delegating:
@@ -269,10 +269,10 @@ def test_a_profile_is_checked() -> None:
         builtin_registry().register("bad", Misdeclared())  # type: ignore[arg-type]
 
 
-def test_the_readme_wrapper_runs_and_matches_the_builtin_target() -> None:
-    (code,) = python_blocks("The payload")
+def test_the_documented_wrapper_runs_and_matches_the_builtin_target() -> None:
+    (code,) = python_blocks("concepts/payload.md")
     namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/concepts/payload.md", "exec"), namespace)
     builtin = ContextChef().set_system_prompt("You are a coding agent.")
     builtin.set_history([{"role": "user", "content": "Hi"}])
     assert json.dumps(namespace["payload"]) == json.dumps(builtin.compile(target="anthropic"))

@@ -15,6 +15,7 @@ from contextchef.cache import ledger as cache_ledger
 from contextchef.cache._part_sizes import message_facts
 from contextchef.cache.economics import part_facts
 from tests.benchmark_transcript import benchmark_transcript
+from tests.fuzz import examples
 
 TARGETS = ("openai", "openai-responses", "anthropic", "gemini")
 
@@ -43,7 +44,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(json_values)
 def test_message_facts_are_part_facts(value: Any) -> None:
     assert message_facts(value) == part_facts(value)
@@ -71,7 +72,7 @@ def test_cold_meta_cache_is_unchanged_by_fast_sizing(
     assert cold_cache(target) == fast
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.floats())
 @example(1e-7)
 @example(1.5e-8)

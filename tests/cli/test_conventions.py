@@ -43,7 +43,7 @@ def _option_rows(help_text: str) -> dict[str, str]:
     """Each `--option` row of a rich help panel: what follows the option on its line."""
     rows: dict[str, str] = {}
     for line in help_text.splitlines():
-        found = re.match(r"│\s+(?:\*\s+)?(--[\w-]+)(.*?)\s*│$", line)
+        found = re.match(r"│\s+(?:\*\s+)?(--[\w.-]+)(.*?)\s*│$", line)  # `--from-4.1`
         if found:
             rows[found.group(1)] = found.group(2)
     return rows

@@ -1,12 +1,13 @@
 """The PostgreSQL side of the contract suite: a server probe, a session schema, open backends.
 
 The suite uses the server at `CONTEXTCHEF_TEST_PG_DSN` (default: this machine's
-`postgresql://postgres@127.0.0.1:5432/test`) in a fresh schema `contextchef_test_<pid>_<hex>`,
-dropped at the end of the session. Each backend gets its own project (derived from the test's
-temporary directory), so tests never see each other's rows and a reopen sees the same ones.
-Without a server the PostgreSQL cases skip, saying how to start one, except under `CI=true`,
-where a missing server fails them; outside CI a backend that finds the server's connection
-slots all taken (other suites sharing it) skips its test too, saying so.
+`postgresql://postgres@127.0.0.1:5432/test`, see `DEFAULT_DSN`) in a fresh schema
+`contextchef_test_<pid>_<hex>`, dropped at the end of the session. Each backend gets its own
+project (derived from the test's temporary directory), so tests never see each other's rows
+and a reopen sees the same ones. Without a server the PostgreSQL cases skip, saying how to
+start one, except under `CI=true`, where a missing server fails them; outside CI a backend that
+finds the server's connection slots all taken (other suites sharing it) skips its test too,
+saying so.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from typing import Any
 
 import pytest
 
-DSN = os.environ.get("CONTEXTCHEF_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test?options=-c%20synchronous_commit%3Doff"
+"""This machine's server. The suite's sessions don't wait for the WAL flush at each commit:
+what they see is the same (a commit is visible and survives its session), only a crash of the
+server itself could lose the last ones, and no test crashes the server."""
+DSN = os.environ.get("CONTEXTCHEF_TEST_PG_DSN", DEFAULT_DSN)
+JOIN = "&" if "?" in DSN else "?"
+"""What joins one more query parameter onto `DSN`."""
 SCHEMA = f"contextchef_test_{os.getpid()}_{secrets.token_hex(4)}"
 OPENED: list[Any] = []
 """Backends opened by the current test; closed by the suite's teardown."""

@@ -39,6 +39,7 @@ from contextchef.cli.mcp import open_backend
 from contextchef.integrations.mcp import ContextServer
 from contextchef.integrations.mcp_guard import unreadable_reply
 from contextchef.integrations.mcp_resources import mime_type
+from tests.docs_pages import section_text
 from tests.integrations.mcp_client import (
     PROJECT,
     Client,
@@ -49,7 +50,6 @@ from tests.integrations.mcp_client import (
     server_args,
     stdio_client_for,
 )
-from tests.test_readme import README, python_blocks
 
 SESSION = [
     {"command": "create", "path": "context://notes/plan.md", "file_text": "1. parse\n2. test\n"},
@@ -242,17 +242,8 @@ def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) 
     assert "contextchef[mcp]" in result.output
 
 
-def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    (code,) = python_blocks("Serving the store over MCP")
-    exec(compile(code, "README.md", "exec"), {})
-    out = capsys.readouterr().out
-    assert out.startswith('1 match for "parser" under context://notes/:')
-    assert "context://notes/plan.md: 1. ship the parser" in out
-
-
-def test_the_readme_configuration_snippet_is_a_valid_command_line() -> None:
-    text = README.read_text(encoding="utf-8")
-    body = text.split("## Serving the store over MCP\n", 1)[1].split("\n## ", 1)[0]
+def test_the_documented_configuration_snippet_is_a_valid_command_line() -> None:
+    body = section_text("how-to/mcp.md")
     (snippet,) = re.findall(r"```json\n(.*?)```", body, re.S)
     server = json.loads(snippet)["mcpServers"]["contextchef"]
     assert server["command"] == "contextchef"

@@ -20,6 +20,7 @@ from contextchef.memory import Memory
 from contextchef.retrieval import OWNED_TOOL_NAMES, ContextTool, Dispatcher
 from contextchef.store import InMemoryBackend, Store
 from tests.contract.conftest import BACKENDS
+from tests.fuzz import examples
 
 VALID = ["a", "b.md", "dir/c", "dir/d.txt", "日本.md", "%2e%2e", "x y"]
 HOSTILE = [
@@ -201,7 +202,7 @@ CALL_ARGUMENTS = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(OWNED_TOOL_NAMES), CALL_ARGUMENTS), max_size=8))
 def test_owned_tools_never_raise(calls: list[tuple[str, Any]]) -> None:
     store = Store(InMemoryBackend())

@@ -7,10 +7,6 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tests.adapters.sdk_anthropic import validate_request as validate_anthropic
-from tests.adapters.sdk_gemini import validate_gemini
-from tests.adapters.sdk_openai import validate_chat, validate_responses
-
 TARGETS = ("openai", "openai-responses", "anthropic", "gemini")
 LIBRARY = {"context"}
 
@@ -81,14 +77,17 @@ def defined_names(payload: Mapping[str, Any], target: str) -> list[str]:
     return list(defined_tools(payload, target))
 
 
-VALIDATORS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
-    "openai": validate_chat,
-    "openai-responses": validate_responses,
-    "anthropic": validate_anthropic,
-    "gemini": validate_gemini,
-}
-
-
 def validate(payload: Mapping[str, Any], target: str) -> None:
-    """The payload passes the official SDK's request types for `target`."""
-    VALIDATORS[target](payload)
+    """The payload passes the official SDK's request types for `target` (the SDKs load here,
+    not on import: a fresh process that needs only the tools starts in a fraction of the time)."""
+    from tests.adapters.sdk_anthropic import validate_request as validate_anthropic
+    from tests.adapters.sdk_gemini import validate_gemini
+    from tests.adapters.sdk_openai import validate_chat, validate_responses
+
+    validators: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+        "openai": validate_chat,
+        "openai-responses": validate_responses,
+        "anthropic": validate_anthropic,
+        "gemini": validate_gemini,
+    }
+    validators[target](payload)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextchef.selection import offload
+from tests.fuzz import examples
 
 PIECES = [
     "ok\n",
@@ -62,7 +63,7 @@ def line_by_line(middle: str, first_line: int, budget: int) -> list[str]:
     return kept
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     pieces=st.lists(st.sampled_from(PIECES), max_size=30),
     cut=st.tuples(st.floats(0, 1), st.floats(0, 1)),
@@ -99,7 +100,7 @@ def test_every_error_pattern_needs_a_keyword(pattern: str, data: st.DataObject) 
             assert _marked(line), (pattern, line)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     lines=st.lists(
         st.one_of(

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from contextchef import prompts
 from contextchef.selection import offload
 from contextchef.selection.offload import OffloadConfig, preview
+from tests.fuzz import examples
 
 
 def previous_candidate_lines(content: str, start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -123,7 +124,7 @@ def both(content: str, config: OffloadConfig) -> tuple[str, str]:
     return preview(content, URI, config, VOCABULARY), previous_preview(content, config)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     lines=st.lists(
         st.one_of(

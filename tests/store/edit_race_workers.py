@@ -18,7 +18,11 @@ from contextchef.retrieval.context_tool import ContextTool
 from contextchef.store import FileSystemBackend, Store
 from contextchef.store.backends.sqlite import SQLiteBackend
 
-DSN = os.environ.get("CONTEXTCHEF_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+DSN = os.environ.get(
+    "CONTEXTCHEF_TEST_PG_DSN",
+    "postgresql://postgres@127.0.0.1:5432/test?options=-c%20synchronous_commit%3Doff",
+)
+"""`tests.contract.pg.DSN`, which this module cannot import (it imports pytest)."""
 PROJECT = "test:edit-races"
 URI = "context://notes/shared.md"
 RENAMED = ("context://notes/a.md", "context://notes/b.md")

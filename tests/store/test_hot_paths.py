@@ -37,6 +37,7 @@ from contextchef.store.validation import (
     _check_text,
     prepare_meta,
 )
+from tests.fuzz import examples
 
 # -- oracles: the code before the fast paths, verbatim --------------------------------------
 
@@ -151,7 +152,7 @@ def same(left: Any, right: Any) -> bool:
     return type(left) is type(right) and bool(left == right)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(meta=metas)
 def test_prepare_meta_matches_the_plain_check(meta: Any) -> None:
     ours, theirs = outcome(prepare_meta, meta, 123.0), outcome(oracle_prepare_meta, meta, 123.0)
@@ -159,7 +160,7 @@ def test_prepare_meta_matches_the_plain_check(meta: Any) -> None:
     assert same(ours[1], theirs[1]) if ours[0] == "ok" else ours[1] == theirs[1]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     content=st.text(max_size=20),
     meta=st.dictionaries(texts, json_values, max_size=5),
@@ -208,7 +209,7 @@ entry_paths = st.one_of(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(path=entry_paths)
 def test_entry_paths_are_decided_as_the_full_check_decides(path: str) -> None:
     _valid_entry_path.cache_clear()  # a cached answer would hide the fast path

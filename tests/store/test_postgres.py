@@ -32,7 +32,6 @@ from contextchef.store.backends.postgres.migrations import (
     migrate_plan,
 )
 from tests.contract import pg
-from tests.test_readme import python_blocks
 
 
 @pytest.fixture
@@ -109,7 +108,7 @@ def test_the_chef_opens_a_postgresql_dsn(
 
 def test_the_dsn_chooses_schema_and_project(fresh_schema: str) -> None:
     params = f"contextchef_schema={fresh_schema}&contextchef_project=team%3Adocs"
-    dsn = f"{pg.DSN}?connect_timeout=5&{params}"
+    dsn = f"{pg.DSN}{pg.JOIN}connect_timeout=5&{params}"
     with PostgresBackend(dsn) as backend:
         assert (backend.schema, backend.project) == (fresh_schema, "team:docs")
         Store(backend).namespace("notes").put("a.md", "chosen by the DSN")
@@ -123,7 +122,14 @@ def test_the_dsn_chooses_schema_and_project(fresh_schema: str) -> None:
     with pytest.raises(ConfigError, match="disagrees"):
         PostgresBackend(dsn, schema="elsewhere")
     with pytest.raises(ConfigError, match="contextchef_shema"):
-        PostgresBackend(f"{pg.DSN}?contextchef_shema=x")
+        PostgresBackend(f"{pg.DSN}{pg.JOIN}contextchef_shema=x")
+
+
+def test_the_dsn_options_reach_the_server_beside_ours(fresh_schema: str) -> None:
+    dsn = f"{pg.DSN}{pg.JOIN}options=-c%20work_mem%3D7MB&contextchef_schema={fresh_schema}"
+    with PostgresBackend(dsn) as backend, backend._pool.connection() as conn:
+        shown = conn.execute("SELECT current_setting('work_mem'), current_setting('search_path')")
+        assert shown.fetchone() == ("7MB", fresh_schema)
 
 
 def test_split_dsn_keeps_everything_else_byte_for_byte() -> None:
@@ -149,10 +155,12 @@ def test_passwords_stay_out_of_repr_logs_and_errors_with_dsn_parameters(
         PostgresBackend(bad, project="test:secret", connect_timeout=1)
     assert secret not in str(info.value)
     good = pg.DSN.replace("postgresql://postgres@", f"postgresql://postgres:{secret}@")
-    with PostgresBackend(f"{good}?contextchef_schema={fresh_schema}", project="test:s") as backend:
+    with PostgresBackend(
+        f"{good}{pg.JOIN}contextchef_schema={fresh_schema}", project="test:s"
+    ) as backend:
         assert secret not in repr(backend)
         with pytest.raises(ConfigError) as config:
-            PostgresBackend(f"{good}?contextchef_schema=Bad-Name")
+            PostgresBackend(f"{good}{pg.JOIN}contextchef_schema=Bad-Name")
         assert secret not in str(config.value)
     assert secret not in caplog.text
 
@@ -276,19 +284,6 @@ def test_write_many_lands_every_entry_or_none(fresh_schema: str) -> None:
                 return [v.content for v in await native.history("memory", "a")]
 
         assert asyncio.run(from_async()) == ["1"]
-
-
-def test_the_readme_example_runs(
-    fresh_schema: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (code,) = python_blocks("Sharing one store across machines")
-    assert "contextchef_schema=agents" in code
-    monkeypatch.setenv("CONTEXTCHEF_DSN", pg.DSN)
-    namespace: dict[str, Any] = {}
-    code = code.replace("contextchef_schema=agents", f"contextchef_schema={fresh_schema}")
-    exec(compile(code, "README.md", "exec"), namespace)
-    namespace["chef"].store.core.backend.close()
-    assert "make restart" in capsys.readouterr().out
 
 
 def test_a_statement_past_its_timeout_is_cancelled_and_reported(fresh_schema: str) -> None:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from contextchef.store.backend import StoredEntry
 from contextchef.store.search import scan, snippet
+from tests.fuzz import examples
 
 TEXT = st.text(alphabet=st.sampled_from("aAbB xX\nÉé.ſK"), max_size=60)
 
@@ -25,7 +26,7 @@ def by_regex(items: list[tuple[str, str]], query: str) -> list[tuple[str, float,
     return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(contents=st.lists(TEXT, max_size=6), query=st.text(alphabet="abAB xé", max_size=3))
 def test_scan_agrees_with_a_case_insensitive_regex(contents: list[str], query: str) -> None:
     items = [(f"p{index}", content) for index, content in enumerate(contents)]

@@ -1,6 +1,6 @@
 """What every `contextchef` command shares: consoles, one-line errors, JSON output, progress.
 
-The conventions (the README's "Command line" section states them for users):
+The conventions (docs/how-to/cli.md states them for users):
 
 - exit code 0 when the command did its job, 1 for a user error (a missing file, a history in no
   known format, a bad store path…), printed as one line on stderr with a hint, no traceback;

@@ -29,7 +29,7 @@ from contextchef.cli._common import (
 )
 from contextchef.cli.db_copy import copy as copy_command
 from contextchef.store.backends.sqlite import backup as backup_ops
-from contextchef.store.backends.sqlite import maintenance
+from contextchef.store.backends.sqlite import maintenance, upgrade
 from contextchef.store.backends.sqlite import repair as repair_ops
 from contextchef.store.datadir import default_database_path
 
@@ -278,19 +278,48 @@ def _verdict(report: repair_ops.RepairReport) -> str:
 def migrate(
     db: DbOption = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Report what would run; change nothing.")
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Run the migration on a temporary copy and report what would change; the "
+            "database is only read.",
+        ),
     ] = False,
+    backup_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--backup-dir",
+            help="Where the backup taken before migrating goes "
+            "(default: <db>.before-migrate-<time>/ next to the database).",
+        ),
+    ] = None,
     wait: WaitOption = False,
     timeout: TimeoutOption = 60.0,
 ) -> None:
-    """Apply pending schema migrations (opening the store also does this).
+    """Back up the database, then apply pending schema migrations (opening the store also
+    migrates, but only while no other process uses the database).
 
     Example: contextchef db migrate --dry-run
     """
     limit = _waited(wait, timeout)
+
+    def saved(result: backup_ops.BackupResult) -> None:
+        out_console().print(
+            f"backed up to {result.path} (schema {result.schema_version}, verified) "
+            "before migrating; `contextchef db restore` puts it back",
+            markup=False,
+        )
+
     with _progress("migrating") as progress:
         report = _run(
-            lambda: maintenance.migrate(_db(db), dry_run=dry_run, progress=progress, wait=limit)
+            lambda: upgrade.migrate(
+                _db(db),
+                dry_run=dry_run,
+                progress=progress,
+                wait=limit,
+                backup_dir=backup_dir,
+                on_backup=saved,
+            )
         )
     if not report.steps:
         out_console().print(f"{report.path} is at schema version {report.from_version}: up to date")
@@ -298,9 +327,11 @@ def migrate(
     verb = "would apply" if report.dry_run else "applied"
     for step in report.steps:
         out_console().print(f"{verb} {step}")
+    for change in report.changes:
+        out_console().print(f"  {change}", markup=False)
     out_console().print(
         f"schema version {report.from_version} → {report.to_version}"
-        + (" (dry run: nothing changed)" if report.dry_run else "")
+        + (" (dry run on a copy: the database was not changed)" if report.dry_run else "")
     )
 
 

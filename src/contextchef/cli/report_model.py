@@ -103,7 +103,7 @@ def _is_system_message(message: Any) -> bool:
 
 _MEMORY_TAGS = ("memory", "memory_changes")
 """The memory block, and the changes made since it was rendered (delivered at the tail so the
-cached prefix holds; see "Prompt caching" in the README)."""
+cached prefix holds; see docs/concepts/caching.md)."""
 
 
 def _memory_blocks(value: Any) -> Iterator[str]:

@@ -3,6 +3,8 @@
 `export DIR` writes every entry in the filesystem layout (`<dir>/<namespace>/<path>`, JSON
 envelopes, raw files for vfs/ and archive/), the layout the TypeScript library writes, so
 `import DIR` takes such a `.context` directory as it is. Entries keep their times both ways.
+`import --from-4.1 DIR` reads the older 4.1 layout instead (`.context_memory/*.mem`,
+`.context_vfs/`; see `store/legacy41.py`) and lists what it imported and skipped.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from contextchef.cli.store_open import (
     namespaces,
     opened_store,
 )
+from contextchef.memory.entry import MEMORY_NAMESPACE
 from contextchef.store.backends.filesystem import FileSystemBackend
+from contextchef.store.legacy41 import LegacyImport, import_from_41
 from contextchef.store.store import Store
 
 __all__ = ["cleanup_command", "export_command", "import_command"]
@@ -92,6 +96,16 @@ def export_command(
     err_console().print(f"exported to {directory}: {_summary(counts)}", markup=False)
 
 
+FromOption = Annotated[
+    bool,
+    typer.Option(
+        "--from-4.1",
+        help="DIR holds the TypeScript library's 4.1 files: .context_memory/*.mem and "
+        ".context_vfs/ (DIR is the app's directory, or one of those two).",
+    ),
+]
+
+
 @guarded
 def import_command(
     directory: Annotated[
@@ -100,12 +114,17 @@ def import_command(
     ],
     store: StoreOption = None,
     project: ProjectOption = None,
+    from_41: FromOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Copy every entry of a store directory into the store (same paths, times kept).
 
     Example: contextchef store import ./.context --project .
+    Example: contextchef store import --from-4.1 ./my-app --project ./my-app
     """
+    if from_41:
+        _import_41(directory, store, project, as_json)
+        return
     source = _directory_store(directory, must_exist=True)
     spaces = sorted(
         child.name
@@ -119,6 +138,42 @@ def import_command(
         print_json({"store": where, "entries": counts})
         return
     err_console().print(f"imported into {where}: {_summary(counts)}", markup=False)
+
+
+def _import_41(directory: Path, store: Path | None, project: str | None, as_json: bool) -> None:
+    if not directory.is_dir():
+        fail(f"{directory} is not a directory", "name the directory the 4.1 app ran in")
+    with opened_store(store, project, create=True) as opened, working("importing 4.1 files"):
+        report = import_from_41(opened.store, directory, memory_namespace=MEMORY_NAMESPACE)
+        where = opened.description
+    if as_json:
+        print_json(
+            {
+                "store": where,
+                "entries": [
+                    {"uri": e.uri, "action": e.action, "source": str(e.source)}
+                    for e in report.entries
+                ],
+                "skipped": [{"source": str(s.source), "reason": s.reason} for s in report.skipped],
+            }
+        )
+        return
+    _print_41(report, where)
+
+
+def _print_41(report: LegacyImport, where: str) -> None:
+    out = out_console()
+    for entry in report.entries:
+        if entry.action != "unchanged":
+            out.print(f"{entry.action:8} {entry.uri}  ← {entry.source}", markup=False)
+    for skipped in report.skipped:
+        out.print(f"skipped  {skipped.source}: {skipped.reason}", markup=False)
+    err_console().print(
+        f"imported 4.1 files into {where}: {report.count('created')} created, "
+        f"{report.count('updated')} updated, {report.count('unchanged')} already there, "
+        f"{len(report.skipped)} skipped",
+        markup=False,
+    )
 
 
 @guarded

@@ -5,6 +5,7 @@
 - `store` / `aio`: `Store` + `NamespaceView` and their async twins, over the flows in `core`.
 - `eviction`: per-namespace caps and the typed `CleanupReport`.
 - `offloads`: manual offload (`store.offload`, with the chef's marker) and `store.resolve(uri)`.
+- `legacy41`: `import_from_41`, the TypeScript 4.1 `.mem` memory and VFS files into a store.
 - `backends`: the built-in backends (`inmemory`, `filesystem/`, `sqlite/`).
 """
 
@@ -29,6 +30,7 @@ from contextchef.store.eviction import (
     EvictionPolicy,
     EvictionReason,
 )
+from contextchef.store.legacy41 import ImportedEntry, LegacyImport, SkippedFile, import_from_41
 from contextchef.store.offloads import Offloaded
 from contextchef.store.paths import URI_PREFIX, ContextAddress
 from contextchef.store.store import NamespaceView, Store
@@ -47,15 +49,19 @@ __all__ = [
     "EvictionPolicy",
     "EvictionReason",
     "FileSystemBackend",
+    "ImportedEntry",
     "InMemoryBackend",
     "Layout",
+    "LegacyImport",
     "ListedEntry",
     "NamespaceView",
     "Offloaded",
     "PutResult",
     "SearchHit",
+    "SkippedFile",
     "StorageBackend",
     "Store",
     "StoredEntry",
     "backend_supports",
+    "import_from_41",
 ]

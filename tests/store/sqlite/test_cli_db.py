@@ -71,6 +71,25 @@ def test_migrate_and_dry_run(tmp_path: Path) -> None:
     assert "up to date" in result.output
 
 
+def test_migrate_an_older_database_dry_run_then_with_its_backup(tmp_path: Path) -> None:
+    from tests.store.sqlite.test_upgrade import at_version
+
+    db = tmp_path / "old.db"
+    at_version(db, 2)
+    before = db.read_bytes()
+    result = runner.invoke(app, ["db", "migrate", "--dry-run", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "would apply m003_create_memories" in result.output
+    assert "rows in entry_access: 0 → 3" in result.output
+    assert "the database was not changed" in result.output and db.read_bytes() == before
+    result = runner.invoke(app, ["db", "migrate", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    saved = re.search(r"backed up to (\S+) \(schema 2, verified\)", result.output)
+    assert saved is not None and Path(saved.group(1)).is_file()
+    assert result.output.index("backed up to") < result.output.index("applied m003")
+    assert f"schema version 2 → {LATEST_SCHEMA_VERSION}" in result.output
+
+
 def test_migrate_creates_the_data_directory(tmp_path: Path) -> None:
     db = tmp_path / "not" / "yet" / "there.db"
     assert runner.invoke(app, ["db", "migrate", "--db", str(db)]).exit_code == 0

@@ -10,7 +10,7 @@ import pytest
 
 from contextchef.errors import SchemaTooNewError, StoreCorruptError, StoreError, StoreInUseError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.backends.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend
+from contextchef.store.backends.sqlite import LATEST_SCHEMA_VERSION, SQLiteBackend, upgrade
 from contextchef.store.backends.sqlite import maintenance as mt
 from contextchef.store.backends.sqlite.backup import backup, manifest_path, restore
 from contextchef.store.backends.sqlite.connection import connect, enable_wal
@@ -87,17 +87,17 @@ def test_migrate_dry_run_leaves_the_file_byte_identical(db_path: Path) -> None:
     apply_migrations(conn, location="x", target=1)
     conn.close()
     before = (db_path.read_bytes(), db_path.stat().st_mtime_ns)
-    report = mt.migrate(db_path, dry_run=True)
+    report = upgrade.migrate(db_path, dry_run=True)
     assert report.dry_run and report.from_version == 1
     assert report.steps == [m.name for m in MIGRATIONS[1:]]
     assert (db_path.read_bytes(), db_path.stat().st_mtime_ns) == before
-    done = mt.migrate(db_path)
+    done = upgrade.migrate(db_path)
     assert (done.from_version, done.to_version) == (1, LATEST_SCHEMA_VERSION)
-    assert mt.migrate(db_path).steps == []
+    assert upgrade.migrate(db_path).steps == []
 
 
 def test_migrate_dry_run_of_a_missing_file_creates_nothing(db_path: Path) -> None:
-    report = mt.migrate(db_path, dry_run=True)
+    report = upgrade.migrate(db_path, dry_run=True)
     assert report.steps and not db_path.exists()
 
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from contextchef.cli import app
 from contextchef.errors import ForeignDatabaseError, StoreError, StoreInUseError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.backends.sqlite import SQLiteBackend
+from contextchef.store.backends.sqlite import SQLiteBackend, upgrade
 from contextchef.store.backends.sqlite import maintenance as mt
 from contextchef.store.backends.sqlite.backup import backup, manifest_path, restore
 from contextchef.store.backends.sqlite.locking import lock_path
@@ -133,7 +133,7 @@ def test_repair_restore_migrate_refuse_a_foreign_sqlite_database(tmp_path: Path)
     with pytest.raises(ForeignDatabaseError, match="restore over"):
         restore(good, foreign)
     with pytest.raises(ForeignDatabaseError):
-        mt.migrate(foreign)
+        upgrade.migrate(foreign)
     with pytest.raises(ForeignDatabaseError, match="restore from"):
         restore(foreign, ours)
     assert foreign.read_bytes() == original

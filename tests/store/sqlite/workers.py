@@ -7,6 +7,7 @@ acknowledged (committed) before anything happened to the process.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -102,9 +103,49 @@ def create_until(db: str, stop: str) -> None:
         print(json.dumps({"done": count}), flush=True)
 
 
+def _store_only() -> None:
+    """Import `contextchef`'s subpackages without running its `__init__` (the chef and the
+    adapters): a worker that only opens a database starts in half the time."""
+    import importlib.util
+    import types
+
+    spec = importlib.util.find_spec("contextchef")
+    assert spec is not None and spec.submodule_search_locations is not None
+    package = types.ModuleType("contextchef")
+    package.__path__ = list(spec.submodule_search_locations)
+    sys.modules["contextchef"] = package
+
+
+def old_build(db: str, version: str, stop: str) -> None:
+    """Open `db` as a build whose newest schema is `version` (the chain cut there), say so, and
+    hold it open until `stop` exists (30 s at most). A refusal is printed instead.
+
+    Only opening is simulated: today's backend code needs today's schema to read or write.
+    """
+    _store_only()
+    from contextchef.errors import ContextChefError
+    from contextchef.store.backends.sqlite import migrations
+
+    migrations.LATEST_SCHEMA_VERSION = int(version)
+    migrations.MIGRATIONS = migrations.MIGRATIONS[: int(version)]
+    from contextchef.store.backends.sqlite import SQLiteBackend
+
+    try:
+        backend = SQLiteBackend(db, project="test:old-build")
+    except ContextChefError as exc:
+        print(json.dumps({"refused": type(exc).__name__, "message": str(exc)}), flush=True)
+        return
+    with backend:
+        print(json.dumps({"ready": True, "pid": os.getpid()}), flush=True)
+        deadline = time.monotonic() + 30
+        while not Path(stop).exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
 if __name__ == "__main__":
     modes = {"write_and_read": write_and_read, "write_then_hang": write_then_hang}
     modes["migrate"] = migrate
     modes["hold_open"] = hold_open
     modes["create_until"] = create_until
+    modes["old_build"] = old_build
     modes[sys.argv[1]](*sys.argv[2:])

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 from unittest import mock
 
-from contextchef._effects import drive_sync
+from contextchef._effects import Flow, drive_async, drive_sync
 from contextchef.integrations.langgraph import AsyncContextChefStore, ContextChefStore, _path
 
 InMemoryStore = ContextChefStore
@@ -109,3 +109,27 @@ def updated_seconds_ago(store: Any, ns: tuple[str, ...], key: str, seconds: floa
     core, path, entry = _entry(store, ns, key)
     meta = {**entry.meta, "updated_at": core.clock() - seconds}
     drive_sync(core.put(store._ns, path, entry.content, meta))
+
+
+def _backdate(core: Any, namespace: str, seconds: float) -> Flow[None]:
+    """Every item's `expires_at` `seconds` earlier: to the store, `seconds` have passed."""
+    for entry in (yield from core.list(namespace, "")):
+        if entry.meta.get("expires_at") is None:
+            continue
+        stored = yield from core.get(namespace, entry.path)
+        meta = {**stored.meta, "expires_at": stored.meta["expires_at"] - seconds}
+        yield from core.put(namespace, entry.path, stored.content, meta)
+
+
+def elapse(store: Any, seconds: float) -> None:
+    """Upstream's `time.sleep(seconds)` in its TTL test, without the wait: the items age by
+    `seconds`, then the sweep that the running sweeper (every TTL/2, less than any of those
+    sleeps) would have made in that time."""
+    drive_sync(_backdate(store._sync_core(), store._ns, seconds))
+    store.sweep_ttl()
+
+
+async def aelapse(store: Any, seconds: float) -> None:
+    """`elapse` for the async store: upstream's `await asyncio.sleep(seconds)`."""
+    await drive_async(_backdate(store._async_core(), store._ns, seconds))
+    await store.asweep_ttl()

@@ -4,7 +4,8 @@
 # Changed: the imports of the store classes (contextchef's, see _factory.py) and the lines
 # that build the store under test (fixtures), each marked `# contextchef:`; in the PostgreSQL
 # files also the helpers (and one block) that read or backdate rows through upstream's private
-# SQL cursor, which do the same to our entries (see _factory.py).
+# SQL cursor, which do the same to our entries (see _factory.py); and the TTL test's sleeps,
+# which age the items instead of waiting (`elapse`/`aelapse` in _factory.py).
 # type: ignore
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from langgraph.store.base import (
 from psycopg import AsyncConnection
 
 from tests.integrations.upstream.langgraph._factory import (  # contextchef:
+    aelapse,  # contextchef:
     DEFAULT_URI,
     VECTOR_TYPES,
     AsyncPostgresStore,  # contextchef:
@@ -694,16 +696,16 @@ async def test_store_ttl(store):
         value={"foo": "bar"},
         ttl=TTL_MINUTES,  # type: ignore
     )
-    await asyncio.sleep(TTL_SECONDS - 2)
+    await aelapse(store, TTL_SECONDS - 2)  # contextchef: the items age, no wait
     res = await store.aget(ns, key="item1", refresh_ttl=True)
     assert res is not None
-    await asyncio.sleep(TTL_SECONDS - 2)
+    await aelapse(store, TTL_SECONDS - 2)  # contextchef: the items age, no wait
     results = await store.asearch(ns, query="foo", refresh_ttl=True)
     assert len(results) == 1
-    await asyncio.sleep(TTL_SECONDS - 2)
+    await aelapse(store, TTL_SECONDS - 2)  # contextchef: the items age, no wait
     res = await store.aget(ns, key="item1", refresh_ttl=False)
     assert res is not None
-    await asyncio.sleep(TTL_SECONDS - 1)
+    await aelapse(store, TTL_SECONDS - 1)  # contextchef: the items age, no wait
     # Now has been (TTL_SECONDS-2)*2 > TTL_SECONDS + TTL_SECONDS/2
     results = await store.asearch(ns, query="bar", refresh_ttl=False)
     assert len(results) == 0

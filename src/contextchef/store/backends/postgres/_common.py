@@ -124,19 +124,22 @@ def project_identity(project: str | os.PathLike[str] | None) -> str:
 def connect_kwargs(schema: str, statement_timeout: float, dsn: str) -> dict[str, Any]:
     """Connection options: autocommit, the schema as search_path, the statement timeout, and
     `application_name` `contextchef:<schema>` (so `pg_stat_activity` shows whose sessions
-    these are) unless the DSN names one."""
+    these are) unless the DSN names one. The DSN's own `options` (server settings such as
+    `-c work_mem=64MB`) are kept, ours after them."""
     from psycopg.conninfo import conninfo_to_dict
 
     ms = max(1, int(statement_timeout * 1000))
-    kwargs: dict[str, Any] = {
-        "autocommit": True,
-        "options": f"-c search_path={schema} -c statement_timeout={ms}",
-    }
     try:
-        named = "application_name" in conninfo_to_dict(dsn)
+        given = conninfo_to_dict(dsn)
     except Exception as exc:  # psycopg.ProgrammingError: a malformed DSN
         raise ConfigError(f"not a valid PostgreSQL DSN: {redact(str(exc))}") from None
-    if not named:
+    ours = f"-c search_path={schema} -c statement_timeout={ms}"
+    theirs = str(given.get("options") or "").strip()
+    kwargs: dict[str, Any] = {
+        "autocommit": True,
+        "options": f"{theirs} {ours}" if theirs else ours,
+    }
+    if "application_name" not in given:
         kwargs["application_name"] = f"contextchef:{schema}"
     return kwargs
 

@@ -2,7 +2,8 @@
 
 `SQLiteBackend` implements the whole storage protocol over one machine-wide `context.db`, and
 keeps every version of the namespaces the store declares versioned (`keep_versions`,
-`history`); `maintenance`, `backup` and `repair` hold the operations behind `contextchef db`.
+`history`); `maintenance`, `backup`, `repair` and `upgrade` hold the operations behind
+`contextchef db`; `guard` keeps migrate-on-open from running under an older build.
 """
 
 from contextchef.store.backends.sqlite.backend import SQLiteBackend

@@ -27,11 +27,12 @@ writes inside one (so concurrent edits queue on the write lock instead of failin
 transaction.
 
 While open, a backend holds a shared lock on `<db>.lock` (locking.py), so `db repair`, `restore`
-and `migrate` refuse to replace the file under it. Reads never wait for the write lock: `touch`
-(the access time a `get` records for eviction) writes only if the lock is free right now, and
-otherwise keeps the time in memory and writes it with the backend's next write transaction (or
-at `close`; see _access.py). A `Store` calls `touch` only when it flushes the read times it
-keeps (store/pending.py), so a `Store.get` is one SELECT.
+and `migrate` refuse to replace the file under it, and a newer build refuses to migrate it on
+open (guard.py): a process that has the database open keeps the schema it opened. Reads never
+wait for the write lock: `touch` (the access time a `get` records for eviction) writes only if
+the lock is free right now, and otherwise keeps the time in memory and writes it with the
+backend's next write transaction (or at `close`; see _access.py). A `Store` calls `touch` only
+when it flushes the read times it keeps (store/pending.py), so a `Store.get` is one SELECT.
 """
 
 from __future__ import annotations
@@ -72,13 +73,13 @@ from contextchef.store.backends.sqlite._query import (
 )
 from contextchef.store.backends.sqlite._versioned import VersionedTable, versioned_namespaces
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
+from contextchef.store.backends.sqlite.guard import open_for_use
 from contextchef.store.backends.sqlite.identity import (
     ProjectRef,
     explicit_identity,
     project_for_identity,
     resolve_project,
 )
-from contextchef.store.backends.sqlite.locking import SharedLock
 from contextchef.store.backends.sqlite.migrations import open_database
 from contextchef.store.backends.sqlite.private import make_private_dirs
 from contextchef.store.datadir import default_database_path
@@ -126,12 +127,7 @@ class SQLiteBackend:
             make_private_dirs(self.path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create the directory {self.path.parent}: {exc}") from exc
-        self._hold = SharedLock(self.path)
-        try:
-            self._conn = open_database(self.path)
-        except BaseException:
-            self._hold.discard()  # refused: no lock file is left beside a file that is not ours
-            raise
+        self._hold, self._conn = open_for_use(self.path)  # migrates only if no one else uses it
         self._pid = os.getpid()
         self._versions = VersionedTable()
         self._versioned: frozenset[str] = frozenset()  # the project's, once it is resolved

@@ -60,6 +60,7 @@ __all__ = [
     "RestoreResult",
     "backup",
     "backup_destination",
+    "copy_pages",
     "manifest_path",
     "restore",
 ]
@@ -83,7 +84,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _copy_pages(source: sqlite3.Connection, target: Path, progress: Progress | None) -> None:
+def copy_pages(source: sqlite3.Connection, target: Path, progress: Progress | None) -> None:
     """Copy `source` page by page into a fresh standalone (0600) file at `target`."""
     create_private_file(target)
     dest = sqlite3.connect(target, isolation_level=None)
@@ -155,7 +156,7 @@ def backup(source: Path, dest: Path | str, *, progress: Progress | None = None) 
         conn.execute("BEGIN")  # one read snapshot for the whole copy: consistent, no restarts
         version = schema_version(conn)
         try:
-            _copy_pages(conn, partial, progress)
+            copy_pages(conn, partial, progress)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
@@ -261,7 +262,7 @@ def restore(
         partial.unlink(missing_ok=True)
         with read_only(backup_file) as conn, translate_errors(f"copying {backup_file}"):
             try:
-                _copy_pages(conn, partial, progress)
+                copy_pages(conn, partial, progress)
             except BaseException:
                 partial.unlink(missing_ok=True)
                 raise

@@ -1,9 +1,8 @@
-"""Inspecting and tending a database file: `info`, `check`, `migrate` (with a dry run), `vacuum`.
+"""Inspecting and tending a database file: `info`, `check`, `vacuum`.
 
-`info`, `check` and `migrate --dry-run` open the file read-only (`mode=ro`): they never write,
-never checkpoint, and leave the file byte-identical. `migrate` and `vacuum` open it the normal way;
-`migrate` first takes the sidecar lock exclusively (locking.py), so it refuses while other
-processes have the database open: they would go on running an older build over a newer schema.
+`info` and `check` open the file read-only (`mode=ro`): they never write, never checkpoint, and
+leave the file byte-identical. `vacuum` opens it the normal way, and refuses a database with
+pending migrations (`contextchef db migrate` does those, with a backup first: upgrade.py).
 Backup and restore live in backup.py, repair in repair.py.
 
 `foreign_reason` tells a contextchef database from anything else (a text file, another
@@ -21,38 +20,33 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contextchef.errors import ForeignDatabaseError, StoreError
+from contextchef.errors import ForeignDatabaseError, MigrationError, StoreError
 from contextchef.store.backends.sqlite._versioned import prune_memory_log
 from contextchef.store.backends.sqlite.connection import (
     connect,
     translate_errors,
     write_transaction,
 )
-from contextchef.store.backends.sqlite.locking import exclusive
 from contextchef.store.backends.sqlite.migrations import (
     LATEST_SCHEMA_VERSION,
     MIGRATIONS,
     Progress,
-    check_fence,
     open_database,
     pending_migrations,
     schema_version,
 )
-from contextchef.store.backends.sqlite.private import make_private_dirs
 from contextchef.store.backends.sqlite.receipts import receipt_problems
 from contextchef.store.backends.sqlite.spelling import spelling_notes
 
 __all__ = [
     "CheckReport",
     "DatabaseInfo",
-    "MigrateReport",
     "VacuumReport",
     "check",
     "file_sizes",
     "foreign_error",
     "foreign_reason",
     "info",
-    "migrate",
     "new_timestamped_dir",
     "read_only",
     "require_ours",
@@ -309,46 +303,6 @@ def check(path: Path, *, max_problems: int = 100) -> CheckReport:
 
 
 @dataclass(frozen=True, slots=True)
-class MigrateReport:
-    """What `migrate` did, or would do with `dry_run`."""
-
-    path: Path
-    from_version: int
-    to_version: int
-    steps: list[str]
-    dry_run: bool
-
-
-def migrate(
-    path: Path, *, dry_run: bool = False, progress: Progress | None = None, wait: float = 0.0
-) -> MigrateReport:
-    """Bring `path` to the latest schema; with `dry_run`, only report (the file is untouched).
-
-    A real migration holds the sidecar lock exclusively: it refuses (`StoreInUseError`) while
-    other processes have the database open, unless they close within `wait` seconds.
-    """
-    if path.is_file():
-        require_ours(path, doing="migrate")
-        with read_only(path) as conn, translate_errors(f"reading {path}"):
-            before = check_fence(conn, str(path))
-            steps = [m.name for m in pending_migrations(conn, str(path))]
-    else:
-        before, steps = 0, [f"create {path} at schema version {LATEST_SCHEMA_VERSION}"]
-    if dry_run:
-        return MigrateReport(path, before, LATEST_SCHEMA_VERSION, steps, dry_run=True)
-    if not steps:
-        return MigrateReport(path, before, before, [], dry_run=False)  # nothing to lock for
-    make_private_dirs(path.parent)
-    with exclusive(path, command="migrate", wait=wait):
-        conn = open_database(path, progress=progress)
-        try:
-            after = schema_version(conn)
-        finally:
-            conn.close()
-    return MigrateReport(path, before, after, steps, dry_run=False)
-
-
-@dataclass(frozen=True, slots=True)
 class VacuumReport:
     """Sizes before and after `vacuum`, and the mutation-log rows the retention policy pruned."""
 
@@ -363,8 +317,13 @@ def vacuum(path: Path, *, progress: Progress | None = None) -> VacuumReport:
         raise StoreError(f"no database at {path}; nothing to vacuum")
     require_ours(path, doing="vacuum")
     before = sum(file_sizes(path).values())
-    conn = open_database(path)
+    conn = open_database(path, migrate=False)
     try:
+        if pending_migrations(conn, str(path)):
+            raise MigrationError(
+                f"{path} has pending schema migrations; run `contextchef db migrate --db {path}` "
+                "first (it backs the database up before it writes)"
+            )
         with translate_errors(f"vacuuming {path}"):
             steps = (
                 "prune",

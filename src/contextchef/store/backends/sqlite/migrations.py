@@ -13,6 +13,10 @@ Rules (each one a lesson from the peer inventoried in shared/reference):
 - Fail closed: a database whose version is newer than this build's is refused with
   `SchemaTooNewError` before anything is written. A non-empty file without our bookkeeping
   table is refused too: it is not a contextchef database.
+- Version lanes (seed 004): versions below `FORK_LANE_FLOOR` (10000) are ours; rows at or
+  above it belong to whoever shares the file with a chain of their own (a fork, a plugin), who
+  keeps their DDL compatible with ours. The fence and the version read only our lane, so such
+  rows neither trip the fence nor hide a step of ours that is still pending.
 - Opening a current database only reads, so processes starting together never queue.
 - A fresh (empty) database gets every step in one transaction; a test checks that a database
   migrated step by step from each earlier version, with rows in it, ends with the same
@@ -41,6 +45,7 @@ from contextchef.store.backends.sqlite.private import private_sidecars
 from contextchef.store.backends.sqlite.steps import MIGRATIONS, Migration
 
 __all__ = [
+    "FORK_LANE_FLOOR",
     "LATEST_SCHEMA_VERSION",
     "MIGRATIONS",
     "Migration",
@@ -61,6 +66,9 @@ Progress = Callable[[int, int], None]
 LATEST_SCHEMA_VERSION = 6
 """The newest schema this build understands; always equal to `MIGRATIONS[-1].version`."""
 
+FORK_LANE_FLOOR = 10_000
+"""Versions from here up are another chain's (see the module docstring); ours stay below."""
+
 
 def _table_names(conn: sqlite3.Connection) -> set[str]:
     rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
@@ -68,10 +76,13 @@ def _table_names(conn: sqlite3.Connection) -> set[str]:
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
-    """The version recorded in `schema_migrations`, 0 when the table does not exist."""
+    """The version recorded in `schema_migrations` in our lane, 0 when the table does not exist."""
     if "schema_migrations" not in _table_names(conn):
         return 0
-    row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+    row = conn.execute(
+        "SELECT coalesce(max(version), 0) FROM schema_migrations WHERE version < ?",
+        (FORK_LANE_FLOOR,),
+    ).fetchone()
     return int(row[0])
 
 
@@ -112,7 +123,9 @@ def ensure_schema(
         if progress is not None:
             progress(1, 1)
         return [m.name for m in MIGRATIONS]
-    return apply_migrations(conn, location=location, progress=progress)
+    return apply_migrations(
+        conn, location=location, target=LATEST_SCHEMA_VERSION, progress=progress
+    )
 
 
 def _install_fresh(conn: sqlite3.Connection, location: str) -> bool:
@@ -173,12 +186,18 @@ def apply_migrations(
 
 
 def open_database(
-    path: Path, *, readonly: bool = False, progress: Progress | None = None
+    path: Path,
+    *,
+    readonly: bool = False,
+    progress: Progress | None = None,
+    migrate: bool = True,
 ) -> sqlite3.Connection:
     """Open `path` the one safe way: pragmas, schema fence, then WAL and migrations.
 
     A read-only open only checks the fence. The fence is checked before WAL is switched on, so
-    a database this build must refuse is never written to.
+    a database this build must refuse is never written to. With `migrate=False` the schema is
+    left as it is (the caller decides: see guard.py, which never migrates under another
+    process's feet).
     """
     location = str(path)
     conn = connect(path, readonly=readonly)
@@ -189,7 +208,8 @@ def open_database(
                 require_fts5(conn)
                 enable_wal(conn, location)
                 private_sidecars(path)
-                ensure_schema(conn, location=location, progress=progress)
+                if migrate:
+                    ensure_schema(conn, location=location, progress=progress)
     except BaseException:
         conn.close()
         raise
