@@ -156,3 +156,18 @@ def test_a_bad_ttl_is_refused(bad: object) -> None:
     memory, _, _ = _memory()
     with pytest.raises(ConfigError, match="'ms'"):
         memory.set("goal", "ship", ttl=bad)  # type: ignore[arg-type]
+
+
+def test_a_rated_fact_arriving_as_a_change_comes_with_the_note() -> None:
+    chef = ContextChef(memory={})
+    chef.memory.set("plain", "no rating")
+    chef.set_history([{"role": "user", "content": "hi"}])
+    first = json.dumps(chef.compile(target="openai"))
+    assert prompts.MEMORY_IMPORTANCE_NOTE not in first
+    chef.memory.set("deadline", "Friday", importance=9)  # after the prefix was rendered
+    chef.append_history([{"role": "assistant", "content": "ok"}, {"role": "user", "content": "?"}])
+    messages = chef.compile(target="openai")["messages"]
+    tail = json.dumps(messages[-1])
+    assert "<memory_changes>" in tail and "<importance>9</importance>" in tail
+    assert tail.index("</memory_changes>") < tail.index(prompts.MEMORY_IMPORTANCE_NOTE)
+    assert prompts.MEMORY_IMPORTANCE_NOTE not in json.dumps(messages[:-1])

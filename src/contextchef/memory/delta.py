@@ -21,7 +21,7 @@ from contextchef._limits import byte_size
 from contextchef.memory.block import render_entry
 from contextchef.memory.entry import MemoryArtifacts
 from contextchef.placement.xml import escape_xml
-from contextchef.prompts import MEMORY_CHANGES_HEADER
+from contextchef.prompts import MEMORY_CHANGES_HEADER, MEMORY_IMPORTANCE_NOTE
 
 __all__ = ["MemoryBaseline", "MemoryView", "memory_view", "render_memory_changes"]
 
@@ -52,13 +52,15 @@ class MemoryView:
     folded: bool
 
 
-def render_memory_changes(changed: list[str], removed: list[str]) -> str:
-    """The `<memory_changes>` block: the changed entries as rendered, then the removed keys."""
+def render_memory_changes(changed: list[str], removed: list[str], *, rated: bool = False) -> str:
+    """The `<memory_changes>` block: the changed entries as rendered, then the removed keys;
+    with `rated`, the line on what `<importance>` means (the prefix block does not say it)."""
     if not changed and not removed:
         return ""
     lines = [*changed, *(f'<entry key="{escape_xml(key)}" removed="true"/>' for key in removed)]
     body = "\n".join(lines)
-    return f"{MEMORY_CHANGES_HEADER}\n<memory_changes>\n{body}\n</memory_changes>"
+    note = f"\n{MEMORY_IMPORTANCE_NOTE}" if rated else ""
+    return f"{MEMORY_CHANGES_HEADER}\n<memory_changes>\n{body}\n</memory_changes>{note}"
 
 
 def memory_view(
@@ -80,7 +82,11 @@ def memory_view(
     old = baseline.entries
     changed = [text for key, text in current.items() if old.get(key) != text]
     removed = sorted(key for key in old if key not in current)
-    changes = render_memory_changes(changed, removed)
+    rated = MEMORY_IMPORTANCE_NOTE not in baseline.block and any(
+        entry.importance is not None and old.get(entry.key) != current[entry.key]
+        for entry in artifacts.entries
+    )
+    changes = render_memory_changes(changed, removed, rated=rated)
     if max_bytes is not None and byte_size(changes) > max_bytes:
         fresh = MemoryBaseline.of(artifacts, generation)
         return MemoryView(artifacts.block, "", fresh, True)
