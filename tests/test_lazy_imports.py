@@ -126,6 +126,17 @@ def test_import_contextchef_loads_only_the_facade() -> None:
     assert "contextchef.chef" in loaded["after"]
 
 
+def test_a_submodule_is_served_on_first_use_as_when_everything_was_imported() -> None:
+    served = fresh(
+        "import json, contextchef\n"
+        "error = contextchef.errors.StoreError\n"
+        "backend = contextchef.store.backends.SQLiteBackend\n"
+        "missing = [hasattr(contextchef, n) for n in ('no_such_module', '_repair')]\n"
+        "print(json.dumps({'names': [error.__name__, backend.__name__], 'missing': missing}))"
+    )
+    assert served == {"names": ["StoreError", "SQLiteBackend"], "missing": [False, False]}
+
+
 def test_importing_one_backend_loads_neither_the_features_nor_the_other_backends() -> None:
     loaded = fresh(
         "import sys, json\nimport contextchef.store.backends.sqlite\n"

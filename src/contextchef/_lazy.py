@@ -10,9 +10,12 @@ keeps the two equal):
 The first `pkg.Name` (or `from pkg import Name`) imports `pkg.mod`, binds `Name` in the
 package's namespace (later reads skip `__getattr__`) and returns it; an error importing the
 module (`MissingDependencyError` naming the extra, say) surfaces unchanged. `renamed` serves old
-names (old → new) with the `DeprecationWarning` of `_renamed`. A name that is also a submodule
-of its home (`contextchef.selection.anchored`) is taken from the module defining it: once that
-submodule is imported, the home's attribute is the module, not the name.
+names (old → new) with the `DeprecationWarning` of `_renamed`. A public submodule is served on
+first use too, as PEP 562's own example does: `import contextchef` then
+`contextchef.errors.StoreError` kept working when the package stopped importing everything.
+
+A name that is also a submodule of its home (`contextchef.selection.anchored`) is taken from
+the module defining it: once that submodule is imported, the home's attribute is the module.
 """
 
 from __future__ import annotations
@@ -44,10 +47,16 @@ def lazy_exports(
             namespace[name] = value
             return value
         new = old_names.get(name)
-        if new is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        warn_renamed(f"{package}.{name}", f"{package}.{new}", stacklevel=2)
-        return __getattr__(new)
+        if new is not None:
+            warn_renamed(f"{package}.{name}", f"{package}.{new}", stacklevel=2)
+            return __getattr__(new)
+        if not name.startswith("_"):
+            try:
+                return importlib.import_module(f"{package}.{name}")  # binds it in `namespace`
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{package}.{name}":
+                    raise  # the submodule exists but needs something missing
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:
         return sorted({*namespace, *home_of})
