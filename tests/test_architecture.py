@@ -48,6 +48,7 @@ FOUNDATION = (
     "_limits",
     "_version",
     "_renamed",
+    "_lazy",
 )
 CHEF = (
     "chef",

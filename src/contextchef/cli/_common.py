@@ -27,16 +27,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup, TyperOption
 
 from contextchef.errors import ContextChefError
+
+if TYPE_CHECKING:  # rich and pydantic are imported when used: `contextchef --version` skips them
+    from rich.console import Console
 
 __all__ = [
     "CommandGroup",
@@ -81,6 +80,8 @@ def _colour_off() -> bool:
 
 
 def _console(*, stderr: bool) -> Console:
+    from rich.console import Console
+
     # NO_COLOR turns every escape sequence off (bold too), not only the colours.
     if _colour_off():
         return Console(stderr=stderr, soft_wrap=True, highlight=False, color_system=None)
@@ -195,10 +196,12 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         where = f": {exc.filename}" if exc.filename else ""
         return f"{exc.strerror or exc}{where}"
-    if isinstance(exc, ValidationError):
-        return f"{exc.error_count()} validation error(s): {exc.errors()[0]['msg']}"
     if isinstance(exc, ContextChefError):
         return str(exc)
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        return f"{exc.error_count()} validation error(s): {exc.errors()[0]['msg']}"
     return (
         f"unexpected {type(exc).__name__}: {exc}; run again with `contextchef --debug …` for "
         "the traceback and report it"
@@ -209,6 +212,8 @@ def report_failure(exc: BaseException) -> NoReturn:
     """Print `exc` as one line on stderr and exit 1 (or re-raise it under `--debug`)."""
     if debugging():
         raise exc
+    from rich.markup import escape
+
     err_console().print(f"[bold red]error:[/] {escape(one_line(_describe(exc)))}", markup=True)
     raise typer.Exit(1) from None
 
@@ -250,6 +255,14 @@ def read_text(path: Path | str, what: str) -> str:
 @contextmanager
 def progress(label: str) -> Iterator[Callable[[int, int], None]]:
     """A progress bar on stderr (terminals only), fed by `(done, total)` callbacks."""
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     errors = err_console()
     with Progress(
         TextColumn("{task.description}"),

@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 import typer
 
-from contextchef.adapters import adapter_registry
 from contextchef.cli._common import (
     err_console,
     fail,
@@ -23,9 +22,6 @@ from contextchef.cli._common import (
 )
 from contextchef.cli.compiling import Compiled, CompileInputs, compile_inputs, payload_text
 from contextchef.cli.history_file import FORMATS, load_json
-from contextchef.cli.inspect_view import render_inspection
-from contextchef.cli.inspection import inspect_compile
-from contextchef.cli.inspection_report import write_inspection_report
 from contextchef.cli.sdk_check import PayloadRejected, validate_payload
 
 __all__ = ["compile_command", "inspect_command"]
@@ -78,6 +74,8 @@ ToolsOption = Annotated[
 
 
 def _check_target(target: str) -> None:
+    from contextchef.adapters import adapter_registry
+
     if target not in adapter_registry.names():
         known = ", ".join(adapter_registry.names())
         raise typer.BadParameter(
@@ -192,6 +190,10 @@ def inspect_command(
 
     Example: contextchef inspect chat.json --target anthropic --diff yesterday.json
     """
+    from contextchef.cli.inspect_view import render_inspection
+    from contextchef.cli.inspection import inspect_compile
+    from contextchef.cli.inspection_report import write_inspection_report
+
     previous: Any = None
     if diff is not None:
         previous = load_json(diff, "previous payload")

@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contextchef.chef import ContextChef
 from contextchef.cli.history_file import (
     LoadedHistory,
     load_history,
@@ -23,10 +22,10 @@ from contextchef.cli.history_file import (
     load_system,
     load_tools,
 )
-from contextchef.cli.store_open import opened_store
-from contextchef.memory.entry import MEMORY_NAMESPACE
-from contextchef.payload import Payload
-from contextchef.store.backends.inmemory import InMemoryBackend
+
+if TYPE_CHECKING:  # the chef loads when a compile runs, not when the CLI starts
+    from contextchef.chef import ContextChef
+    from contextchef.payload import Payload
 
 __all__ = ["CompileInputs", "Compiled", "compile_inputs", "payload_text"]
 
@@ -71,6 +70,11 @@ def compile_inputs(inputs: CompileInputs) -> Compiled:
 
 
 def _chef(inputs: CompileInputs) -> ContextChef:
+    from contextchef.chef import ContextChef
+    from contextchef.cli.store_open import opened_store
+    from contextchef.memory.entry import MEMORY_NAMESPACE
+    from contextchef.store.backends.inmemory import InMemoryBackend
+
     # The cache audit only reports (into payload.meta), so `inspect` can list its findings.
     if not inputs.memory:
         return ContextChef(cache_audit=True)

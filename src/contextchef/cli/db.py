@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from contextchef.cli._common import (
     CommandGroup,
@@ -28,10 +26,10 @@ from contextchef.cli._common import (
     report_failure,
 )
 from contextchef.cli.db_copy import copy as copy_command
-from contextchef.store.backends.sqlite import backup as backup_ops
-from contextchef.store.backends.sqlite import maintenance, upgrade
-from contextchef.store.backends.sqlite import repair as repair_ops
-from contextchef.store.datadir import default_database_path
+
+# Each command imports what it runs (rich, the sqlite modules): `contextchef --version` skips them.
+if TYPE_CHECKING:
+    from contextchef.store.backends.sqlite import repair as repair_ops
 
 __all__ = ["db_app"]
 
@@ -74,6 +72,8 @@ def _options(
 
 
 def _db(path: Path | None) -> Path:
+    from contextchef.store.datadir import default_database_path
+
     return path if path is not None else default_database_path()
 
 
@@ -82,6 +82,8 @@ def _waited(wait: bool, timeout: float) -> float:
 
 
 def _fail(message: str) -> typer.Exit:
+    from rich.markup import escape
+
     err_console().print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     return typer.Exit(1)
 
@@ -112,6 +114,10 @@ def info(db: DbOption = None, as_json: JsonOption = False) -> None:
 
     Example: contextchef db info --json
     """
+    from rich.table import Table
+
+    from contextchef.store.backends.sqlite import maintenance
+
     report = _run(lambda: maintenance.info(_db(db)))
     if as_json:
         print_json(
@@ -156,6 +162,11 @@ def check(db: DbOption = None, as_json: JsonOption = False) -> None:
 
     Example: contextchef db check --db ./context.db
     """
+    from rich.markup import escape
+
+    from contextchef.store.backends.sqlite import maintenance
+    from contextchef.store.datadir import default_database_path
+
     report = _run(lambda: maintenance.check(_db(db)))
     if as_json:
         print_json(
@@ -208,6 +219,8 @@ def backup(
 
     Example: contextchef db backup ~/backups/
     """
+    from contextchef.store.backends.sqlite import backup as backup_ops
+
     with _progress("backing up") as progress:
         result = _run(lambda: backup_ops.backup(_db(db), dest, progress=progress))
     out_console().print(
@@ -227,6 +240,8 @@ def restore(
 
     Example: contextchef db restore ~/backups/context-20250101.db --wait
     """
+    from contextchef.store.backends.sqlite import backup as backup_ops
+
     limit = _waited(wait, timeout)
     with _progress("restoring") as progress:
         result = _run(lambda: backup_ops.restore(src, _db(db), progress=progress, wait=limit))
@@ -240,6 +255,10 @@ def repair(db: DbOption = None, wait: WaitOption = False, timeout: TimeoutOption
 
     Example: contextchef db repair --wait
     """
+    from rich.table import Table
+
+    from contextchef.store.backends.sqlite import repair as repair_ops
+
     limit = _waited(wait, timeout)
     with _progress("salvaging") as progress:
         report = _run(lambda: repair_ops.repair(_db(db), progress=progress, wait=limit))
@@ -301,6 +320,9 @@ def migrate(
 
     Example: contextchef db migrate --dry-run
     """
+    from contextchef.store.backends.sqlite import backup as backup_ops
+    from contextchef.store.backends.sqlite import upgrade
+
     limit = _waited(wait, timeout)
 
     def saved(result: backup_ops.BackupResult) -> None:
@@ -341,6 +363,8 @@ def vacuum(db: DbOption = None) -> None:
 
     Example: contextchef db vacuum
     """
+    from contextchef.store.backends.sqlite import maintenance
+
     with _progress("vacuuming") as progress:
         report = _run(lambda: maintenance.vacuum(_db(db), progress=progress))
     out_console().print(

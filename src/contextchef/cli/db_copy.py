@@ -10,15 +10,14 @@ the traceback.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from contextchef.cli._common import err_console, guarded, out_console, print_json
-from contextchef.store.copy import CopyReport, copy_store
-from contextchef.store.locations import open_location
+
+if TYPE_CHECKING:  # rich and the store load when a copy runs, not when the CLI starts
+    from contextchef.store.copy import CopyReport
 
 __all__ = ["copy"]
 
@@ -33,6 +32,17 @@ def _size(n: int) -> str:
 
 
 def _copy(source: str, target: str, projects: list[str] | None) -> CopyReport:
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from contextchef.store.copy import copy_store
+    from contextchef.store.locations import open_location
+
     plain_project = projects[0] if projects and len(projects) == 1 else None
     progress = err_console()
     origin = open_location(source, plain_project=plain_project)
@@ -110,6 +120,8 @@ def copy(
         )
         return
     console = out_console()
+    from rich.table import Table
+
     table = Table("project", "namespace", "copied", "unchanged", "bytes copied", title="copy")
     for count in report.namespaces:
         table.add_row(

@@ -16,16 +16,14 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contextchef.adapters.from_anthropic import from_anthropic
-from contextchef.adapters.from_gemini import from_gemini
-from contextchef.adapters.from_openai import from_openai
-from contextchef.adapters.from_openai_responses import from_openai_responses
-from contextchef.adapters.importing import ImportedHistory
 from contextchef.cli._common import UserError, fail, read_text
 from contextchef.errors import ContextChefError
-from contextchef.messages import Message
+
+if TYPE_CHECKING:  # the importers load when a history is read, not when the CLI starts
+    from contextchef.adapters.importing import ImportedHistory
+    from contextchef.messages import Message
 
 __all__ = [
     "FORMATS",
@@ -118,6 +116,11 @@ def _gemini_system(data: Mapping[str, Any]) -> Any:
 
 
 def _importer(fmt: str, data: Any) -> Callable[[], ImportedHistory]:
+    from contextchef.adapters.from_anthropic import from_anthropic
+    from contextchef.adapters.from_gemini import from_gemini
+    from contextchef.adapters.from_openai import from_openai
+    from contextchef.adapters.from_openai_responses import from_openai_responses
+
     obj = data if isinstance(data, Mapping) else {}
     if fmt == "openai":
         return lambda: from_openai(_items(data, "messages") or [], repair=False)

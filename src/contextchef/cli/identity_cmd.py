@@ -18,14 +18,6 @@ from typing import Annotated, Any
 import typer
 
 from contextchef.cli._common import fail, guarded, out_console, print_json, working
-from contextchef.store.backends.sqlite.identity import (
-    GitUnavailableError,
-    canonical_dir,
-    dir_identity,
-    git_root_commits,
-)
-from contextchef.store.backends.sqlite.maintenance import foreign_reason, read_only
-from contextchef.store.datadir import default_database_path
 
 __all__ = ["IdentityReport", "identify", "identity_command"]
 
@@ -62,6 +54,14 @@ def _project_of(conn: sqlite3.Connection, aliases: list[str]) -> tuple[int, str]
 
 def identify(directory: Path, database: Path) -> IdentityReport:
     """Derive `directory`'s identity and look it up in `database` without writing."""
+    from contextchef.store.backends.sqlite.identity import (
+        GitUnavailableError,
+        canonical_dir,
+        dir_identity,
+        git_root_commits,
+    )
+    from contextchef.store.backends.sqlite.maintenance import foreign_reason, read_only
+
     path = canonical_dir(directory)
     roots: list[str] | None = None
     problem: str | None = None
@@ -137,6 +137,8 @@ def identity_command(
 
     Example: contextchef identity ~/src/myproject --json
     """
+    from contextchef.store.datadir import default_database_path
+
     database = store if store is not None else default_database_path()
     if database.is_dir():
         fail(

@@ -10,11 +10,9 @@ envelopes, raw files for vfs/ and archive/), the layout the TypeScript library w
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from contextchef.cli._common import (
     err_console,
@@ -35,10 +33,10 @@ from contextchef.cli.store_open import (
     namespaces,
     opened_store,
 )
-from contextchef.memory.entry import MEMORY_NAMESPACE
-from contextchef.store.backends.filesystem import FileSystemBackend
-from contextchef.store.legacy41 import LegacyImport, import_from_41
-from contextchef.store.store import Store
+
+if TYPE_CHECKING:  # rich and the store load when a command runs, not when the CLI starts
+    from contextchef.store.legacy41 import LegacyImport
+    from contextchef.store.store import Store
 
 __all__ = ["cleanup_command", "export_command", "import_command"]
 
@@ -61,6 +59,9 @@ def _copy(source: Store, target: Store, spaces: list[str], label: str) -> dict[s
 
 
 def _directory_store(directory: Path, *, must_exist: bool) -> Store:
+    from contextchef.store.backends.filesystem import FileSystemBackend
+    from contextchef.store.store import Store
+
     if directory.exists() and not directory.is_dir():
         fail(f"{directory} is a file, not a directory", "name a directory")
     if must_exist and not directory.is_dir():
@@ -141,6 +142,9 @@ def import_command(
 
 
 def _import_41(directory: Path, store: Path | None, project: str | None, as_json: bool) -> None:
+    from contextchef.memory.entry import MEMORY_NAMESPACE
+    from contextchef.store.legacy41 import import_from_41
+
     if not directory.is_dir():
         fail(f"{directory} is not a directory", "name the directory the 4.1 app ran in")
     with opened_store(store, project, create=True) as opened, working("importing 4.1 files"):
@@ -214,6 +218,9 @@ def cleanup_command(
     if as_json:
         print_json({"namespace": ns, "evicted": evicted, "failed": failed})
     else:
+        from rich.markup import escape
+        from rich.table import Table
+
         table = Table("evicted", "reason", "bytes", title=f"cleanup {ns}/")
         for item in evicted:
             table.add_row(escape(str(item["uri"])), str(item["reason"]), f"{item['bytes']:,}")

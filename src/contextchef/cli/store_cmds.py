@@ -14,8 +14,6 @@ import time
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from contextchef.cli._common import (
     CommandGroup,
@@ -107,6 +105,9 @@ def ls(
 
     Example: contextchef store ls context://vfs/ --json
     """
+    from rich.markup import escape  # rich loads when a command prints, not when the CLI starts
+    from rich.table import Table
+
     with opened_store(store, project) as opened:
         if uri is None:
             rows = []
@@ -273,6 +274,9 @@ def search(
 
     Example: contextchef store search "test command" --ns memory
     """
+    from rich.markup import escape
+    from rich.table import Table
+
     with opened_store(store, project) as opened:
         spaces = [known_namespace(opened, ns)] if ns is not None else namespaces(opened)
         hits: list[dict[str, str]] = []

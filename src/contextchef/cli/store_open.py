@@ -23,18 +23,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from contextchef.cli._common import fail
-from contextchef.store.backends.filesystem import FileSystemBackend
-from contextchef.store.backends.inmemory import InMemoryBackend
-from contextchef.store.backends.sqlite import SQLiteBackend
-from contextchef.store.backends.sqlite.maintenance import foreign_reason
-from contextchef.store.datadir import default_database_path
 from contextchef.store.paths import validate_namespace
-from contextchef.store.store import Store
+
+if TYPE_CHECKING:  # the backends load when a store is opened, not when the CLI starts
+    from contextchef.store.store import Store
 
 __all__ = [
     "STANDARD_NAMESPACES",
@@ -92,11 +89,16 @@ def looks_like_store(directory: Path) -> str | None:
 
 
 def _sqlite(path: Path, project: str | None) -> OpenedStore:
+    from contextchef.store.backends.sqlite import SQLiteBackend
+    from contextchef.store.store import Store
+
     backend = SQLiteBackend(path, project=project)
     return OpenedStore(Store(backend), backend, f"database {path}", "sqlite")
 
 
 def _check_database(path: Path) -> None:
+    from contextchef.store.backends.sqlite.maintenance import foreign_reason
+
     try:
         reason = foreign_reason(path)
     except OSError as exc:
@@ -108,6 +110,11 @@ def _check_database(path: Path) -> None:
 
 
 def _open(path: Path | None, project: str | None, *, create: bool) -> OpenedStore:
+    from contextchef.store.backends.filesystem import FileSystemBackend
+    from contextchef.store.backends.inmemory import InMemoryBackend
+    from contextchef.store.datadir import default_database_path
+    from contextchef.store.store import Store
+
     if path is None:
         default = default_database_path()
         if not default.exists() and not create:
@@ -155,6 +162,9 @@ def opened_store(
 
 def namespaces(opened: OpenedStore) -> list[str]:
     """The standard namespaces and every other one the store holds entries in, sorted."""
+    from contextchef.store.backends.filesystem import FileSystemBackend
+    from contextchef.store.backends.sqlite import SQLiteBackend
+
     found = set(STANDARD_NAMESPACES)
     backend = opened.backend
     if isinstance(backend, SQLiteBackend):

@@ -9,7 +9,20 @@
 - `turns`: what a turn is (a host turn) and the turn count kept in the store.
 """
 
-from contextchef.memory.entry import UNSET, MemoryArtifacts, MemoryChange, MemoryEntry
-from contextchef.memory.memory import AsyncMemory, Memory
+from contextchef._lazy import lazy_exports
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+if TYPE_CHECKING:
+    from contextchef.memory.entry import UNSET, MemoryArtifacts, MemoryChange, MemoryEntry
+    from contextchef.memory.memory import AsyncMemory, Memory
 
 __all__ = ["UNSET", "AsyncMemory", "Memory", "MemoryArtifacts", "MemoryChange", "MemoryEntry"]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    globals(),
+    {
+        "contextchef.memory.entry": ("UNSET", "MemoryArtifacts", "MemoryChange", "MemoryEntry"),
+        "contextchef.memory.memory": ("AsyncMemory", "Memory"),
+    },
+)

@@ -10,20 +10,24 @@
 
 from __future__ import annotations
 
-from contextchef.skills.active import ActiveSkill, activate
-from contextchef.skills.loading import (
-    aload_store_skills,
-    apublish_skill,
-    load_skill,
-    load_skills,
-    load_store_skills,
-    publish_skill,
-    skill_markdown,
-    stored_skill,
-    stored_skills,
-)
-from contextchef.skills.model import SKILLS_NAMESPACE, LoadedSkills, Skill, SkillWarning
-from contextchef.skills.render import format_skill_listing, render_skill, split_arguments
+from contextchef._lazy import lazy_exports
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+if TYPE_CHECKING:
+    from contextchef.skills.active import ActiveSkill, activate
+    from contextchef.skills.loading import (
+        aload_store_skills,
+        apublish_skill,
+        load_skill,
+        load_skills,
+        load_store_skills,
+        publish_skill,
+        skill_markdown,
+        stored_skill,
+        stored_skills,
+    )
+    from contextchef.skills.model import SKILLS_NAMESPACE, LoadedSkills, Skill, SkillWarning
+    from contextchef.skills.render import format_skill_listing, render_skill, split_arguments
 
 __all__ = [
     "SKILLS_NAMESPACE",
@@ -45,3 +49,24 @@ __all__ = [
     "stored_skill",
     "stored_skills",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    globals(),
+    {
+        "contextchef.skills.active": ("ActiveSkill", "activate"),
+        "contextchef.skills.loading": (
+            "aload_store_skills",
+            "apublish_skill",
+            "load_skill",
+            "load_skills",
+            "load_store_skills",
+            "publish_skill",
+            "skill_markdown",
+            "stored_skill",
+            "stored_skills",
+        ),
+        "contextchef.skills.model": ("SKILLS_NAMESPACE", "LoadedSkills", "Skill", "SkillWarning"),
+        "contextchef.skills.render": ("format_skill_listing", "render_skill", "split_arguments"),
+    },
+)
