@@ -257,8 +257,12 @@ def _run_slot(slots: Slots, slot: str, *args: Any) -> EffectFlow[list[Any]]:
 
 
 def replace_messages(sandwich: Sandwich, messages: Any) -> Sandwich:
-    """`sandwich` with the messages an `after_assemble` handler returned (validated, copied)."""
+    """`sandwich` with the messages an `after_assemble` handler returned (validated, copied);
+    the automatic breakpoints on the messages go (their positions may not hold any more), those
+    on the system prompt stay."""
     if not isinstance(messages, list | tuple):
         raise ConfigError("an after_assemble handler must return a list of messages or None")
     checked = [intake_message(message, index) for index, message in enumerate(messages)]
-    return dataclasses.replace(sandwich, messages=checked, tail_index=None)
+    head = len(sandwich.system)
+    marks = tuple(at for at in sandwich.auto_marks if at < head)
+    return dataclasses.replace(sandwich, messages=checked, tail_index=None, auto_marks=marks)
