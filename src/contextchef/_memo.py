@@ -134,7 +134,7 @@ class MessageIntake:
         self._copies: list[Message] = []
 
     def take(self, messages: Iterable[object]) -> list[Message]:
-        given = list(messages)
+        given = messages if type(messages) is list else list(messages)  # only read
         copies = self._copies
         if not copies:  # a first history: nothing to match
             self._copies = [intake_message(message, at) for at, message in enumerate(given)]
@@ -190,7 +190,10 @@ def _equal_ends(given: list[object], copies: list[Message]) -> tuple[int, int]:
     limit = min(len(given), len(copies))
     try:
         shared = limit
-        if given[:limit] != copies[:limit]:  # one comparison in the common case, an append
+        # one comparison in the common case, an append (a whole list is compared as it is)
+        if (given if limit == len(given) else given[:limit]) != (
+            copies if limit == len(copies) else copies[:limit]
+        ):
             shared = next(compress(count(), map(ne, given, copies)))
         room = limit - shared
         if not room or len(given) == len(copies) == shared:
