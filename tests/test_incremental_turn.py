@@ -157,13 +157,18 @@ def test_only_new_and_changed_messages_are_validated_again(monkeypatch: Any) -> 
     """An appending host, a reloading host and a host editing one old message in place pay
     validation and copying for the new or changed messages only."""
     taken: list[int] = []
-    real = _memo.intake_message
+    real, real_batch = _memo.intake_message, _memo.intake_messages
 
     def counting(message: object, index: int | None = None) -> Any:
         taken.append(-1 if index is None else index)
         return real(message, index)
 
+    def counting_batch(messages: Any, start: int = 0) -> Any:
+        taken.extend(range(start, start + len(messages)))
+        return real_batch(messages, start)
+
     monkeypatch.setattr(_memo, "intake_message", counting)
+    monkeypatch.setattr(_memo, "intake_messages", counting_batch)
     chef = ContextChef()
     history: list[dict[str, Any]] = [{"role": "user", "content": f"m{i}"} for i in range(50)]
     chef.set_history(history)

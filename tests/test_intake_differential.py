@@ -23,7 +23,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contextchef._intake import fast_intake, intake_message, reference_intake
+from contextchef import _hosttext
+from contextchef._intake import fast_intake, intake_message, intake_messages, reference_intake
 from contextchef._jsonvalue import MAX_DEPTH
 from tests.benchmark_transcript import benchmark_transcript
 from tests.fuzz import examples
@@ -241,6 +242,58 @@ def messages(draw: st.DrawFn) -> Any:
 @given(messages(), st.sampled_from([None, 0, 7]))
 def test_intake_equals_the_reference_on_any_message(message: Any, index: int | None) -> None:
     same(message, index)
+
+
+def _one_by_one(batch: list[Any], start: int) -> Any:
+    """What `intake_message` makes of each message in turn: the copies, or the first error."""
+    try:
+        return [intake_message(message, start + at) for at, message in enumerate(batch)]
+    except Exception as exc:
+        return type(exc), str(exc), getattr(exc, "index", None), getattr(exc, "field", None)
+
+
+def _batched(batch: list[Any], start: int) -> Any:
+    try:
+        return intake_messages(batch, start)
+    except Exception as exc:
+        return type(exc), str(exc), getattr(exc, "index", None), getattr(exc, "field", None)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(messages(), max_size=4),
+    st.sampled_from([0, 3]),
+    st.booleans(),
+    st.sampled_from([1, 2, 512]),
+)
+def test_a_batch_takes_what_one_by_one_takes(
+    batch: list[Any], start: int, orjson: bool, size: int
+) -> None:
+    """The same copies, or the same first error (a lone surrogate in an early message comes
+    before a fault further on), whether orjson checks the text in batches or not."""
+    lone = {"role": "user", "content": "a lone \ud800 surrogate"}
+    batch = [*batch[:2], lone, *batch[2:]] if size == 2 else batch
+    original = _hosttext._orjson, _hosttext._BATCH
+    _hosttext._BATCH = size
+    _hosttext._orjson = original[0] if orjson else None
+    try:
+        expected = _one_by_one(batch, start)
+        got = _batched(batch, start)
+    finally:
+        _hosttext._orjson, _hosttext._BATCH = original
+    assert type(got) is type(expected)
+    assert json.dumps(got, default=repr) == json.dumps(expected, default=repr)
+
+
+def test_a_long_batch_finds_a_surrogate_past_its_first_chunk_and_keeps_long_integers() -> None:
+    history: list[Any] = [{"role": "user", "content": f"m{i}"} for i in range(1300)]
+    history[5] = {"role": "user", "content": "x", "extra": 2**70}  # beyond orjson's 64 bits
+    assert intake_messages(history)[5]["extra"] == 2**70
+    history[1100] = {"role": "tool", "tool_call_id": "c", "content": "bad \udc80"}
+    history[1200] = {"role": "robot"}
+    expected = _one_by_one(history, 0)
+    assert expected[2] == 1100 and "surrogate" in expected[1]
+    assert _batched(history, 0) == expected
 
 
 SITES = [

@@ -13,9 +13,18 @@ non-ASCII string is encoded once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["encodable", "find_surrogate", "shown", "surrogate_problem"]
+_orjson: Any
+try:
+    import orjson as _orjson
+except ImportError:  # the `fast` extra is not installed: the walk decides alone
+    _orjson = None
+
+__all__ = ["all_encodable", "encodable", "find_surrogate", "shown", "surrogate_problem"]
+
+_BATCH = 512  # values encoded at once by `all_encodable`: a bounded transient buffer
 
 _REPR_LIMIT = 80
 
@@ -68,6 +77,23 @@ def encodable(value: Any) -> bool:
                 return False
         return True
     return True  # a number, a bool, None
+
+
+def all_encodable(values: Sequence[Any]) -> bool:
+    """`all(encodable(value) for value in values)` for strict-JSON values (a chef's message
+    copies). With orjson installed, a batch of values is encoded at once in native code, which
+    refuses any lone surrogate: a batch it encodes needs no walk, one it refuses (for that or,
+    rarely, another reason: an integer beyond 64 bits) is walked to decide."""
+    if _orjson is None:
+        return all(encodable(value) for value in values)
+    for start in range(0, len(values), _BATCH):
+        batch = values[start : start + _BATCH]
+        try:
+            _orjson.dumps(batch)
+        except _orjson.JSONEncodeError:
+            if not all(encodable(value) for value in batch):
+                return False
+    return True
 
 
 def _locate(value: Any, path: list[str | int]) -> tuple[list[str | int], str] | None:

@@ -19,11 +19,11 @@ checks and copies its value, and keys the record does not name are copied as str
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from contextchef._fastcopy import Unusual, exact_json, sorted_copy
-from contextchef._hosttext import encodable, find_surrogate
+from contextchef._hosttext import all_encodable, encodable, find_surrogate
 from contextchef._jsonvalue import MAX_DEPTH, NotJson, strict_json
 from contextchef._schema import (
     AnyOf,
@@ -49,6 +49,7 @@ __all__ = [
     "fast_intake",
     "fast_intake_for",
     "intake_message",
+    "intake_messages",
     "reference_intake",
 ]
 
@@ -69,6 +70,34 @@ def intake_message(message: object, index: int | None = None) -> Message:
     if not encodable(copy):
         _refuse_surrogate(copy, index)
     return cast(Message, copy)
+
+
+def intake_messages(messages: Sequence[object], start: int = 0) -> list[Message]:
+    """`[intake_message(m, start + at) for at, m in enumerate(messages)]`, with the same result
+    or the same (first) error, the lone-surrogate check made once over all the copies
+    (`all_encodable`: a few native encodings, not a Python walk of every message)."""
+    copies: list[Any] = []
+    for at, message in enumerate(messages):
+        try:
+            try:
+                copy = fast_intake(message)
+            except (Unusual, RecursionError):
+                copy = reference_intake(message, start + at)
+        except Exception:
+            _check_text(copies, start)  # an earlier message's error comes first
+            raise
+        copies.append(copy)
+    _check_text(copies, start)
+    return copies
+
+
+def _check_text(copies: list[Any], start: int) -> None:
+    """`MessageError` at the first of `copies` (the first at index `start`) holding a lone
+    surrogate, if one does."""
+    if not all_encodable(copies):
+        for at, copy in enumerate(copies):
+            if not encodable(copy):
+                _refuse_surrogate(copy, start + at)
 
 
 def reference_intake(message: object, index: int | None = None) -> Message:

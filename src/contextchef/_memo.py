@@ -14,7 +14,10 @@ from itertools import compress, count, islice
 from operator import ne
 from typing import Any, TypeVar
 
-from contextchef._intake import intake_message  # re-exported: the pipeline takes it from here
+from contextchef._intake import (  # intake_message re-exported: the pipeline takes it from here
+    intake_message,
+    intake_messages,
+)
 from contextchef._sequences import identical_prefix
 from contextchef.messages import Message
 
@@ -122,8 +125,9 @@ class MessageIntake:
     memoised on a copy (conversions, token counts, digests) stays valid that way. A message
     changed in place gets a fresh copy. Nothing is kept if validation fails, and nothing of the
     host's is held: a host that reloads its history can free the old one.
-    Each copy is made by `_intake.intake_message` (validated against the message schema), so
-    every message the chef holds is strict JSON.
+    Each copy is made by `_intake.intake_message` (or `intake_messages`, for a whole history or
+    an appended batch: the same copies, validated against the message schema), so every message
+    the chef holds is strict JSON.
     "Equal" is Python's `==`, under which `1`, `1.0` and `True` are one value: a message whose
     only change is between those keeps its earlier copy.
     """
@@ -134,10 +138,10 @@ class MessageIntake:
         self._copies: list[Message] = []
 
     def take(self, messages: Iterable[object]) -> list[Message]:
-        given = list(messages)
+        given = messages if type(messages) is list else list(messages)  # only read
         copies = self._copies
         if not copies:  # a first history: nothing to match
-            self._copies = [intake_message(message, at) for at, message in enumerate(given)]
+            self._copies = intake_messages(given)
             return list(self._copies)
         shared, tail = _equal_ends(given, copies)
         out = copies[:shared]
@@ -167,7 +171,7 @@ class MessageIntake:
         """`take(previous + messages)`, where `previous` is the list taken last, as it was
         then: only `messages` are looked at (an in-place edit of an earlier one goes unseen)."""
         copies = self._copies  # read once: another thread may set a history meanwhile
-        new = [intake_message(message, len(copies) + at) for at, message in enumerate(messages)]
+        new = intake_messages(list(messages), len(copies))
         self._copies = out = [*copies, *new]
         return list(out)
 
@@ -190,7 +194,10 @@ def _equal_ends(given: list[object], copies: list[Message]) -> tuple[int, int]:
     limit = min(len(given), len(copies))
     try:
         shared = limit
-        if given[:limit] != copies[:limit]:  # one comparison in the common case, an append
+        # one comparison in the common case, an append (a whole list is compared as it is)
+        if (given if limit == len(given) else given[:limit]) != (
+            copies if limit == len(copies) else copies[:limit]
+        ):
             shared = next(compress(count(), map(ne, given, copies)))
         room = limit - shared
         if not room or len(given) == len(copies) == shared:

@@ -201,8 +201,10 @@ class OwnWire:
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         self.requests.append(request)
-        marked = [i for i, m in enumerate(request.messages) if m.get(AUTO_MARK)]
-        return {"marked": marked, "messages": [m["content"] for m in request.messages]}
+        return {
+            "marked": list(request.auto_marks),
+            "messages": [m["content"] for m in request.messages],
+        }
 
 
 def own_chef(adapter: OwnWire) -> ContextChef:
@@ -220,12 +222,16 @@ def test_a_custom_adapter_gets_what_its_profile_declares() -> None:
     declaring = OwnWire(AdapterProfile(cache_breakpoints=2, server_compaction=True))
     own_chef(declaring).compile()
     request = declaring.requests[-1]
-    assert any(message.get(AUTO_MARK) for message in (*request.system, *request.messages))
+    everything = (*request.system, *request.messages)
+    assert request.auto_marks  # positions in system + messages, the messages left as they are
+    assert all(0 <= at < len(everything) for at in request.auto_marks)
+    assert not any(AUTO_MARK in message for message in everything)
     assert request.server_compaction is not None and request.max_breakpoints is None
     plain = OwnWire(AdapterProfile())
     own_chef(plain).compile()
     request = plain.requests[-1]
-    assert not any(message.get(AUTO_MARK) for message in (*request.system, *request.messages))
+    assert request.auto_marks == ()
+    assert not any(AUTO_MARK in message for message in (*request.system, *request.messages))
     assert request.server_compaction is None
 
 

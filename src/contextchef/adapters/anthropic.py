@@ -22,9 +22,11 @@ Choices the API forces on us:
   role: system prompt, user text, tool result or tool call. Anthropic allows 4 per request; when
   more are marked, the oldest (earliest in the request: system first, then messages) are dropped
   and one warning per compile says how many. Newer breakpoints cover longer prefixes and are the
-  ones the next turn reads from. Automatic marks (`_auto_cache_breakpoint`, placed by the chef at
-  the end of the stable prefix, see `placement.breakpoints`) take what budget the host's own
-  marks leave, newest first, without a warning.
+  ones the next turn reads from. Automatic marks (the positions in `AdapterInput.auto_marks`
+  the chef chose at the end of the stable prefix, see `placement.breakpoints`, or the
+  `_auto_cache_breakpoint` key on a message given by hand) take what budget the host's own
+  marks leave, newest first, without a warning. A mark is added while the turns are
+  serialised, on this request's copy of the turn: no message is copied to carry it.
 - **System messages in the history** (mid-conversation ones, or dynamic state placed as a system
   message) are hoisted into `system`, after the top layer, in order, logged once per compile at
   DEBUG. They hold text only; an attachment there is a `CompileError`.
@@ -281,25 +283,30 @@ class AnthropicAdapter:
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()  # empty is falsy
-        system: list[tuple[Message, Piece]] = []
+        head = len(request.system)
+        positions = frozenset(request.auto_marks)
+        system: list[tuple[Message, Piece, bool]] = []
         for index, message in enumerate(request.system):
             try:
-                system.append((message, cache.convert(message, _convert)))
+                piece = cache.convert(message, _convert)
             except _Unsupported as exc:
                 raise CompileError(f"system prompt message {index}: {exc}") from None
+            system.append((message, piece, index in positions))
         turns = self._turns(request, cache)
         if turns.hoisted:
             logger.debug(
                 "hoisted %d system message(s) from the history into `system`", len(turns.hoisted)
             )
             hoisted = zip(turns.hoisted_at, turns.hoisted, strict=True)
-            system += [(request.messages[at], piece) for at, piece in hoisted]
+            system += [
+                (request.messages[at], piece, head + at in positions) for at, piece in hoisted
+            ]
 
         system_blocks: list[_Block] = []
         system_own: list[tuple[int, int]] = []
         system_auto: list[tuple[int, int]] = []
-        for message, piece in system:
-            mark = piece_mark(message, piece)
+        for message, piece, auto in system:
+            mark = piece_mark(message, piece, auto)
             if mark is not None:
                 marks = system_auto if mark[1] else system_own
                 marks.append((-1, len(system_blocks) + mark[0]))
@@ -314,8 +321,9 @@ class AnthropicAdapter:
         if request.max_breakpoints is not None:
             budget = max(0, min(budget, request.max_breakpoints))
         own = (system_own, turns.own)
-        auto = (system_auto, turns.auto)
-        self._place_breakpoints(system_blocks, messages, own, auto, budget)
+        asked = [at - head for at in request.auto_marks if at >= head]
+        automatic = (system_auto, turns.automatic(request.messages, asked))
+        self._place_breakpoints(system_blocks, messages, own, automatic, budget)
 
         payload: dict[str, Any] = {}
         if request.server_compaction is not None:  # `betas`, `context_management` sort first

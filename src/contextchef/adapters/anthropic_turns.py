@@ -12,7 +12,7 @@ whitespace) is done by the adapter on copies.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -43,12 +43,13 @@ def lead_piece(text: str) -> Piece:
     return {"content": [text_block(text)], "role": "user"}
 
 
-def piece_mark(message: Message, piece: Piece) -> tuple[int, bool] | None:
+def piece_mark(message: Message, piece: Piece, auto: bool = False) -> tuple[int, bool] | None:
     """Where `message`'s breakpoint goes in its piece: (the index of the last block that can
     carry one, whether the mark is an automatic one), or None when it has none (or no such
-    block). The host's own mark (`_cache_breakpoint`) wins over an automatic one."""
+    block). `auto`: the request marks it by position. The host's own mark
+    (`_cache_breakpoint`) wins over an automatic one."""
     user = bool(message.get("_cache_breakpoint"))
-    if not user and not message.get(AUTO_MARK):
+    if not user and not auto and not message.get(AUTO_MARK):
         return None
     blocks = piece["content"]
     for index in range(len(blocks) - 1, -1, -1):
@@ -72,9 +73,10 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
 
     Turn `t` is sent as `wires[t]` and holds the pieces `groups[t]` (`ALONE` for a turn of one
     piece, which is then `wires[t]` itself), the first of them at index `firsts[t]` of the
-    history. `own` and `auto` are the (turn, block) positions of the host's and the automatic
-    breakpoints, in order; `hoisted` the history's system pieces (at `hoisted_at`), which go to
-    `system`.
+    history. `own` and `auto` are the (turn, block) positions of the breakpoints the messages
+    carry, the host's (`_cache_breakpoint`) and automatic ones (`_auto_cache_breakpoint`), in
+    order (a request's marks by position are placed by `auto_mark`, never kept); `hoisted` the
+    history's system pieces (at `hoisted_at`), which go to `system`.
     """
 
     __slots__ = ("auto", "generation", "own", "pieces")
@@ -136,6 +138,31 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
                 marks.append((len(firsts) - 1, size - len(blocks) + mark[0]))
         if group:
             self.close(group, merge)
+
+    def automatic(self, messages: Sequence[Message], asked: list[int]) -> list[tuple[int, int]]:
+        """The (turn, block) of every automatic breakpoint, ascending: those the messages carry
+        (`auto`) and those a request asks for on `messages[at]` for each `at` in `asked`."""
+        found = [mark for at in asked if (mark := self.auto_mark(messages, at)) is not None]
+        return sorted({*self.auto, *found}) if found else self.auto
+
+    def auto_mark(self, messages: Sequence[Message], index: int) -> tuple[int, int] | None:
+        """The (turn, block) of an automatic breakpoint on `messages[index]`, asked for by
+        position (not kept: the next request has its own); None when the message carries
+        the host's own mark (already in `own`), is hoisted, or has no block that takes one."""
+        piece = self.pieces[index]
+        if piece["role"] == "system":
+            return None
+        mark = piece_mark(messages[index], piece, auto=True)
+        if mark is None or not mark[1]:
+            return None
+        turn = bisect_right(self.firsts, index) - 1
+        pieces = self.pieces
+        before = sum(
+            len(pieces[at]["content"])
+            for at in range(self.firsts[turn], index)
+            if pieces[at]["role"] != "system"
+        )
+        return turn, before + mark[0]
 
 
 def _merged(

@@ -57,7 +57,11 @@ class AdapterInput:
     asks where the adapter's profile has `server_compaction`; an adapter without it ignores it).
     `allowed_tools` (given only to an adapter whose profile has `allowed_tools`) names the tools
     the model may call among `tools`. `max_breakpoints` caps the cache breakpoints an adapter
-    whose provider takes them may place (None: its own limit; 0: none at all).
+    whose provider takes them may place (None: its own limit; 0: none at all). `auto_marks`
+    (given to an adapter whose profile has `cache_breakpoints`) are the positions in
+    `(*system, *messages)` of the automatic breakpoints the chef chose, ascending: the adapter
+    puts its marker there while it serialises, within what the host's own `_cache_breakpoint`
+    marks leave of its budget (no message is copied to carry them).
     """
 
     system: Sequence[Message]
@@ -68,6 +72,7 @@ class AdapterInput:
     server_compaction: ServerCompaction | None = None
     allowed_tools: tuple[str, ...] | None = None
     max_breakpoints: int | None = None
+    auto_marks: tuple[int, ...] = ()
 
 
 @runtime_checkable

@@ -26,8 +26,8 @@ class AdapterProfile:
 
     - `cache_breakpoints`: how many cache breakpoints one request may carry (0: the provider
       takes none, it caches prefixes implicitly or not at all). Above 0, the chef's
-      `cache="auto"` marks the end of the stable prefix on the assembled messages
-      (`_auto_cache_breakpoint`, see `placement.breakpoints`) for the adapter to turn into its
+      `cache="auto"` marks the end of the stable prefix (`AdapterInput.auto_marks`, positions
+      in the assembled messages, see `placement.breakpoints`) for the adapter to turn into its
       own markers, the host's `_cache_breakpoint` marks first, within this many. Read by the
       payload builder.
     - `allowed_tools`: the adapter honours `AdapterInput.allowed_tools` (the names the model

@@ -7,8 +7,8 @@ the provider options passed through.
   OpenAI's `prompt_cache_key` and Gemini's `cached_content`, to the adapters whose profile
   (`AdapterProfile`) takes them.
 - `TargetCache`: what one chef remembers per target between compiles: the `CacheLedger` (the
-  previous compile's parts), the memory baseline (`memory.delta`), the previous stable end and
-  the memoised marked copies (`placement.breakpoints`), and the window they belong to.
+  previous compile's parts), the memory baseline (`memory.delta`), the previous stable end
+  (`placement.breakpoints`), and the window they belong to.
 - `MemoryLayers`: the system message after the system prompt and the tail blocks, for the
   history the chef holds (the memory baseline kept, changes in the tail) and for any other
   history an overflow proposes (the prefix breaks anyway: memory folded into the block).
@@ -23,7 +23,6 @@ from functools import lru_cache
 from typing import Any, Literal, Protocol, get_args
 
 from contextchef._effects import Emit, Flow
-from contextchef._memo import ConversionCache
 from contextchef.cache.audit import audit, volatile_start
 from contextchef.cache.economics import CacheReport
 from contextchef.cache.ledger import CacheLedger
@@ -102,7 +101,6 @@ class TargetCache:
     baseline: MemoryBaseline | None = None
     stable_end: int | None = None
     window: str | None = None
-    marks: ConversionCache = field(default_factory=ConversionCache)
     volatile_from: int | None = None
     """The index of the first part of the previous payload expected to change (its tail)."""
     reported: set[bytes] = field(default_factory=set)
@@ -234,7 +232,6 @@ def measure_cache(
         measured = ledger.defer(data)
         remembered.volatile_from, remembered.baseline = None, baseline
         remembered.stable_end, remembered.window = stable_end, window
-        remembered.marks.sweep()
         return measured
     previous = ledger.previous
     previous_length = previous.count if previous is not None else None
@@ -258,7 +255,6 @@ def measure_cache(
     ledger.commit(entry)  # before any yield: `advance` took the previous entry's lists over
     remembered.volatile_from, remembered.baseline = volatile, baseline
     remembered.stable_end, remembered.window = stable_end, window
-    remembered.marks.sweep()
     for finding in findings:
         logger.info("cache audit (%s): %s", remembered.name, finding.message)
         if handlers:

@@ -109,9 +109,7 @@ class PayloadBuilder:
         )
         if self.auto:
             previous = self.previous_end if history is self.original else None
-            sandwich, end = mark_stable_prefix(
-                sandwich, previous_end=previous, memo=self.remembered.marks
-            )
+            sandwich, end = mark_stable_prefix(sandwich, previous_end=previous)
             self._ends[id(history)] = end
         data = self.adapt(sandwich)
         self._last = (history, notices, sandwich, data)
@@ -129,6 +127,7 @@ class PayloadBuilder:
                 server_compaction=self.server,
                 allowed_tools=allowed,
                 max_breakpoints=0 if self.runtime.cache.mode == "off" else None,
+                auto_marks=sandwich.auto_marks,
             )
         )
         with_provider_options(data, self.profile, self.runtime.cache)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from contextchef._effects import Call, Emit
@@ -118,7 +119,7 @@ def compile_flow(
     build = PayloadBuilder(state, runtime, adapter, target, layers, history, remembered)
 
     report: OverflowReport | None = None
-    verdicts = yield from _run_slot(slots, "before_overflow", list(history))
+    verdicts = yield from _run_slot(slots, "before_overflow", lambda: (list(history),))
     if runtime.overflow_runner is not None and False in verdicts:
         if forced:
             logger.warning("a before_overflow handler skipped a forced overflow")
@@ -144,20 +145,21 @@ def compile_flow(
         if report.server is not None:
             build.ask_server(report.server)
         _check(signal)
-    yield from _run_slot(slots, "after_overflow", list(history), report)
+    yield from _run_slot(slots, "after_overflow", lambda: (list(history), report))
 
     context = AssembleContext(state.system_prompt, history, state.state)
-    yield from _run_slot(slots, "before_assemble", context)
+    yield from _run_slot(slots, "before_assemble", lambda: (context,))
     notices = [report.notice] if report is not None and report.notice else []
     notices.extend(context.blocks)
     sandwich, data = build(history, tuple(notices))
     _check(signal)
 
     replaced = False
-    for messages in (yield from _run_slot(slots, "after_assemble", list(sandwich.messages))):
+    assembled = yield from _run_slot(slots, "after_assemble", lambda: (list(sandwich.messages),))
+    for messages in assembled:
         if messages is not None:
             sandwich, replaced = replace_messages(sandwich, messages), True
-    yield from _run_slot(slots, "before_adapt", tuple(sandwich.messages))
+    yield from _run_slot(slots, "before_adapt", lambda: (tuple(sandwich.messages),))
     if replaced:
         data = build.adapt(sandwich)
     build.done()
@@ -168,7 +170,8 @@ def compile_flow(
             handlers=events.for_event("pipeline:invariant"),
         )
 
-    for rewritten in (yield from _run_slot(slots, "after_adapt", data)):
+    rewrites = yield from _run_slot(slots, "after_adapt", lambda: (data,))
+    for rewritten in rewrites:
         if rewritten is not None:
             if not isinstance(rewritten, dict):
                 raise ConfigError("an after_adapt handler must return a dict or None")
@@ -248,17 +251,29 @@ def _overflow(
     return dataclasses.replace(report, history=whole)
 
 
-def _run_slot(slots: Slots, slot: str, *args: Any) -> EffectFlow[list[Any]]:
-    """Call each handler of `slot` in order; their errors fail the compile (not isolated)."""
+def _run_slot(
+    slots: Slots, slot: str, arguments: Callable[[], tuple[Any, ...]]
+) -> EffectFlow[list[Any]]:
+    """Call each handler of `slot` in order with `arguments()` (made only when `slot` has a
+    handler: a copy of a long history costs a compile that has none); their errors fail the
+    compile (not isolated)."""
+    handlers = slots.for_slot(slot)
+    if not handlers:
+        return []
+    args = arguments()
     results = []
-    for handler in slots.for_slot(slot):
+    for handler in handlers:
         results.append((yield Call.of(handler, *args, what=f"{slot} handler")))
     return results
 
 
 def replace_messages(sandwich: Sandwich, messages: Any) -> Sandwich:
-    """`sandwich` with the messages an `after_assemble` handler returned (validated, copied)."""
+    """`sandwich` with the messages an `after_assemble` handler returned (validated, copied);
+    the automatic breakpoints on the messages go (their positions may not hold any more), those
+    on the system prompt stay."""
     if not isinstance(messages, list | tuple):
         raise ConfigError("an after_assemble handler must return a list of messages or None")
     checked = [intake_message(message, index) for index, message in enumerate(messages)]
-    return dataclasses.replace(sandwich, messages=checked, tail_index=None)
+    head = len(sandwich.system)
+    marks = tuple(at for at in sandwich.auto_marks if at < head)
+    return dataclasses.replace(sandwich, messages=checked, tail_index=None, auto_marks=marks)

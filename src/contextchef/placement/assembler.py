@@ -37,7 +37,9 @@ class Sandwich:
     """The assembled layers, ready for an adapter.
 
     `tail_index` is the index in `messages` of the message holding the stitch (`None` without a
-    tail); every message before it is byte-identical to the history it came from.
+    tail); every message before it is byte-identical to the history it came from. `auto_marks`
+    are the positions in `(*system, *messages)` of the automatic cache breakpoints, ascending
+    (see `placement.breakpoints`; none until it marks them).
     """
 
     system: list[Message]
@@ -45,6 +47,7 @@ class Sandwich:
     prefill: str | None
     tail: str
     tail_index: int | None
+    auto_marks: tuple[int, ...] = ()
 
 
 def compose_tail(

@@ -15,24 +15,27 @@ marks sit at the end of what will not change next turn:
    prefix the previous one wrote. A short step lets it go: a mark that leaves changes the
    bytes of its message, so the fewer marks move, the longer the identical prefix.
 
-Marks are `_auto_cache_breakpoint` on a copy of the message (the history is never mutated); the
-copies are memoised per message object, so an unchanged marked message is the same object next
-compile and the adapters' conversion caches keep it. An adapter gives the host's own
-`_cache_breakpoint` marks precedence over these within its budget.
+Marks are positions, not message copies: `Sandwich.auto_marks` holds the index of each marked
+message in `(*system, *messages)`, and the adapter puts its marker there while it serialises.
+No message is copied or changed, so every message the adapter sees is the very object it
+converted last compile (its conversion cache keeps it), however the marks move. A message
+carrying the host's own `_cache_breakpoint` gets no automatic mark: the host's mark stands, and
+an adapter gives the host's marks precedence over these within its budget.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from contextchef._memo import ConversionCache
 from contextchef.messages import Message
 from contextchef.placement.assembler import Sandwich
 
 __all__ = ["AUTO_MARK", "LOOKBACK", "mark_stable_prefix", "stable_end"]
 
 AUTO_MARK = "_auto_cache_breakpoint"
-"""The key of an automatic breakpoint on an assembled message (never in the chef's history)."""
+"""The IR key that asks an adapter for a breakpoint on a message it is given by hand (in an
+`AdapterInput` that does not come from a chef). The chef passes its own marks as positions
+(`AdapterInput.auto_marks`) and never adds this key to a message."""
 
 LOOKBACK = 8
 """Messages after the previous stable end from which its mark is kept (each message is at least
@@ -56,31 +59,30 @@ def stable_end(sandwich: Sandwich) -> int | None:
     return None
 
 
-def _marked(message: Message) -> Message:
-    # "_auto_cache_breakpoint" sorts before every other key a message has: the order stays sorted.
-    marked: dict[str, object] = {AUTO_MARK: True, **message}
-    return marked  # type: ignore[return-value]
-
-
-def _mark(messages: list[Message], index: int, memo: ConversionCache) -> None:
-    if not messages[index].get("_cache_breakpoint"):
-        messages[index] = memo.convert(messages[index], _marked)
+def _markable(message: Message) -> bool:
+    """Whether an automatic mark goes on `message` (the host's own mark stands instead)."""
+    return not message.get("_cache_breakpoint")
 
 
 def mark_stable_prefix(
-    sandwich: Sandwich, *, previous_end: int | None, memo: ConversionCache
+    sandwich: Sandwich, *, previous_end: int | None
 ) -> tuple[Sandwich, int | None]:
-    """`sandwich` with the automatic marks of the module docstring, and its stable end."""
-    system, messages = list(sandwich.system), list(sandwich.messages)
-    if system:
-        _mark(system, len(system) - 1, memo)
+    """`sandwich` with the automatic marks of the module docstring (`auto_marks`), and its
+    stable end."""
+    system, messages = sandwich.system, sandwich.messages
+    head = len(system)
+    marks: list[int] = []
+    if system and _markable(system[-1]):
+        marks.append(head - 1)
     end = stable_end(sandwich)
     if end is not None:
         if (
             previous_end is not None
             and 0 <= previous_end <= end - LOOKBACK
             and messages[previous_end]["role"] != "system"
+            and _markable(messages[previous_end])
         ):
-            _mark(messages, previous_end, memo)
-        _mark(messages, end, memo)
-    return dataclasses.replace(sandwich, system=system, messages=messages), end
+            marks.append(head + previous_end)
+        if _markable(messages[end]):
+            marks.append(head + end)
+    return dataclasses.replace(sandwich, auto_marks=tuple(marks)), end
