@@ -46,6 +46,7 @@ REQUESTS: list[tuple[str, tuple[Any, ...], Any]] = [
     ("delete", ("notes", "a.md"), True),
     ("list", ("notes", ""), [ListedEntry("a.md")]),
     ("read_all", ("notes", ""), {"a.md": ENTRY}),
+    ("read_last", ("notes", "", 1), {"a.md": ENTRY}),
     ("exists", ("notes", "a.md"), True),
     ("append", ("notes", "a.md", "more"), None),
     ("search", ("notes", "hello", "", 3), [SearchHit("a.md")]),

@@ -140,6 +140,10 @@ class AsyncNamespaceView(ViewBase):
         """See `NamespaceView.entries`."""
         return await drive_async(self._core.entries(self._ns, prefix))
 
+    async def last(self, count: int, prefix: str = "") -> dict[str, StoredEntry]:
+        """See `NamespaceView.last`."""
+        return await drive_async(self._core.last(self._ns, prefix, count))
+
     async def search(
         self, query: str, *, prefix: str = "", limit: int | None = None
     ) -> builtins.list[SearchHit]:

@@ -31,6 +31,7 @@ __all__ = [
 
 Capability = Literal[
     "read_all",
+    "read_last",
     "exists",
     "append",
     "search",
@@ -47,6 +48,7 @@ Capability = Literal[
 ]
 CAPABILITIES: tuple[Capability, ...] = (
     "read_all",
+    "read_last",
     "exists",
     "append",
     "search",
@@ -133,6 +135,9 @@ class StorageBackend(Protocol):
     Optional capabilities, implemented as methods of the same name when present:
 
     - `read_all(ns, prefix="") -> dict[str, StoredEntry]`
+    - `read_last(ns, prefix, count) -> dict[str, StoredEntry]`: the last `count` entries under
+      `prefix` in path order (code-point order, as `Store.list` sorts), returned in that order:
+      a "last N" read in one request, whatever the namespace holds (`{}` for `count <= 0`).
     - `exists(ns, path) -> bool`
     - `append(ns, path, content) -> None` (creates the entry when missing)
     - `search(ns, query, *, prefix="", limit=None) -> list[SearchHit]`

@@ -60,6 +60,7 @@ from contextchef.store.edits import (
     update_flow,
 )
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
+from contextchef.store.last import last_flow
 from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import (
     URI_PREFIX,
@@ -355,6 +356,11 @@ class StoreCore:
                 if entry is not None:
                     found[listed.path] = entry
         return {path: found[path] for path in sorted(found)}
+
+    def last(self, ns: str, prefix: str, count: int) -> Op[dict[str, StoredEntry]]:
+        """The last `count` entries under `prefix`, ordered by path (see `last`)."""
+        native = self.supports("read_last", ns)
+        return (yield from last_flow(self.ops, ns, prefix, count, native=native))
 
     def search(
         self, ns: str, query: str, prefix: str, limit: int | None

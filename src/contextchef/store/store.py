@@ -308,6 +308,11 @@ class NamespaceView(ViewBase):
         """Entries under `prefix` with their content, ordered by path (the render order)."""
         return self._run(self._core.entries(self._ns, prefix))
 
+    def last(self, count: int, prefix: str = "") -> dict[str, StoredEntry]:
+        """The last `count` entries under `prefix` by path, with their content, ordered by path:
+        one request where `supports("read_last")`, whatever the namespace holds."""
+        return self._run(self._core.last(self._ns, prefix, count))
+
     def search(
         self, query: str, *, prefix: str = "", limit: int | None = None
     ) -> builtins.list[SearchHit]:

@@ -131,6 +131,9 @@ class InMemoryBackend:
     def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
         return dict(self._items(ns, prefix))
 
+    def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
+        return dict(self._items(ns, prefix)[-count:]) if count > 0 else {}
+
     def exists(self, ns: str, path: str) -> bool:
         return path in self._data.get(ns, {})
 
@@ -298,6 +301,9 @@ class AsyncInMemoryBackend:
 
     async def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
         return self.inner.read_all(ns, prefix)
+
+    async def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
+        return self.inner.read_last(ns, prefix, count)
 
     async def exists(self, ns: str, path: str) -> bool:
         return self.inner.exists(ns, path)

@@ -213,6 +213,19 @@ def read_all(pid: str, ns: str, prefix: str) -> Plan:
     return {row[0]: _entry(row[1:]) for row in rows}
 
 
+def read_last(pid: str, ns: str, prefix: str, count: int) -> Plan:
+    """The last `count` entries under `prefix` by code point (`COLLATE "C"`, as the store sorts
+    paths), in that order."""
+    if count <= 0:
+        return {}
+    rows = yield _only(
+        f"SELECT path, {_ENTRY} FROM entries WHERE {_SCOPE} AND {_PREFIX} "
+        'ORDER BY path COLLATE "C" DESC LIMIT %s',
+        (pid, ns, prefix, count),
+    )
+    return {row[0]: _entry(row[1:]) for row in reversed(rows)}
+
+
 def search(pid: str, ns: str, query: str, prefix: str, limit: int | None) -> Plan:
     """`websearch_to_tsquery` over path and content, ranked by `ts_rank`, `ts_headline` snippets."""
     if limit is not None and limit <= 0:

@@ -307,17 +307,22 @@ class SQLiteBackend:
         cursor = conn.execute(f"DELETE FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path))
         return cursor.rowcount > 0
 
-    def _rows(self, ns: str, prefix: str, columns: str, doing: str) -> builtins.list[Any]:
+    def _rows(
+        self, ns: str, prefix: str, columns: str, doing: str, last: int | None = None
+    ) -> builtins.list[Any]:
+        """The rows under `prefix` in path order; with `last`, only the last `last` of them
+        (read backwards along the primary key, so the cost is theirs alone)."""
         pid = self.project.id
         low, high = prefix_bounds(prefix)
         bound = "" if high is None else " AND e.path < ?"
-        params = (pid, ns, low) if high is None else (pid, ns, low, high)
-        sql = (
-            f"SELECT {columns} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path >= ?{bound} "
-            "ORDER BY e.path"
-        )
+        params: tuple[Any, ...] = (pid, ns, low) if high is None else (pid, ns, low, high)
+        order = "ORDER BY e.path" if last is None else "ORDER BY e.path DESC LIMIT ?"
+        sql = f"SELECT {columns} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path >= ?{bound} {order}"
+        if last is not None:
+            params = (*params, last)
         with self.connection(doing, ns=ns) as conn:
-            return conn.execute(sql, params).fetchall()
+            rows = conn.execute(sql, params).fetchall()
+        return rows if last is None else rows[::-1]
 
     def list(self, ns: str, prefix: str = "") -> builtins.list[ListedEntry]:
         pid = self.project.id  # (resolving the project reads its versioned namespaces)
@@ -366,6 +371,17 @@ class SQLiteBackend:
             with self.connection(f"reading {ns}/{prefix}*", ns=ns) as conn:
                 return self._versions.read_all(conn, pid, ns, prefix)
         rows = self._rows(ns, prefix, f"e.path, {_ENTRY}", f"reading {ns}/{prefix}*")
+        return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
+
+    def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
+        if count <= 0:
+            return {}
+        self.project.id  # noqa: B018 (resolving the project reads its versioned namespaces)
+        if ns in self._versioned:  # rows of `memories`: the generic way, on one connection
+            every = self.read_all(ns, prefix)
+            return {path: every[path] for path in sorted(every)[-count:]}
+        doing = f"reading the last {count} of {ns}/{prefix}*"
+        rows = self._rows(ns, prefix, f"e.path, {_ENTRY}", doing, last=count)
         return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
 
     def exists(self, ns: str, path: str) -> bool:
