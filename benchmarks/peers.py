@@ -13,6 +13,9 @@ the spread. Sections:
 Usage: python benchmarks/peers.py [--adds 1000] [--items 10000] [--repeats 5]
 The issue's target is a ratio of at most 1.5 for both, and a per-call cost that stays flat as
 the session grows (compare `--items 1000` with `--items 10000`).
+
+With `--langgraph`, the LangGraph store's sections instead (see `peers_langgraph`, whose
+`--lg-items` items the workloads run over).
 """
 
 from __future__ import annotations
@@ -118,9 +121,18 @@ def main() -> None:
     parser.add_argument("--adds", type=int, default=1000)
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--langgraph", action="store_true", help="the LangGraph store instead")
+    parser.add_argument("--lg-items", type=int, default=2000)
     args = parser.parse_args()
     os.environ.setdefault("CONTEXTCHEF_HOME", tempfile.mkdtemp())
     print("load average:", " ".join(f"{v:.2f}" for v in os.getloadavg()))
+    if args.langgraph:
+        import peers_langgraph as lg
+
+        lg.report("memory", lg.memory(args.lg_items, args.repeats))
+        lg.report("sqlite", lg.sqlite(args.lg_items, args.repeats))
+        print("load average:", " ".join(f"{v:.2f}" for v in os.getloadavg()))
+        return
     _report("agents_sdk_add", asyncio.run(agents_sdk_add(args.adds, args.repeats)))
     _report("agents_sdk_get", asyncio.run(agents_sdk_get(args.items, args.repeats)))
     print("load average:", " ".join(f"{v:.2f}" for v in os.getloadavg()))

@@ -47,6 +47,7 @@ REQUESTS: list[tuple[str, tuple[Any, ...], Any]] = [
     ("list", ("notes", ""), [ListedEntry("a.md")]),
     ("read_all", ("notes", ""), {"a.md": ENTRY}),
     ("read_last", ("notes", "", 1), {"a.md": ENTRY}),
+    ("list_dirs", ("notes", ""), ["dir/"]),
     ("exists", ("notes", "a.md"), True),
     ("append", ("notes", "a.md", "more"), None),
     ("search", ("notes", "hello", "", 3), [SearchHit("a.md")]),

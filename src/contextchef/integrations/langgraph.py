@@ -8,6 +8,8 @@ Items live in one store namespace (`langgraph` by default): an item of namespace
 percent-encoded (see `_keys`; `=` is always encoded inside one, so an entry never collides with a
 namespace directory). The entry holds the value as JSON; `created_at` and `updated_at` are the
 entry's times (an update keeps `created_at`), `ttl`/`expires_at` its TTL (`_langgraph_ttl`).
+The store namespace belongs to this store: `list_namespaces` reads the store's directory index
+(`NamespaceView.directories`, no item listed) unless expired items must be left out.
 
 `batch` and `abatch` run one flow (the sync and async drivers of `contextchef._effects`), with
 `InMemoryStore`'s batch semantics: the reads of a batch (gets, searches, namespace listings) see
@@ -91,18 +93,40 @@ def _time(entry: StoredEntry, which: str) -> datetime:
     return datetime.fromtimestamp(float(value) if isinstance(value, int | float) else 0.0, UTC)
 
 
-def _item(path: str, entry: StoredEntry, score: float | None = None, *, hit: bool = False) -> Any:
+def _is_item(path: str) -> bool:
+    """Whether `path` is an item's entry (its last segment starts with the key mark)."""
+    return path.startswith(KEY_MARK, path.rfind("/") + 1)
+
+
+def _item(
+    path: str,
+    entry: StoredEntry,
+    score: float | None = None,
+    *,
+    hit: bool = False,
+    value: Any = None,
+) -> Any:
     address = _address(path)
     assert address is not None
     namespace, key = address
     fields: dict[str, Any] = {
-        "value": json.loads(entry.content),
+        "value": json.loads(entry.content) if value is None else value,
         "key": key,
         "namespace": namespace,
         "created_at": _time(entry, "created_at"),
         "updated_at": _time(entry, "updated_at"),
     }
     return SearchItem(**fields, score=score) if hit else Item(**fields)
+
+
+def _fixed_prefix(op: ListNamespacesOp) -> tuple[str, ...]:
+    """The labels every namespace `op` lists starts with: a prefix condition's, up to its
+    first wildcard."""
+    for condition in op.match_conditions or ():
+        if condition.match_type == "prefix":
+            labels = tuple(condition.path)
+            return labels[: labels.index("*")] if "*" in labels else labels
+    return ()
 
 
 def _updated(entry: StoredEntry) -> float:
@@ -353,27 +377,38 @@ class ContextChefStore(BaseStore):
         else:
             found = [(path, entry, None) for path, entry in entries.items()]
             found.sort(key=lambda f: -_updated(f[1]))
-        kept = []
+        # The page, decoding only what is looked at: candidates in order until it is full.
+        page: list[tuple[str, StoredEntry, float | None, Any]] = []
+        skip, room = op.offset, op.limit
         for path, entry, score in found:
-            if _address(path) is None or self._hidden(entry, now):
+            if len(page) >= room:
+                break
+            if not _is_item(path) or self._hidden(entry, now):
                 continue
-            if op.filter and not filters.matches_filter(json.loads(entry.content), op.filter):
+            value = json.loads(entry.content)
+            if op.filter and not filters.matches_filter(value, op.filter):
                 continue
-            kept.append((path, entry, score))
-        page = kept[op.offset : op.offset + op.limit]
+            if skip > 0:
+                skip -= 1
+                continue
+            page.append((path, entry, score, value))
         if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
-            refresh.update((path, entry) for path, entry, _ in page)
-        return [_item(path, entry, score, hit=True) for path, entry, score in page]
+            refresh.update((path, entry) for path, entry, _, _ in page)
+        return [_item(path, entry, score, hit=True, value=v) for path, entry, score, v in page]
 
     def _list_namespaces(
         self, core: StoreCore, op: ListNamespacesOp, now: float
     ) -> Flow[list[tuple[str, ...]]]:
-        listed = yield from core.list(self._ns, "")
-        namespaces = set()
-        for entry in listed:
-            address = _address(entry.path)
-            if address is not None and not self._hidden(StoredEntry("", entry.meta), now):
-                namespaces.add(address[0])
+        namespaces: set[tuple[str, ...]] = set()
+        if (self.ttl_config or {}).get("omit_expired", False):  # each item's expiry counts
+            for entry in (yield from core.list(self._ns, "")):
+                address = _address(entry.path)
+                if address is not None and not self._hidden(StoredEntry("", entry.meta), now):
+                    namespaces.add(address[0])
+        else:  # the store's directory index: no item is listed
+            prefix = _directory(_fixed_prefix(op))
+            for directory in (yield from core.dirs(self._ns, prefix)):
+                namespaces.add(tuple(decode_segment(label) for label in directory.split("/")[:-1]))
         kept = [
             ns
             for ns in namespaces

@@ -144,6 +144,10 @@ class AsyncNamespaceView(ViewBase):
         """See `NamespaceView.last`."""
         return await drive_async(self._core.last(self._ns, prefix, count))
 
+    async def directories(self, prefix: str = "") -> builtins.list[str]:
+        """See `NamespaceView.directories`."""
+        return await drive_async(self._core.dirs(self._ns, prefix))
+
     async def search(
         self, query: str, *, prefix: str = "", limit: int | None = None
     ) -> builtins.list[SearchHit]:

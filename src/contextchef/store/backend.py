@@ -32,6 +32,7 @@ __all__ = [
 Capability = Literal[
     "read_all",
     "read_last",
+    "list_dirs",
     "exists",
     "append",
     "search",
@@ -49,6 +50,7 @@ Capability = Literal[
 CAPABILITIES: tuple[Capability, ...] = (
     "read_all",
     "read_last",
+    "list_dirs",
     "exists",
     "append",
     "search",
@@ -138,6 +140,9 @@ class StorageBackend(Protocol):
     - `read_last(ns, prefix, count) -> dict[str, StoredEntry]`: the last `count` entries under
       `prefix` in path order (code-point order, as `Store.list` sorts), returned in that order:
       a "last N" read in one request, whatever the namespace holds (`{}` for `count <= 0`).
+    - `list_dirs(ns, prefix) -> list[str]`: the directories under `prefix` (`""` or a path
+      ending in `/`) that directly hold an entry, each ending in `/` (`""` for the namespace
+      root), sorted: a namespace index, answered without listing every entry.
     - `exists(ns, path) -> bool`
     - `append(ns, path, content) -> None` (creates the entry when missing)
     - `search(ns, query, *, prefix="", limit=None) -> list[SearchHit]`

@@ -52,6 +52,7 @@ from contextchef.store.backend import (
     Version,
     backend_supports,
 )
+from contextchef.store.dirs import dirs_flow
 from contextchef.store.edits import (
     CAS_ATTEMPTS,
     Change,
@@ -361,6 +362,11 @@ class StoreCore:
         """The last `count` entries under `prefix`, ordered by path (see `last`)."""
         native = self.supports("read_last", ns)
         return (yield from last_flow(self.ops, ns, prefix, count, native=native))
+
+    def dirs(self, ns: str, prefix: str) -> Op[builtins.list[str]]:
+        """The directories under `prefix` directly holding an entry, sorted (see `dirs`)."""
+        native = self.supports("list_dirs", ns)
+        return (yield from dirs_flow(self.ops, ns, prefix, native=native))
 
     def search(
         self, ns: str, query: str, prefix: str, limit: int | None

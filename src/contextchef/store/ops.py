@@ -44,6 +44,8 @@ class CapableBackend(StorageBackend, Protocol):
 
     def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]: ...
 
+    def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]: ...
+
     def exists(self, ns: str, path: str) -> bool: ...
 
     def append(self, ns: str, path: str, content: str) -> None: ...
@@ -129,6 +131,10 @@ class BackendOps:
     def read_last(self, ns: str, prefix: str, count: int) -> Op[dict[str, StoredEntry]]:
         request = self.call(CapableBackend.read_last, (ns, prefix, count))
         return dict((yield from _answer(request)))
+
+    def list_dirs(self, ns: str, prefix: str) -> Op[builtins.list[str]]:
+        request = self.call(CapableBackend.list_dirs, (ns, prefix))
+        return builtins.list((yield from _answer(request)))
 
     def exists(self, ns: str, path: str) -> Op[bool]:
         return bool((yield self.call(CapableBackend.exists, (ns, path))))

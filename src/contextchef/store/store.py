@@ -313,6 +313,12 @@ class NamespaceView(ViewBase):
         one request where `supports("read_last")`, whatever the namespace holds."""
         return self._run(self._core.last(self._ns, prefix, count))
 
+    def directories(self, prefix: str = "") -> builtins.list[str]:
+        """The directories under `prefix` (`""` or a path ending in `/`) that directly hold an
+        entry, each ending in `/` (`""` for the root), sorted; no entry is listed where
+        `supports("list_dirs")`."""
+        return self._run(self._core.dirs(self._ns, prefix))
+
     def search(
         self, query: str, *, prefix: str = "", limit: int | None = None
     ) -> builtins.list[SearchHit]:

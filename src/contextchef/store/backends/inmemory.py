@@ -81,6 +81,7 @@ class InMemoryBackend:
     def __init__(self) -> None:
         self._data: dict[str, dict[str, StoredEntry]] = {}
         self._dirs: dict[str, dict[str, int]] = {}
+        self._holding: dict[str, dict[str, int]] = {}  # entries directly in each directory
         self._lock = threading.RLock()
         self._versions: dict[tuple[str, str], int] = {}
         self._clock = itertools.count(1)
@@ -114,6 +115,12 @@ class InMemoryBackend:
             self._versions.pop((ns, path), None)
             if ns in self._kept:
                 self._mark_deleted(ns, path)
+            holding = self._holding[ns]
+            directory = path[: path.rfind("/") + 1]
+            if holding[directory] > 1:
+                holding[directory] -= 1
+            else:
+                del holding[directory]
             dirs = self._dirs.setdefault(ns, {})
             for parent in _parents(path):
                 left = dirs[parent] - 1
@@ -133,6 +140,10 @@ class InMemoryBackend:
 
     def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
         return dict(self._items(ns, prefix)[-count:]) if count > 0 else {}
+
+    def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
+        with self._lock:
+            return sorted(d for d in self._holding.get(ns, ()) if d.startswith(prefix))
 
     def exists(self, ns: str, path: str) -> bool:
         return path in self._data.get(ns, {})
@@ -193,6 +204,7 @@ class InMemoryBackend:
                     self._mark_deleted(ns, path)
             self._data.pop(ns, None)
             self._dirs.pop(ns, None)
+            self._holding.pop(ns, None)
             for key in [key for key in self._versions if key[0] == ns]:
                 del self._versions[key]
             for path, entry in snapshot.items():
@@ -264,6 +276,11 @@ class InMemoryBackend:
                 )
         for parent in parents:
             dirs[parent] = dirs.get(parent, 0) + 1
+        holding = self._holding.get(ns)
+        if holding is None:
+            holding = self._holding[ns] = {}
+        directory = path[: path.rfind("/") + 1]
+        holding[directory] = holding.get(directory, 0) + 1
 
     @staticmethod
     def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
@@ -304,6 +321,9 @@ class AsyncInMemoryBackend:
 
     async def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
         return self.inner.read_last(ns, prefix, count)
+
+    async def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
+        return self.inner.list_dirs(ns, prefix)
 
     async def exists(self, ns: str, path: str) -> bool:
         return self.inner.exists(ns, path)

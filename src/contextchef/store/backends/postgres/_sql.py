@@ -226,6 +226,17 @@ def read_last(pid: str, ns: str, prefix: str, count: int) -> Plan:
     return {row[0]: _entry(row[1:]) for row in reversed(rows)}
 
 
+def list_dirs(pid: str, ns: str, prefix: str) -> Plan:
+    """The distinct directories (the path up to its last `/`, `""` at the root) under
+    `prefix`, sorted by code point."""
+    rows = yield _only(
+        "SELECT DISTINCT coalesce(substring(path from '^(.*/)'), '') FROM entries "
+        f"WHERE {_SCOPE} AND {_PREFIX}",
+        (pid, ns, prefix),
+    )
+    return sorted(str(row[0]) for row in rows)
+
+
 def search(pid: str, ns: str, query: str, prefix: str, limit: int | None) -> Plan:
     """`websearch_to_tsquery` over path and content, ranked by `ts_rank`, `ts_headline` snippets."""
     if limit is not None and limit <= 0:

@@ -384,6 +384,21 @@ class SQLiteBackend:
         rows = self._rows(ns, prefix, f"e.path, {_ENTRY}", doing, last=count)
         return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
 
+    def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
+        pid = self.project.id
+        if ns in self._versioned:  # rows of `memories`: from the listing
+            return sorted({p[: p.rfind("/") + 1] for p in (e.path for e in self.list(ns, prefix))})
+        low, high = prefix_bounds(prefix)
+        bound = "" if high is None else " AND path < ?"
+        params = (pid, ns, low) if high is None else (pid, ns, low, high)
+        # `rtrim(path, <path without its slashes>)` strips back to the last `/`: the directory.
+        sql = (
+            "SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM entries "
+            f"WHERE {_SCOPE} AND path >= ?{bound}"
+        )
+        with self.connection(f"listing the directories of {ns}/{prefix}", ns=ns) as conn:
+            return sorted(row[0] for row in conn.execute(sql, params))
+
     def exists(self, ns: str, path: str) -> bool:
         pid = self.project.id
         with self.connection(f"checking {ns}/{path}", ns=ns, path=path) as conn:
