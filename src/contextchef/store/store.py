@@ -267,10 +267,13 @@ class NamespaceView(ViewBase):
 
     def get(self, path: str) -> StoredEntry | None:
         """The entry at `path`, or None; a hit refreshes its last-read time."""
-        return drive_sync(self._core.get(self._ns, path))
+        return self._core.get_now(self._ns, path)
 
     def put(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
         """Write `content` at `path` (replacing what is there); `meta` is free-form JSON."""
+        done = self._core.put_now(self._ns, path, content, meta)
+        if done is not None:
+            return done
         return drive_sync(self._core.put(self._ns, path, content, meta))
 
     def put_content(self, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
