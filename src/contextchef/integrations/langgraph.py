@@ -72,6 +72,12 @@ KEY_MARK = "="
 
 _DSN_SCHEMES = ("postgresql://", "postgres://")
 
+_FLOW: Any = object()
+"""`_single`'s answer for an operation that needs the batch flow."""
+
+_DIRECTORIES = 4096
+"""Namespace directories a store remembers (forgotten all at once past that)."""
+
 
 def _directory(namespace: tuple[str, ...]) -> str:
     return "".join(encode_segment(label, what="namespace label") + "/" for label in namespace)
@@ -96,6 +102,24 @@ def _time(entry: StoredEntry, which: str) -> datetime:
 def _is_item(path: str) -> bool:
     """Whether `path` is an item's entry (its last segment starts with the key mark)."""
     return path.startswith(KEY_MARK, path.rfind("/") + 1)
+
+
+def _content(op: PutOp) -> str:
+    """The JSON text of a put's value; `ConfigError` when it is not JSON."""
+    try:
+        return json.dumps(dict(op.value or {}), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"the value of {op.namespace!r}/{op.key!r} is not JSON: {exc}") from None
+
+
+def _item_of(namespace: tuple[str, ...], key: str, entry: StoredEntry) -> Item:
+    return Item(
+        value=json.loads(entry.content),
+        key=key,
+        namespace=namespace,
+        created_at=_time(entry, "created_at"),
+        updated_at=_time(entry, "updated_at"),
+    )
 
 
 def _item(
@@ -171,6 +195,7 @@ class ContextChefStore(BaseStore):
         self._closed = False
         self._guard_loop = False  # set for a store opened with `async with`
         self._sweeper = ttls.Sweeper(self.sweep_ttl)
+        self._directories: dict[tuple[str, ...], str] = {}
         self._owned = store is None or isinstance(store, str)  # closed by `close` if so
         if isinstance(store, str) and store.startswith(_DSN_SCHEMES):
             self._dsn = store
@@ -277,7 +302,46 @@ class ContextChefStore(BaseStore):
         if self._guard_loop:
             _refuse_on_loop()
         core = self._sync_core()
-        return drive_sync(self._batch(core, list(ops)))
+        ops = list(ops)
+        if len(ops) == 1 and not core.native_async:  # `get` and `put`: no flow to drive
+            done = self._single(core, ops[0])
+            if done is not _FLOW:
+                return [done]
+        return drive_sync(self._batch(core, ops))
+
+    def _single(self, core: StoreCore, op: Op) -> Any:
+        """A batch of one get or put, as plain calls on a synchronous backend (the steps of
+        `_get` and `_put`), or `_FLOW` when it needs the flow (a TTL refresh, a delete, a
+        write with pending ones before it, any other operation)."""
+        if isinstance(op, GetOp):
+            validate_op_namespace(op)
+            now = core.clock()
+            entry = core.get_now(self._ns, self._path(op.namespace, op.key))
+            found = self._found(op, entry, now)
+            if found is not None and ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
+                assert entry is not None
+                if ttls.refreshed(entry.meta, now) is not None:
+                    return _FLOW  # an item with a TTL: its expiry moves on, a write
+            return found
+        if isinstance(op, PutOp) and op.value is not None:
+            validate_op_namespace(op)
+            now = core.clock()
+            path = self._path(op.namespace, op.key)
+            content = _content(op)
+            meta = self._put_meta(op, core.get_now(self._ns, path), now)
+            if core.put_now(self._ns, path, content, meta) is None:
+                drive_sync(core.put(self._ns, path, content, meta))
+            return None
+        return _FLOW
+
+    def _path(self, namespace: tuple[str, ...], key: str) -> str:
+        """`_path`, with each namespace's directory remembered (a few thousand at most)."""
+        directory = self._directories.get(namespace)
+        if directory is None:
+            if len(self._directories) >= _DIRECTORIES:
+                self._directories.clear()
+            directory = self._directories[namespace] = _directory(namespace)
+        return directory + KEY_MARK + encode_segment(key, what="key")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """`batch`, awaited."""
@@ -334,30 +398,37 @@ class ContextChefStore(BaseStore):
     def _get(
         self, core: StoreCore, op: GetOp, now: float, refresh: dict[str, StoredEntry]
     ) -> Flow[Item | None]:
-        path = _path(op.namespace, op.key)
+        path = self._path(op.namespace, op.key)
         entry = yield from core.get(self._ns, path)
+        found = self._found(op, entry, now)
+        if found is not None and ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
+            assert entry is not None
+            refresh[path] = entry
+        return found
+
+    def _found(self, op: GetOp, entry: StoredEntry | None, now: float) -> Item | None:
+        """What a get of `op` returns when the store holds `entry`."""
         if entry is None or self._hidden(entry, now):
             return None
-        if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
-            refresh[path] = entry
-        return _item(path, entry)  # type: ignore[no-any-return]
+        return _item_of(tuple(op.namespace), op.key, entry)
 
     def _put(self, core: StoreCore, op: PutOp, now: float) -> Flow[None]:
-        path = _path(op.namespace, op.key)
+        path = self._path(op.namespace, op.key)
         if op.value is None:
             yield from core.delete(self._ns, path)
             return
-        try:
-            content = json.dumps(dict(op.value), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(
-                f"the value of {op.namespace!r}/{op.key!r} is not JSON: {exc}"
-            ) from None
+        content = _content(op)
         existing = yield from core.get(self._ns, path)
+        yield from core.put(self._ns, path, content, self._put_meta(op, existing, now))
+
+    def _put_meta(
+        self, op: PutOp, existing: StoredEntry | None, now: float
+    ) -> dict[str, Any] | None:
+        """The meta a put of `op` writes over `existing`: its TTL, the first `created_at`."""
         meta: dict[str, Any] = ttls.expiry_meta(op.ttl, self.ttl_config, now)
         if existing is not None:
             meta["created_at"] = existing.meta["created_at"]
-        yield from core.put(self._ns, path, content, meta or None)
+        return meta or None
 
     def _search(
         self, core: StoreCore, op: SearchOp, now: float, refresh: dict[str, StoredEntry]
@@ -377,21 +448,20 @@ class ContextChefStore(BaseStore):
         else:
             found = [(path, entry, None) for path, entry in entries.items()]
             found.sort(key=lambda f: -_updated(f[1]))
-        # The page, decoding only what is looked at: candidates in order until it is full.
-        page: list[tuple[str, StoredEntry, float | None, Any]] = []
-        skip, room = op.offset, op.limit
+        # The page, decoding only what is looked at: candidates in order until it is full
+        # (a negative offset or limit slices the whole list, as Python slicing does).
+        kept: list[tuple[str, StoredEntry, float | None, Any]] = []
+        whole = op.offset < 0 or op.limit < 0
         for path, entry, score in found:
-            if len(page) >= room:
+            if not whole and len(kept) >= op.offset + op.limit:
                 break
             if not _is_item(path) or self._hidden(entry, now):
                 continue
             value = json.loads(entry.content)
             if op.filter and not filters.matches_filter(value, op.filter):
                 continue
-            if skip > 0:
-                skip -= 1
-                continue
-            page.append((path, entry, score, value))
+            kept.append((path, entry, score, value))
+        page = kept[op.offset : op.offset + op.limit]
         if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
             refresh.update((path, entry) for path, entry, _, _ in page)
         return [_item(path, entry, score, hit=True, value=v) for path, entry, score, v in page]

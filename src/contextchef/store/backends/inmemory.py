@@ -81,7 +81,9 @@ class InMemoryBackend:
     def __init__(self) -> None:
         self._data: dict[str, dict[str, StoredEntry]] = {}
         self._dirs: dict[str, dict[str, int]] = {}
-        self._holding: dict[str, dict[str, int]] = {}  # entries directly in each directory
+        # The paths directly in each directory ("" the root): listings by prefix and
+        # `list_dirs` read the directories under the prefix, never the whole namespace.
+        self._holding: dict[str, dict[str, set[str]]] = {}
         self._lock = threading.RLock()
         self._versions: dict[tuple[str, str], int] = {}
         self._clock = itertools.count(1)
@@ -117,9 +119,9 @@ class InMemoryBackend:
                 self._mark_deleted(ns, path)
             holding = self._holding[ns]
             directory = path[: path.rfind("/") + 1]
-            if holding[directory] > 1:
-                holding[directory] -= 1
-            else:
+            members = holding[directory]
+            members.discard(path)
+            if not members:
                 del holding[directory]
             dirs = self._dirs.setdefault(ns, {})
             for parent in _parents(path):
@@ -249,9 +251,16 @@ class InMemoryBackend:
 
     def _items(self, ns: str, prefix: str) -> builtins.list[tuple[str, StoredEntry]]:
         bucket = self._data.get(ns, {})
-        items = list(bucket.items())
-        if prefix:
-            items = [(path, entry) for path, entry in items if path.startswith(prefix)]
+        if not prefix:
+            items = list(bucket.items())
+        else:  # the directories under `prefix`, and the one `prefix` ends inside
+            with self._lock:
+                holding = self._holding.get(ns, {})
+                paths = [p for d, ps in holding.items() if d.startswith(prefix) for p in ps]
+                inside = prefix[: prefix.rfind("/") + 1]
+                if inside != prefix:
+                    paths += [p for p in holding.get(inside, ()) if p.startswith(prefix)]
+            items = [(path, bucket[path]) for path in paths if path in bucket]
         items.sort(key=lambda item: item[0])
         return items
 
@@ -280,7 +289,10 @@ class InMemoryBackend:
         if holding is None:
             holding = self._holding[ns] = {}
         directory = path[: path.rfind("/") + 1]
-        holding[directory] = holding.get(directory, 0) + 1
+        members = holding.get(directory)
+        if members is None:
+            members = holding[directory] = set()
+        members.add(path)
 
     @staticmethod
     def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
