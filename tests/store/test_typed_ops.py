@@ -48,6 +48,7 @@ REQUESTS: list[tuple[str, tuple[Any, ...], Any]] = [
     ("read_all", ("notes", ""), {"a.md": ENTRY}),
     ("read_last", ("notes", "", 1), {"a.md": ENTRY}),
     ("list_dirs", ("notes", ""), ["dir/"]),
+    ("read_recent", ("notes", "", 1, 0), {"a.md": ENTRY}),
     ("exists", ("notes", "a.md"), True),
     ("append", ("notes", "a.md", "more"), None),
     ("search", ("notes", "hello", "", 3), [SearchHit("a.md")]),

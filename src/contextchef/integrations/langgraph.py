@@ -434,26 +434,58 @@ class ContextChefStore(BaseStore):
         self, core: StoreCore, op: SearchOp, now: float, refresh: dict[str, StoredEntry]
     ) -> Flow[list[SearchItem]]:
         prefix = _directory(tuple(op.namespace_prefix))
-        entries = yield from core.entries(self._ns, prefix)
-        found: list[tuple[str, StoredEntry, float | None]] = []
-        if op.query:
-            if core.supports("search", self._ns):
+        whole = op.offset < 0 or op.limit < 0  # sliced as Python slices: every match first
+        if op.query or whole:
+            entries = yield from core.entries(self._ns, prefix)
+            found: list[tuple[str, StoredEntry, float | None]] = []
+            if not op.query:
+                found = [(path, entry, None) for path, entry in entries.items()]
+                found.sort(key=lambda f: -_updated(f[1]))
+            elif core.supports("search", self._ns):
                 hits = yield from core.search(self._ns, op.query, prefix, None)
             else:
                 hits = scan(entries.items(), op.query)
-            for hit in hits:
+            for hit in hits if op.query else ():
                 entry = entries.get(hit.path)
                 if entry is not None:
                     found.append((hit.path, entry, hit.score))
+            kept = self._matching(found, op, now, None if whole else op.offset + op.limit)
         else:
-            found = [(path, entry, None) for path, entry in entries.items()]
-            found.sort(key=lambda f: -_updated(f[1]))
-        # The page, decoding only what is looked at: candidates in order until it is full
-        # (a negative offset or limit slices the whole list, as Python slicing does).
+            kept = yield from self._recent_matching(core, op, prefix, now)
+        page = kept[op.offset : op.offset + op.limit]
+        if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
+            refresh.update((path, entry) for path, entry, _, _ in page)
+        return [_item(path, entry, score, hit=True, value=v) for path, entry, score, v in page]
+
+    def _recent_matching(
+        self, core: StoreCore, op: SearchOp, prefix: str, now: float
+    ) -> Flow[list[tuple[str, StoredEntry, float | None, Any]]]:
+        """The first `offset + limit` matches in recency order, read page by page from the
+        store (each page twice the last), so a search reads about what it returns."""
+        wanted = op.offset + op.limit
         kept: list[tuple[str, StoredEntry, float | None, Any]] = []
-        whole = op.offset < 0 or op.limit < 0
+        size, start = max(2 * wanted, 32), 0
+        while wanted > 0:
+            batch = yield from core.recent(self._ns, prefix, size, start)
+            found = [(path, entry, None) for path, entry in batch.items()]
+            kept += self._matching(found, op, now, wanted - len(kept))
+            if len(kept) >= wanted or len(batch) < size:
+                break
+            start, size = start + size, size * 2
+        return kept
+
+    def _matching(
+        self,
+        found: Iterable[tuple[str, StoredEntry, float | None]],
+        op: SearchOp,
+        now: float,
+        enough: int | None,
+    ) -> list[tuple[str, StoredEntry, float | None, Any]]:
+        """The items of `found` (in order) that `op` keeps, with their decoded values; decoding
+        stops once `enough` are kept (None: all)."""
+        kept: list[tuple[str, StoredEntry, float | None, Any]] = []
         for path, entry, score in found:
-            if not whole and len(kept) >= op.offset + op.limit:
+            if enough is not None and len(kept) >= enough:
                 break
             if not _is_item(path) or self._hidden(entry, now):
                 continue
@@ -461,10 +493,7 @@ class ContextChefStore(BaseStore):
             if op.filter and not filters.matches_filter(value, op.filter):
                 continue
             kept.append((path, entry, score, value))
-        page = kept[op.offset : op.offset + op.limit]
-        if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
-            refresh.update((path, entry) for path, entry, _, _ in page)
-        return [_item(path, entry, score, hit=True, value=v) for path, entry, score, v in page]
+        return kept
 
     def _list_namespaces(
         self, core: StoreCore, op: ListNamespacesOp, now: float

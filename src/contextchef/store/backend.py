@@ -33,6 +33,7 @@ Capability = Literal[
     "read_all",
     "read_last",
     "list_dirs",
+    "read_recent",
     "exists",
     "append",
     "search",
@@ -51,6 +52,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     "read_all",
     "read_last",
     "list_dirs",
+    "read_recent",
     "exists",
     "append",
     "search",
@@ -143,6 +145,9 @@ class StorageBackend(Protocol):
     - `list_dirs(ns, prefix) -> list[str]`: the directories under `prefix` (`""` or a path
       ending in `/`) that directly hold an entry, each ending in `/` (`""` for the namespace
       root), sorted: a namespace index, answered without listing every entry.
+    - `read_recent(ns, prefix, limit, offset) -> dict[str, StoredEntry]`: `limit` entries under
+      `prefix` from `offset` in recency order (`updated_at` descending, then path ascending by
+      code point), in that order: one page, never the whole prefix.
     - `exists(ns, path) -> bool`
     - `append(ns, path, content) -> None` (creates the entry when missing)
     - `search(ns, query, *, prefix="", limit=None) -> list[SearchHit]`

@@ -72,6 +72,7 @@ from contextchef.store.paths import (
     validate_namespace,
 )
 from contextchef.store.pending import Deferred, Pending, flush_flow
+from contextchef.store.recent import recent_flow
 from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
 from contextchef.store.versioning import declare_flow, no_versions_error
 
@@ -397,6 +398,12 @@ class StoreCore:
         """The directories under `prefix` directly holding an entry, sorted (see `dirs`)."""
         native = self.supports("list_dirs", ns)
         return (yield from dirs_flow(self.ops, ns, prefix, native=native))
+
+    def recent(self, ns: str, prefix: str, limit: int, offset: int) -> Op[dict[str, StoredEntry]]:
+        """A page of the entries under `prefix`, most recently updated first (see `recent`)."""
+        native = self.supports("read_recent", ns)
+        flow = recent_flow(self.ops, ns, prefix, limit, offset, native=native, entries=self.entries)
+        return (yield from flow)
 
     def search(
         self, ns: str, query: str, prefix: str, limit: int | None

@@ -46,6 +46,10 @@ class CapableBackend(StorageBackend, Protocol):
 
     def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]: ...
 
+    def read_recent(
+        self, ns: str, prefix: str, limit: int, offset: int
+    ) -> dict[str, StoredEntry]: ...
+
     def exists(self, ns: str, path: str) -> bool: ...
 
     def append(self, ns: str, path: str, content: str) -> None: ...
@@ -135,6 +139,12 @@ class BackendOps:
     def list_dirs(self, ns: str, prefix: str) -> Op[builtins.list[str]]:
         request = self.call(CapableBackend.list_dirs, (ns, prefix))
         return builtins.list((yield from _answer(request)))
+
+    def read_recent(
+        self, ns: str, prefix: str, limit: int, offset: int
+    ) -> Op[dict[str, StoredEntry]]:
+        request = self.call(CapableBackend.read_recent, (ns, prefix, limit, offset))
+        return dict((yield from _answer(request)))
 
     def exists(self, ns: str, path: str) -> Op[bool]:
         return bool((yield self.call(CapableBackend.exists, (ns, path))))

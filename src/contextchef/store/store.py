@@ -316,6 +316,11 @@ class NamespaceView(ViewBase):
         one request where `supports("read_last")`, whatever the namespace holds."""
         return self._run(self._core.last(self._ns, prefix, count))
 
+    def recent(self, limit: int, prefix: str = "", offset: int = 0) -> dict[str, StoredEntry]:
+        """`limit` entries under `prefix` from `offset`, most recently updated first (then by
+        path): one page read where `supports("read_recent")`."""
+        return self._run(self._core.recent(self._ns, prefix, limit, offset))
+
     def directories(self, prefix: str = "") -> builtins.list[str]:
         """The directories under `prefix` (`""` or a path ending in `/`) that directly hold an
         entry, each ending in `/` (`""` for the root), sorted; no entry is listed where

@@ -33,6 +33,7 @@ from typing import Any
 from contextchef.errors import EntryExistsError, StoreCapabilityError
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.entries import appended, utf8_length
+from contextchef.store.recent import recency_key
 from contextchef.store.search import scan
 
 __all__ = ["AsyncInMemoryBackend", "InMemoryBackend"]
@@ -142,6 +143,10 @@ class InMemoryBackend:
 
     def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
         return dict(self._items(ns, prefix)[-count:]) if count > 0 else {}
+
+    def read_recent(self, ns: str, prefix: str, limit: int, offset: int) -> dict[str, StoredEntry]:
+        ordered = sorted(self._items(ns, prefix), key=recency_key)
+        return dict(ordered[offset : offset + limit])
 
     def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
         with self._lock:
@@ -333,6 +338,11 @@ class AsyncInMemoryBackend:
 
     async def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
         return self.inner.read_last(ns, prefix, count)
+
+    async def read_recent(
+        self, ns: str, prefix: str, limit: int, offset: int
+    ) -> dict[str, StoredEntry]:
+        return self.inner.read_recent(ns, prefix, limit, offset)
 
     async def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
         return self.inner.list_dirs(ns, prefix)

@@ -226,6 +226,18 @@ def read_last(pid: str, ns: str, prefix: str, count: int) -> Plan:
     return {row[0]: _entry(row[1:]) for row in reversed(rows)}
 
 
+def read_recent(pid: str, ns: str, prefix: str, limit: int, offset: int) -> Plan:
+    """A page of the entries under `prefix`, `updated_at` descending then path by code point."""
+    if limit <= 0:
+        return {}
+    rows = yield _only(
+        f"SELECT path, {_ENTRY} FROM entries WHERE {_SCOPE} AND {_PREFIX} "
+        'ORDER BY updated_at DESC, path COLLATE "C" LIMIT %s OFFSET %s',
+        (pid, ns, prefix, limit, offset),
+    )
+    return {row[0]: _entry(row[1:]) for row in rows}
+
+
 def list_dirs(pid: str, ns: str, prefix: str) -> Plan:
     """The distinct directories (the path up to its last `/`, `""` at the root) under
     `prefix`, sorted by code point."""

@@ -82,6 +82,7 @@ from contextchef.store.backends.sqlite.locking import SharedLock
 from contextchef.store.backends.sqlite.migrations import open_database
 from contextchef.store.backends.sqlite.private import make_private_dirs
 from contextchef.store.datadir import default_database_path
+from contextchef.store.recent import recency_key
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
 
@@ -382,6 +383,24 @@ class SQLiteBackend:
             return {path: every[path] for path in sorted(every)[-count:]}
         doing = f"reading the last {count} of {ns}/{prefix}*"
         rows = self._rows(ns, prefix, f"e.path, {_ENTRY}", doing, last=count)
+        return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
+
+    def read_recent(self, ns: str, prefix: str, limit: int, offset: int) -> dict[str, StoredEntry]:
+        if limit <= 0:
+            return {}
+        pid = self.project.id
+        if ns in self._versioned:  # rows of `memories`: the prefix read, sorted
+            ordered = sorted(self.read_all(ns, prefix).items(), key=recency_key)
+            return dict(ordered[offset : offset + limit])
+        low, high = prefix_bounds(prefix)
+        bound = "" if high is None else " AND e.path < ?"
+        params = (pid, ns, low) if high is None else (pid, ns, low, high)
+        sql = (
+            f"SELECT e.path, {_ENTRY} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path >= ?{bound} "
+            "ORDER BY e.updated_at DESC, e.path LIMIT ? OFFSET ?"
+        )
+        with self.connection(f"reading a page of {ns}/{prefix}*", ns=ns) as conn:
+            rows = conn.execute(sql, (*params, limit, offset)).fetchall()
         return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
 
     def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
