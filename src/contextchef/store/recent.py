@@ -20,7 +20,7 @@ from contextchef.store.backend import StoredEntry
 from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import prefix_spellings
 
-__all__ = ["BEYOND", "recent_flow", "recency_key"]
+__all__ = ["BEYOND", "recency_key", "recent_flow"]
 
 BEYOND = 2**62
 """More entries than any namespace holds: a larger limit or offset is read as this one (SQL
