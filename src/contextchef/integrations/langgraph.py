@@ -499,20 +499,20 @@ class ContextChefStore(BaseStore):
         self, core: StoreCore, op: ListNamespacesOp, now: float
     ) -> Flow[list[tuple[str, ...]]]:
         namespaces: set[tuple[str, ...]] = set()
+        conditions = list(op.match_conditions or ())
         if (self.ttl_config or {}).get("omit_expired", False):  # each item's expiry counts
             for entry in (yield from core.list(self._ns, "")):
                 address = _address(entry.path)
                 if address is not None and not self._hidden(StoredEntry("", entry.meta), now):
                     namespaces.add(address[0])
         else:  # the store's directory index: no item is listed
-            prefix = _directory(_fixed_prefix(op))
-            for directory in (yield from core.dirs(self._ns, prefix)):
+            fixed = _fixed_prefix(op)
+            for directory in (yield from core.dirs(self._ns, _directory(fixed))):
                 namespaces.add(tuple(decode_segment(label) for label in directory.split("/")[:-1]))
-        kept = [
-            ns
-            for ns in namespaces
-            if all(filters.matches_namespace(c, ns) for c in op.match_conditions or ())
-        ]
+            # A prefix condition without wildcards is what the listing was asked for: met.
+            conditions = [c for c in conditions if c.match_type != "prefix" or c.path != fixed]
+        matches = filters.matches_namespace
+        kept = [ns for ns in namespaces if all(matches(c, ns) for c in conditions)]
         if op.max_depth is not None:
             kept = list({ns[: op.max_depth] for ns in kept})
         return sorted(kept)[op.offset : op.offset + op.limit]
