@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 from contextchef._effects import Flow, drive_async, drive_sync
@@ -61,14 +59,13 @@ try:
     from langgraph.store.base.batch import AsyncBatchedBaseStore
 
     from contextchef.integrations import _langgraph_filter as filters
+    from contextchef.integrations import _langgraph_items as items
     from contextchef.integrations import _langgraph_ttl as ttls
+    from contextchef.integrations._langgraph_items import path_of as _path
 except ImportError as exc:  # pragma: no cover - exercised by simulating the missing extra
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
 __all__ = ["AsyncContextChefStore", "ContextChefStore"]
-
-KEY_MARK = "="
-"""Starts the last segment of an entry path: the item key (never the start of a label)."""
 
 _DSN_SCHEMES = ("postgresql://", "postgres://")
 
@@ -77,85 +74,6 @@ _FLOW: Any = object()
 
 _DIRECTORIES = 4096
 """Namespace directories a store remembers (forgotten all at once past that)."""
-
-
-def _directory(namespace: tuple[str, ...]) -> str:
-    return "".join(encode_segment(label, what="namespace label") + "/" for label in namespace)
-
-
-def _path(namespace: tuple[str, ...], key: str) -> str:
-    return _directory(namespace) + KEY_MARK + encode_segment(key, what="key")
-
-
-def _address(path: str) -> tuple[tuple[str, ...], str] | None:
-    *labels, last = path.split("/")
-    if not last.startswith(KEY_MARK):
-        return None  # not written by this store
-    return tuple(decode_segment(label) for label in labels), decode_segment(last[1:])
-
-
-def _time(entry: StoredEntry, which: str) -> datetime:
-    value = entry.meta.get(which)
-    return datetime.fromtimestamp(float(value) if isinstance(value, int | float) else 0.0, UTC)
-
-
-def _is_item(path: str) -> bool:
-    """Whether `path` is an item's entry (its last segment starts with the key mark)."""
-    return path.startswith(KEY_MARK, path.rfind("/") + 1)
-
-
-def _content(op: PutOp) -> str:
-    """The JSON text of a put's value; `ConfigError` when it is not JSON."""
-    try:
-        return json.dumps(dict(op.value or {}), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"the value of {op.namespace!r}/{op.key!r} is not JSON: {exc}") from None
-
-
-def _item_of(namespace: tuple[str, ...], key: str, entry: StoredEntry) -> Item:
-    return Item(
-        value=json.loads(entry.content),
-        key=key,
-        namespace=namespace,
-        created_at=_time(entry, "created_at"),
-        updated_at=_time(entry, "updated_at"),
-    )
-
-
-def _item(
-    path: str,
-    entry: StoredEntry,
-    score: float | None = None,
-    *,
-    hit: bool = False,
-    value: Any = None,
-) -> Any:
-    address = _address(path)
-    assert address is not None
-    namespace, key = address
-    fields: dict[str, Any] = {
-        "value": json.loads(entry.content) if value is None else value,
-        "key": key,
-        "namespace": namespace,
-        "created_at": _time(entry, "created_at"),
-        "updated_at": _time(entry, "updated_at"),
-    }
-    return SearchItem(**fields, score=score) if hit else Item(**fields)
-
-
-def _fixed_prefix(op: ListNamespacesOp) -> tuple[str, ...]:
-    """The labels every namespace `op` lists starts with: a prefix condition's, up to its
-    first wildcard."""
-    for condition in op.match_conditions or ():
-        if condition.match_type == "prefix":
-            labels = tuple(condition.path)
-            return labels[: labels.index("*")] if "*" in labels else labels
-    return ()
-
-
-def _updated(entry: StoredEntry) -> float:
-    value = entry.meta.get("updated_at")
-    return float(value) if isinstance(value, int | float) else 0.0
 
 
 class ContextChefStore(BaseStore):
@@ -327,7 +245,7 @@ class ContextChefStore(BaseStore):
             validate_op_namespace(op)
             now = core.clock()
             path = self._path(op.namespace, op.key)
-            content = _content(op)
+            content = items.value_text(op)
             meta = self._put_meta(op, core.get_now(self._ns, path), now)
             if core.put_now(self._ns, path, content, meta) is None:
                 drive_sync(core.put(self._ns, path, content, meta))
@@ -335,13 +253,13 @@ class ContextChefStore(BaseStore):
         return _FLOW
 
     def _path(self, namespace: tuple[str, ...], key: str) -> str:
-        """`_path`, with each namespace's directory remembered (a few thousand at most)."""
+        """`items.path_of`, each namespace's directory remembered (a few thousand at most)."""
         directory = self._directories.get(namespace)
         if directory is None:
             if len(self._directories) >= _DIRECTORIES:
                 self._directories.clear()
-            directory = self._directories[namespace] = _directory(namespace)
-        return directory + KEY_MARK + encode_segment(key, what="key")
+            directory = self._directories[namespace] = items.directory(namespace)
+        return directory + items.KEY_MARK + encode_segment(key, what="key")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """`batch`, awaited."""
@@ -410,14 +328,14 @@ class ContextChefStore(BaseStore):
         """What a get of `op` returns when the store holds `entry`."""
         if entry is None or self._hidden(entry, now):
             return None
-        return _item_of(tuple(op.namespace), op.key, entry)
+        return items.item_of(tuple(op.namespace), op.key, entry)
 
     def _put(self, core: StoreCore, op: PutOp, now: float) -> Flow[None]:
         path = self._path(op.namespace, op.key)
         if op.value is None:
             yield from core.delete(self._ns, path)
             return
-        content = _content(op)
+        content = items.value_text(op)
         existing = yield from core.get(self._ns, path)
         yield from core.put(self._ns, path, content, self._put_meta(op, existing, now))
 
@@ -433,14 +351,14 @@ class ContextChefStore(BaseStore):
     def _search(
         self, core: StoreCore, op: SearchOp, now: float, refresh: dict[str, StoredEntry]
     ) -> Flow[list[SearchItem]]:
-        prefix = _directory(tuple(op.namespace_prefix))
+        prefix = items.directory(tuple(op.namespace_prefix))
         whole = op.offset < 0 or op.limit < 0  # sliced as Python slices: every match first
         if op.query or whole:
             entries = yield from core.entries(self._ns, prefix)
             found: list[tuple[str, StoredEntry, float | None]] = []
             if not op.query:
                 found = [(path, entry, None) for path, entry in entries.items()]
-                found.sort(key=lambda f: -_updated(f[1]))
+                found.sort(key=lambda f: -items.updated(f[1]))
             elif core.supports("search", self._ns):
                 hits = yield from core.search(self._ns, op.query, prefix, None)
             else:
@@ -455,7 +373,7 @@ class ContextChefStore(BaseStore):
         page = kept[op.offset : op.offset + op.limit]
         if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
             refresh.update((path, entry) for path, entry, _, _ in page)
-        return [_item(path, entry, score, hit=True, value=v) for path, entry, score, v in page]
+        return [items.item(path, entry, score, hit=True, value=v) for path, entry, score, v in page]
 
     def _recent_matching(
         self, core: StoreCore, op: SearchOp, prefix: str, now: float
@@ -487,9 +405,9 @@ class ContextChefStore(BaseStore):
         for path, entry, score in found:
             if enough is not None and len(kept) >= enough:
                 break
-            if not _is_item(path) or self._hidden(entry, now):
+            if not items.is_item(path) or self._hidden(entry, now):
                 continue
-            value = json.loads(entry.content)
+            value = items.decode(entry.content)
             if op.filter and not filters.matches_filter(value, op.filter):
                 continue
             kept.append((path, entry, score, value))
@@ -502,12 +420,12 @@ class ContextChefStore(BaseStore):
         conditions = list(op.match_conditions or ())
         if (self.ttl_config or {}).get("omit_expired", False):  # each item's expiry counts
             for entry in (yield from core.list(self._ns, "")):
-                address = _address(entry.path)
+                address = items.address(entry.path)
                 if address is not None and not self._hidden(StoredEntry("", entry.meta), now):
                     namespaces.add(address[0])
         else:  # the store's directory index: no item is listed
-            fixed = _fixed_prefix(op)
-            for directory in (yield from core.dirs(self._ns, _directory(fixed))):
+            fixed = items.fixed_prefix(op)
+            for directory in (yield from core.dirs(self._ns, items.directory(fixed))):
                 namespaces.add(tuple(decode_segment(label) for label in directory.split("/")[:-1]))
             # A prefix condition without wildcards is what the listing was asked for: met.
             conditions = [c for c in conditions if c.match_type != "prefix" or c.path != fixed]
@@ -532,7 +450,7 @@ class ContextChefStore(BaseStore):
         listed = yield from core.list(self._ns, "")
         swept = 0
         for entry in listed:
-            if _address(entry.path) is not None and ttls.expired(entry.meta, now):
+            if items.address(entry.path) is not None and ttls.expired(entry.meta, now):
                 swept += bool((yield from core.delete(self._ns, entry.path)))
         return swept
 
