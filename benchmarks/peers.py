@@ -83,7 +83,7 @@ async def agents_sdk_add(adds: int, repeats: int) -> dict[str, list[float]]:
     return await _interleaved(measure, repeats)
 
 
-async def agents_sdk_get(items: int, repeats: int, calls: int = 20) -> dict[str, list[float]]:
+async def agents_sdk_get(items: int, repeats: int, calls: int = 100) -> dict[str, list[float]]:
     """`get_items(limit=20)` on a session of `items` items: seconds per call."""
     directory = Path(tempfile.mkdtemp())
     sessions = {"ours": _ours(directory), "peer": _theirs(directory)}
