@@ -1,9 +1,10 @@
 """Peers benchmark: contextchef's framework integrations against the classes they replace.
 
 One function per workload; each times ours and the peer interleaved (ours, peer, ours, …) in
-the same process on the same machine, and reports wall-clock min and median of each and the
-ratio of the medians (ours / peer). The load average is printed, since a busy machine widens
-the spread. Sections:
+the same process on the same machine, and reports wall-clock min and median of each, the
+ratio of the medians (ours / peer) and the median of each round's ratio (the two back to back,
+so a change of load between rounds cancels out). The load average is printed, since a busy
+machine widens the spread. Sections:
 
 - `agents_sdk_add`: `ContextChefSession.add_items` vs the SDK's `SQLiteSession.add_items`,
   `--adds` calls of one item each on a fresh file database (seconds for all of them).
@@ -109,10 +110,11 @@ async def agents_sdk_get(items: int, repeats: int, calls: int = 100) -> dict[str
 
 def _report(name: str, times: dict[str, list[float]]) -> None:
     ours, peer = statistics.median(times["ours"]), statistics.median(times["peer"])
+    paired = statistics.median(a / b for a, b in zip(times["ours"], times["peer"], strict=True))
     print(
         f"{name:16} ours min {min(times['ours']) * 1e3:9.2f} ms  median {ours * 1e3:9.2f} ms | "
         f"peer min {min(times['peer']) * 1e3:9.2f} ms  median {peer * 1e3:9.2f} ms | "
-        f"ratio {ours / peer:5.2f}"
+        f"ratio {ours / peer:5.2f} (of the medians), {paired:5.2f} (median of each round's)"
     )
 
 
