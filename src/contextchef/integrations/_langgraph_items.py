@@ -2,7 +2,7 @@
 
 An item of namespace `("users", "42")` under key `prefs` is the entry `users/42/=prefs` (every
 label and key percent-encoded, see `_keys`); the entry holds the value as JSON (decoded by
-orjson when it is installed and can, else by `json`) and its times are the item's.
+orjson when it is installed, see `_json`) and its times are the item's.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contextchef.errors import ConfigError, MissingDependencyError
+from contextchef.integrations._json import loads
 from contextchef.integrations._keys import decode_segment, encode_segment
 from contextchef.store.backend import StoredEntry
 
@@ -19,12 +20,6 @@ try:
     from langgraph.store.base import Item, ListNamespacesOp, PutOp, SearchItem
 except ImportError as exc:  # pragma: no cover - exercised by the runtime-only install gate
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
-
-_orjson: Any
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is the optional `fast` extra
-    _orjson = None
 
 __all__ = [
     "KEY_MARK",
@@ -42,14 +37,8 @@ __all__ = [
 
 
 def decode(text: str) -> Any:
-    """`json.loads(text)`, by orjson when installed and it can (it refuses what it differs on:
-    lone surrogates, integers beyond 64 bits)."""
-    if _orjson is not None:
-        try:
-            return _orjson.loads(text)
-        except (_orjson.JSONDecodeError, RecursionError):
-            pass
-    return json.loads(text)
+    """An item value's JSON text, decoded (see `_json`)."""
+    return loads(text)
 
 
 KEY_MARK = "="

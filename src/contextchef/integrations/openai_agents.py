@@ -42,6 +42,7 @@ from contextchef.chef import AsyncContextChef, ContextChef
 from contextchef.chef.options import open_store
 from contextchef.errors import ClosedError, EntryNotFoundError, MissingDependencyError
 from contextchef.integrations._items_window import Window
+from contextchef.integrations._json import loads
 from contextchef.integrations._keys import encode_segment
 from contextchef.retrieval.definitions import get_context_tool_definition
 from contextchef.store.aio import AsyncNamespaceView, AsyncStore
@@ -284,7 +285,7 @@ def _decode(path: str, entry: StoredEntry) -> list[Any] | None:
     """An entry's items, or None (with a warning) when it is not a JSON list: a damaged entry,
     skipped by `get_items` and dropped by `pop_item`, as `SQLiteSession` does a corrupt row."""
     try:
-        items = json.loads(entry.content)
+        items = loads(entry.content)
     except ValueError:
         items = None
     if not isinstance(items, list):
