@@ -1,13 +1,19 @@
 """JSON text the integrations stored, decoded by orjson when it is installed (the `fast` extra)
-and can, else by `json`: orjson refuses what it would decode differently (lone surrogates,
-integers beyond 64 bits), and those go to `json`, so the result is always `json.loads`'s."""
+and can, else by `json`, so the result is always `json.loads`'s: orjson refuses some of what it
+would decode differently (lone surrogates, a float beyond the double range), and turns an integer
+beyond 64 bits into a float without a word, so a text holding a run of 19 digits or more goes to
+`json` too."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = ["loads"]
+
+_LONG_NUMBER = re.compile(r"\d{19}")
+"""A digit run orjson may read as a float where `json` reads an int (beyond 64 bits)."""
 
 _orjson: Any
 try:
@@ -18,7 +24,7 @@ except ImportError:  # pragma: no cover - orjson is the optional `fast` extra
 
 def loads(text: str) -> Any:
     """`json.loads(text)`, faster where orjson can answer."""
-    if _orjson is not None:
+    if _orjson is not None and _LONG_NUMBER.search(text) is None:
         try:
             return _orjson.loads(text)
         except (_orjson.JSONDecodeError, RecursionError):
