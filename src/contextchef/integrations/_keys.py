@@ -9,6 +9,7 @@ so the Unicode checks of the path rules have nothing to object to, and it decode
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote, unquote
 
 from contextchef.errors import InvalidPathError
@@ -19,11 +20,16 @@ __all__ = ["decode_segment", "encode_segment"]
 EMPTY = "%"
 """The segment of the empty string (`quote` never makes a lone `%`)."""
 
+_PLAIN = re.compile(r"[A-Za-z0-9_\-~][A-Za-z0-9_.\-~]*")
+"""Text that encodes as itself (what `quote` leaves alone, no leading dot): returned as is."""
+
 
 def encode_segment(text: str, *, what: str = "key") -> str:
     """`text` as one path segment; `InvalidPathError` when the encoding is over the limit."""
     if not isinstance(text, str):
         raise InvalidPathError(f"a {what} must be a str, not {type(text).__name__}")
+    if len(text) <= MAX_SEGMENT_BYTES and _PLAIN.fullmatch(text):
+        return text
     if text == "":
         return EMPTY
     encoded = quote(text, safe="", errors="surrogatepass")
@@ -41,4 +47,6 @@ def decode_segment(segment: str) -> str:
     """The text `encode_segment` was given."""
     if segment == EMPTY:
         return ""
+    if "%" not in segment:
+        return segment
     return unquote(segment, errors="surrogatepass")

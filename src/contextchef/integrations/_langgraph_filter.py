@@ -43,9 +43,17 @@ def check_filter(filter: Mapping[str, Any] | None) -> None:
                 raise ValueError(f"Unsupported operator: {unknown[0]}")
 
 
+_SCALARS = (str, int, float, bool, type(None))
+"""Wanted values compared by equality alone (checked by exact type: no ABC check per item)."""
+
+
 def _at(value: Any, key: str) -> Any:
     """The field `key` names: a literal top-level key first, else the dotted path."""
-    if isinstance(value, Mapping) and key in value:
+    if type(value) is dict:  # what a decoded item is: one lookup
+        found = value.get(key, _MISSING)
+        if found is not _MISSING or "." not in key:
+            return found
+    elif isinstance(value, Mapping) and key in value:
         return value[key]
     for part in key.split("."):
         if not isinstance(value, Mapping) or part not in value:
@@ -60,6 +68,8 @@ def matches_filter(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -
 
 
 def _compare(value: Any, wanted: Any) -> bool:
+    if type(wanted) in _SCALARS:
+        return value is not _MISSING and _same(value, wanted)
     if isinstance(wanted, Mapping):
         if any(str(k).startswith("$") for k in wanted):
             return all(_operator(value, op, operand) for op, operand in wanted.items())

@@ -8,6 +8,8 @@ Items live in one store namespace (`langgraph` by default): an item of namespace
 percent-encoded (see `_keys`; `=` is always encoded inside one, so an entry never collides with a
 namespace directory). The entry holds the value as JSON; `created_at` and `updated_at` are the
 entry's times (an update keeps `created_at`), `ttl`/`expires_at` its TTL (`_langgraph_ttl`).
+The store namespace belongs to this store: `list_namespaces` reads the store's directory index
+(`NamespaceView.directories`, no item listed) unless expired items must be left out.
 
 `batch` and `abatch` run one flow (the sync and async drivers of `contextchef._effects`), with
 `InMemoryStore`'s batch semantics: the reads of a batch (gets, searches, namespace listings) see
@@ -26,10 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 from contextchef._effects import Flow, drive_async, drive_sync
@@ -59,55 +59,21 @@ try:
     from langgraph.store.base.batch import AsyncBatchedBaseStore
 
     from contextchef.integrations import _langgraph_filter as filters
+    from contextchef.integrations import _langgraph_items as items
     from contextchef.integrations import _langgraph_ttl as ttls
+    from contextchef.integrations._langgraph_items import path_of as _path
 except ImportError as exc:  # pragma: no cover - exercised by simulating the missing extra
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
 __all__ = ["AsyncContextChefStore", "ContextChefStore"]
 
-KEY_MARK = "="
-"""Starts the last segment of an entry path: the item key (never the start of a label)."""
-
 _DSN_SCHEMES = ("postgresql://", "postgres://")
 
+_FLOW: Any = object()
+"""`_single`'s answer for an operation that needs the batch flow."""
 
-def _directory(namespace: tuple[str, ...]) -> str:
-    return "".join(encode_segment(label, what="namespace label") + "/" for label in namespace)
-
-
-def _path(namespace: tuple[str, ...], key: str) -> str:
-    return _directory(namespace) + KEY_MARK + encode_segment(key, what="key")
-
-
-def _address(path: str) -> tuple[tuple[str, ...], str] | None:
-    *labels, last = path.split("/")
-    if not last.startswith(KEY_MARK):
-        return None  # not written by this store
-    return tuple(decode_segment(label) for label in labels), decode_segment(last[1:])
-
-
-def _time(entry: StoredEntry, which: str) -> datetime:
-    value = entry.meta.get(which)
-    return datetime.fromtimestamp(float(value) if isinstance(value, int | float) else 0.0, UTC)
-
-
-def _item(path: str, entry: StoredEntry, score: float | None = None, *, hit: bool = False) -> Any:
-    address = _address(path)
-    assert address is not None
-    namespace, key = address
-    fields: dict[str, Any] = {
-        "value": json.loads(entry.content),
-        "key": key,
-        "namespace": namespace,
-        "created_at": _time(entry, "created_at"),
-        "updated_at": _time(entry, "updated_at"),
-    }
-    return SearchItem(**fields, score=score) if hit else Item(**fields)
-
-
-def _updated(entry: StoredEntry) -> float:
-    value = entry.meta.get("updated_at")
-    return float(value) if isinstance(value, int | float) else 0.0
+_DIRECTORIES = 4096
+"""Namespace directories a store remembers (forgotten all at once past that)."""
 
 
 class ContextChefStore(BaseStore):
@@ -147,6 +113,7 @@ class ContextChefStore(BaseStore):
         self._closed = False
         self._guard_loop = False  # set for a store opened with `async with`
         self._sweeper = ttls.Sweeper(self.sweep_ttl)
+        self._directories: dict[tuple[str, ...], str] = {}
         self._owned = store is None or isinstance(store, str)  # closed by `close` if so
         if isinstance(store, str) and store.startswith(_DSN_SCHEMES):
             self._dsn = store
@@ -253,7 +220,46 @@ class ContextChefStore(BaseStore):
         if self._guard_loop:
             _refuse_on_loop()
         core = self._sync_core()
-        return drive_sync(self._batch(core, list(ops)))
+        ops = list(ops)
+        if len(ops) == 1 and not core.native_async:  # `get` and `put`: no flow to drive
+            done = self._single(core, ops[0])
+            if done is not _FLOW:
+                return [done]
+        return drive_sync(self._batch(core, ops))
+
+    def _single(self, core: StoreCore, op: Op) -> Any:
+        """A batch of one get or put, as plain calls on a synchronous backend (the steps of
+        `_get` and `_put`), or `_FLOW` when it needs the flow (a TTL refresh, a delete, a
+        write with pending ones before it, any other operation)."""
+        if isinstance(op, GetOp):
+            validate_op_namespace(op)
+            now = core.clock()
+            entry = core.get_now(self._ns, self._path(op.namespace, op.key))
+            found = self._found(op, entry, now)
+            if found is not None and ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
+                assert entry is not None
+                if ttls.refreshed(entry.meta, now) is not None:
+                    return _FLOW  # an item with a TTL: its expiry moves on, a write
+            return found
+        if isinstance(op, PutOp) and op.value is not None:
+            validate_op_namespace(op)
+            now = core.clock()
+            path = self._path(op.namespace, op.key)
+            content = items.value_text(op)
+            meta = self._put_meta(op, core.get_now(self._ns, path), now)
+            if core.put_now(self._ns, path, content, meta) is None:
+                drive_sync(core.put(self._ns, path, content, meta))
+            return None
+        return _FLOW
+
+    def _path(self, namespace: tuple[str, ...], key: str) -> str:
+        """`items.path_of`, each namespace's directory remembered (a few thousand at most)."""
+        directory = self._directories.get(namespace)
+        if directory is None:
+            if len(self._directories) >= _DIRECTORIES:
+                self._directories.clear()
+            directory = self._directories[namespace] = items.directory(namespace)
+        return directory + items.KEY_MARK + encode_segment(key, what="key")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """`batch`, awaited."""
@@ -310,75 +316,121 @@ class ContextChefStore(BaseStore):
     def _get(
         self, core: StoreCore, op: GetOp, now: float, refresh: dict[str, StoredEntry]
     ) -> Flow[Item | None]:
-        path = _path(op.namespace, op.key)
+        path = self._path(op.namespace, op.key)
         entry = yield from core.get(self._ns, path)
+        found = self._found(op, entry, now)
+        if found is not None and ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
+            assert entry is not None
+            refresh[path] = entry
+        return found
+
+    def _found(self, op: GetOp, entry: StoredEntry | None, now: float) -> Item | None:
+        """What a get of `op` returns when the store holds `entry`."""
         if entry is None or self._hidden(entry, now):
             return None
-        if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
-            refresh[path] = entry
-        return _item(path, entry)  # type: ignore[no-any-return]
+        return items.item_of(tuple(op.namespace), op.key, entry)
 
     def _put(self, core: StoreCore, op: PutOp, now: float) -> Flow[None]:
-        path = _path(op.namespace, op.key)
+        path = self._path(op.namespace, op.key)
         if op.value is None:
             yield from core.delete(self._ns, path)
             return
-        try:
-            content = json.dumps(dict(op.value), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(
-                f"the value of {op.namespace!r}/{op.key!r} is not JSON: {exc}"
-            ) from None
+        content = items.value_text(op)
         existing = yield from core.get(self._ns, path)
+        yield from core.put(self._ns, path, content, self._put_meta(op, existing, now))
+
+    def _put_meta(
+        self, op: PutOp, existing: StoredEntry | None, now: float
+    ) -> dict[str, Any] | None:
+        """The meta a put of `op` writes over `existing`: its TTL, the first `created_at`."""
         meta: dict[str, Any] = ttls.expiry_meta(op.ttl, self.ttl_config, now)
         if existing is not None:
             meta["created_at"] = existing.meta["created_at"]
-        yield from core.put(self._ns, path, content, meta or None)
+        return meta or None
 
     def _search(
         self, core: StoreCore, op: SearchOp, now: float, refresh: dict[str, StoredEntry]
     ) -> Flow[list[SearchItem]]:
-        prefix = _directory(tuple(op.namespace_prefix))
-        entries = yield from core.entries(self._ns, prefix)
-        found: list[tuple[str, StoredEntry, float | None]] = []
-        if op.query:
-            if core.supports("search", self._ns):
+        prefix = items.directory(tuple(op.namespace_prefix))
+        whole = op.offset < 0 or op.limit < 0  # sliced as Python slices: every match first
+        if op.query or whole:
+            entries = yield from core.entries(self._ns, prefix)
+            found: list[tuple[str, StoredEntry, float | None]] = []
+            if not op.query:
+                found = [(path, entry, None) for path, entry in entries.items()]
+                found.sort(key=lambda f: -items.updated(f[1]))
+            elif core.supports("search", self._ns):
                 hits = yield from core.search(self._ns, op.query, prefix, None)
             else:
                 hits = scan(entries.items(), op.query)
-            for hit in hits:
+            for hit in hits if op.query else ():
                 entry = entries.get(hit.path)
                 if entry is not None:
                     found.append((hit.path, entry, hit.score))
+            kept = self._matching(found, op, now, None if whole else op.offset + op.limit)
         else:
-            found = [(path, entry, None) for path, entry in entries.items()]
-            found.sort(key=lambda f: -_updated(f[1]))
-        kept = []
-        for path, entry, score in found:
-            if _address(path) is None or self._hidden(entry, now):
-                continue
-            if op.filter and not filters.matches_filter(json.loads(entry.content), op.filter):
-                continue
-            kept.append((path, entry, score))
+            kept = yield from self._recent_matching(core, op, prefix, now)
         page = kept[op.offset : op.offset + op.limit]
         if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
-            refresh.update((path, entry) for path, entry, _ in page)
-        return [_item(path, entry, score, hit=True) for path, entry, score in page]
+            refresh.update((path, entry) for path, entry, _, _ in page)
+        return [items.item(path, entry, score, hit=True, value=v) for path, entry, score, v in page]
+
+    def _recent_matching(
+        self, core: StoreCore, op: SearchOp, prefix: str, now: float
+    ) -> Flow[list[tuple[str, StoredEntry, float | None, Any]]]:
+        """The first `offset + limit` matches in recency order, read page by page from the
+        store (each page twice the last), so a search reads about what it returns."""
+        wanted = op.offset + op.limit
+        kept: list[tuple[str, StoredEntry, float | None, Any]] = []
+        size, start = max(2 * wanted, 32), 0
+        while wanted > 0:
+            batch = yield from core.recent(self._ns, prefix, size, start)
+            found = [(path, entry, None) for path, entry in batch.items()]
+            kept += self._matching(found, op, now, wanted - len(kept))
+            if len(kept) >= wanted or len(batch) < size:
+                break
+            start, size = start + size, size * 2
+        return kept
+
+    def _matching(
+        self,
+        found: Iterable[tuple[str, StoredEntry, float | None]],
+        op: SearchOp,
+        now: float,
+        enough: int | None,
+    ) -> list[tuple[str, StoredEntry, float | None, Any]]:
+        """The items of `found` (in order) that `op` keeps, with their decoded values; decoding
+        stops once `enough` are kept (None: all)."""
+        kept: list[tuple[str, StoredEntry, float | None, Any]] = []
+        for path, entry, score in found:
+            if enough is not None and len(kept) >= enough:
+                break
+            if not items.is_item(path) or self._hidden(entry, now):
+                continue
+            value = items.decode(entry.content)
+            if op.filter and not filters.matches_filter(value, op.filter):
+                continue
+            kept.append((path, entry, score, value))
+        return kept
 
     def _list_namespaces(
         self, core: StoreCore, op: ListNamespacesOp, now: float
     ) -> Flow[list[tuple[str, ...]]]:
-        listed = yield from core.list(self._ns, "")
-        namespaces = set()
-        for entry in listed:
-            address = _address(entry.path)
-            if address is not None and not self._hidden(StoredEntry("", entry.meta), now):
-                namespaces.add(address[0])
-        kept = [
-            ns
-            for ns in namespaces
-            if all(filters.matches_namespace(c, ns) for c in op.match_conditions or ())
-        ]
+        namespaces: set[tuple[str, ...]] = set()
+        conditions = list(op.match_conditions or ())
+        if (self.ttl_config or {}).get("omit_expired", False):  # each item's expiry counts
+            for entry in (yield from core.list(self._ns, "")):
+                address = items.address(entry.path)
+                if address is not None and not self._hidden(StoredEntry("", entry.meta), now):
+                    namespaces.add(address[0])
+        else:  # the store's directory index: no item is listed
+            fixed = items.fixed_prefix(op)
+            for directory in (yield from core.dirs(self._ns, items.directory(fixed))):
+                namespaces.add(tuple(decode_segment(label) for label in directory.split("/")[:-1]))
+            # A prefix condition without wildcards is what the listing was asked for: met.
+            conditions = [c for c in conditions if c.match_type != "prefix" or c.path != fixed]
+        matches = filters.matches_namespace
+        kept = [ns for ns in namespaces if all(matches(c, ns) for c in conditions)]
         if op.max_depth is not None:
             kept = list({ns[: op.max_depth] for ns in kept})
         return sorted(kept)[op.offset : op.offset + op.limit]
@@ -398,7 +450,7 @@ class ContextChefStore(BaseStore):
         listed = yield from core.list(self._ns, "")
         swept = 0
         for entry in listed:
-            if _address(entry.path) is not None and ttls.expired(entry.meta, now):
+            if items.address(entry.path) is not None and ttls.expired(entry.meta, now):
                 swept += bool((yield from core.delete(self._ns, entry.path)))
         return swept
 

@@ -140,6 +140,18 @@ class AsyncNamespaceView(ViewBase):
         """See `NamespaceView.entries`."""
         return await drive_async(self._core.entries(self._ns, prefix))
 
+    async def last(self, count: int, prefix: str = "") -> dict[str, StoredEntry]:
+        """See `NamespaceView.last`."""
+        return await drive_async(self._core.last(self._ns, prefix, count))
+
+    async def recent(self, limit: int, prefix: str = "", offset: int = 0) -> dict[str, StoredEntry]:
+        """See `NamespaceView.recent`."""
+        return await drive_async(self._core.recent(self._ns, prefix, limit, offset))
+
+    async def directories(self, prefix: str = "") -> builtins.list[str]:
+        """See `NamespaceView.directories`."""
+        return await drive_async(self._core.dirs(self._ns, prefix))
+
     async def search(
         self, query: str, *, prefix: str = "", limit: int | None = None
     ) -> builtins.list[SearchHit]:

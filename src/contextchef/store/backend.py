@@ -31,6 +31,9 @@ __all__ = [
 
 Capability = Literal[
     "read_all",
+    "read_last",
+    "list_dirs",
+    "read_recent",
     "exists",
     "append",
     "search",
@@ -47,6 +50,9 @@ Capability = Literal[
 ]
 CAPABILITIES: tuple[Capability, ...] = (
     "read_all",
+    "read_last",
+    "list_dirs",
+    "read_recent",
     "exists",
     "append",
     "search",
@@ -133,6 +139,15 @@ class StorageBackend(Protocol):
     Optional capabilities, implemented as methods of the same name when present:
 
     - `read_all(ns, prefix="") -> dict[str, StoredEntry]`
+    - `read_last(ns, prefix, count) -> dict[str, StoredEntry]`: the last `count` entries under
+      `prefix` in path order (code-point order, as `Store.list` sorts), returned in that order:
+      a "last N" read in one request, whatever the namespace holds (`{}` for `count <= 0`).
+    - `list_dirs(ns, prefix) -> list[str]`: the directories under `prefix` (`""` or a path
+      ending in `/`) that directly hold an entry, each ending in `/` (`""` for the namespace
+      root), sorted: a namespace index, answered without listing every entry.
+    - `read_recent(ns, prefix, limit, offset) -> dict[str, StoredEntry]`: `limit` entries under
+      `prefix` from `offset` in recency order (`updated_at` descending, then path ascending by
+      code point), in that order: one page, never the whole prefix.
     - `exists(ns, path) -> bool`
     - `append(ns, path, content) -> None` (creates the entry when missing)
     - `search(ns, query, *, prefix="", limit=None) -> list[SearchHit]`

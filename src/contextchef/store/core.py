@@ -52,6 +52,7 @@ from contextchef.store.backend import (
     Version,
     backend_supports,
 )
+from contextchef.store.dirs import dirs_flow
 from contextchef.store.edits import (
     CAS_ATTEMPTS,
     Change,
@@ -60,6 +61,7 @@ from contextchef.store.edits import (
     update_flow,
 )
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
+from contextchef.store.last import last_flow
 from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import (
     URI_PREFIX,
@@ -70,6 +72,7 @@ from contextchef.store.paths import (
     validate_namespace,
 )
 from contextchef.store.pending import Deferred, Pending, flush_flow
+from contextchef.store.recent import recent_flow
 from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
 from contextchef.store.versioning import declare_flow, no_versions_error
 
@@ -216,6 +219,36 @@ class StoreCore:
                 return entry
         return None
 
+    # The two hottest calls of the synchronous `Store`, short-circuited: over a synchronous
+    # backend, `drive_sync` makes exactly these plain calls, so the generator and the driver
+    # are skipped when nothing else is due. Same steps as the flows above and below (a test
+    # runs both, and `AsyncStore`, call for call).
+
+    def get_now(self, ns: str, path: str) -> StoredEntry | None:
+        """`get`, as plain calls on a synchronous backend."""
+        read = self.backend.read  # type: ignore[attr-defined]
+        for spelling in entry_spellings(path):
+            entry: StoredEntry | None = read(ns, spelling)
+            if entry is not None:
+                self._note_read(ns, spelling)
+                return entry
+        return None
+
+    def put_now(
+        self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
+    ) -> PutResult | None:
+        """`put` of a named entry as plain calls on a synchronous backend, or None (nothing
+        done) when the flow has more to do: pending writes, an undeclared versioned namespace,
+        a name with several spellings."""
+        spellings = entry_spellings(path)
+        if len(spellings) > 1 or self._pending or self._undeclared:
+            return None
+        path = spellings[0]
+        check_content(content, ns=ns, path=path)
+        entry = StoredEntry(content, prepare_meta(meta, self.clock()))
+        self.backend.write(ns, path, entry)  # type: ignore[attr-defined]
+        return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
+
     def put(
         self, ns: str, path: str | None, content: str, meta: Mapping[str, Any] | None
     ) -> Op[PutResult]:
@@ -355,6 +388,22 @@ class StoreCore:
                 if entry is not None:
                     found[listed.path] = entry
         return {path: found[path] for path in sorted(found)}
+
+    def last(self, ns: str, prefix: str, count: int) -> Op[dict[str, StoredEntry]]:
+        """The last `count` entries under `prefix`, ordered by path (see `last`)."""
+        native = self.supports("read_last", ns)
+        return (yield from last_flow(self.ops, ns, prefix, count, native=native))
+
+    def dirs(self, ns: str, prefix: str) -> Op[builtins.list[str]]:
+        """The directories under `prefix` directly holding an entry, sorted (see `dirs`)."""
+        native = self.supports("list_dirs", ns)
+        return (yield from dirs_flow(self.ops, ns, prefix, native=native))
+
+    def recent(self, ns: str, prefix: str, limit: int, offset: int) -> Op[dict[str, StoredEntry]]:
+        """A page of the entries under `prefix`, most recently updated first (see `recent`)."""
+        native = self.supports("read_recent", ns)
+        flow = recent_flow(self.ops, ns, prefix, limit, offset, native=native, entries=self.entries)
+        return (yield from flow)
 
     def search(
         self, ns: str, query: str, prefix: str, limit: int | None

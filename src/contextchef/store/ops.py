@@ -42,6 +42,14 @@ class CapableBackend(StorageBackend, Protocol):
 
     def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]: ...
 
+    def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]: ...
+
+    def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]: ...
+
+    def read_recent(
+        self, ns: str, prefix: str, limit: int, offset: int
+    ) -> dict[str, StoredEntry]: ...
+
     def exists(self, ns: str, path: str) -> bool: ...
 
     def append(self, ns: str, path: str, content: str) -> None: ...
@@ -123,6 +131,20 @@ class BackendOps:
 
     def read_all(self, ns: str, prefix: str) -> Op[dict[str, StoredEntry]]:
         return dict((yield from _answer(self.call(CapableBackend.read_all, (ns, prefix)))))
+
+    def read_last(self, ns: str, prefix: str, count: int) -> Op[dict[str, StoredEntry]]:
+        request = self.call(CapableBackend.read_last, (ns, prefix, count))
+        return dict((yield from _answer(request)))
+
+    def list_dirs(self, ns: str, prefix: str) -> Op[builtins.list[str]]:
+        request = self.call(CapableBackend.list_dirs, (ns, prefix))
+        return builtins.list((yield from _answer(request)))
+
+    def read_recent(
+        self, ns: str, prefix: str, limit: int, offset: int
+    ) -> Op[dict[str, StoredEntry]]:
+        request = self.call(CapableBackend.read_recent, (ns, prefix, limit, offset))
+        return dict((yield from _answer(request)))
 
     def exists(self, ns: str, path: str) -> Op[bool]:
         return bool((yield self.call(CapableBackend.exists, (ns, path))))

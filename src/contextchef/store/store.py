@@ -267,10 +267,13 @@ class NamespaceView(ViewBase):
 
     def get(self, path: str) -> StoredEntry | None:
         """The entry at `path`, or None; a hit refreshes its last-read time."""
-        return drive_sync(self._core.get(self._ns, path))
+        return self._core.get_now(self._ns, path)
 
     def put(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
         """Write `content` at `path` (replacing what is there); `meta` is free-form JSON."""
+        done = self._core.put_now(self._ns, path, content, meta)
+        if done is not None:
+            return done
         return drive_sync(self._core.put(self._ns, path, content, meta))
 
     def put_content(self, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
@@ -307,6 +310,22 @@ class NamespaceView(ViewBase):
     def entries(self, prefix: str = "") -> dict[str, StoredEntry]:
         """Entries under `prefix` with their content, ordered by path (the render order)."""
         return self._run(self._core.entries(self._ns, prefix))
+
+    def last(self, count: int, prefix: str = "") -> dict[str, StoredEntry]:
+        """The last `count` entries under `prefix` by path, with their content, ordered by path:
+        one request where `supports("read_last")`, whatever the namespace holds."""
+        return self._run(self._core.last(self._ns, prefix, count))
+
+    def recent(self, limit: int, prefix: str = "", offset: int = 0) -> dict[str, StoredEntry]:
+        """`limit` entries under `prefix` from `offset`, most recently updated first (then by
+        path): one page read where `supports("read_recent")`."""
+        return self._run(self._core.recent(self._ns, prefix, limit, offset))
+
+    def directories(self, prefix: str = "") -> builtins.list[str]:
+        """The directories under `prefix` (`""` or a path ending in `/`) that directly hold an
+        entry, each ending in `/` (`""` for the root), sorted; no entry is listed where
+        `supports("list_dirs")`."""
+        return self._run(self._core.dirs(self._ns, prefix))
 
     def search(
         self, query: str, *, prefix: str = "", limit: int | None = None

@@ -33,6 +33,7 @@ from typing import Any
 from contextchef.errors import EntryExistsError, StoreCapabilityError
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.entries import appended, utf8_length
+from contextchef.store.recent import recency_key
 from contextchef.store.search import scan
 
 __all__ = ["AsyncInMemoryBackend", "InMemoryBackend"]
@@ -81,6 +82,9 @@ class InMemoryBackend:
     def __init__(self) -> None:
         self._data: dict[str, dict[str, StoredEntry]] = {}
         self._dirs: dict[str, dict[str, int]] = {}
+        # The paths directly in each directory ("" the root): listings by prefix and
+        # `list_dirs` read the directories under the prefix, never the whole namespace.
+        self._holding: dict[str, dict[str, set[str]]] = {}
         self._lock = threading.RLock()
         self._versions: dict[tuple[str, str], int] = {}
         self._clock = itertools.count(1)
@@ -114,6 +118,12 @@ class InMemoryBackend:
             self._versions.pop((ns, path), None)
             if ns in self._kept:
                 self._mark_deleted(ns, path)
+            holding = self._holding[ns]
+            directory = path[: path.rfind("/") + 1]
+            members = holding[directory]
+            members.discard(path)
+            if not members:
+                del holding[directory]
             dirs = self._dirs.setdefault(ns, {})
             for parent in _parents(path):
                 left = dirs[parent] - 1
@@ -130,6 +140,17 @@ class InMemoryBackend:
 
     def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
         return dict(self._items(ns, prefix))
+
+    def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
+        return dict(self._items(ns, prefix)[-count:]) if count > 0 else {}
+
+    def read_recent(self, ns: str, prefix: str, limit: int, offset: int) -> dict[str, StoredEntry]:
+        ordered = sorted(self._items(ns, prefix), key=recency_key)
+        return dict(ordered[offset : offset + limit])
+
+    def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
+        with self._lock:
+            return sorted(d for d in self._holding.get(ns, ()) if d.startswith(prefix))
 
     def exists(self, ns: str, path: str) -> bool:
         return path in self._data.get(ns, {})
@@ -190,6 +211,7 @@ class InMemoryBackend:
                     self._mark_deleted(ns, path)
             self._data.pop(ns, None)
             self._dirs.pop(ns, None)
+            self._holding.pop(ns, None)
             for key in [key for key in self._versions if key[0] == ns]:
                 del self._versions[key]
             for path, entry in snapshot.items():
@@ -234,9 +256,16 @@ class InMemoryBackend:
 
     def _items(self, ns: str, prefix: str) -> builtins.list[tuple[str, StoredEntry]]:
         bucket = self._data.get(ns, {})
-        items = list(bucket.items())
-        if prefix:
-            items = [(path, entry) for path, entry in items if path.startswith(prefix)]
+        if not prefix:
+            items = list(bucket.items())
+        else:  # the directories under `prefix`, and the one `prefix` ends inside
+            with self._lock:
+                holding = self._holding.get(ns, {})
+                paths = [p for d, ps in holding.items() if d.startswith(prefix) for p in ps]
+                inside = prefix[: prefix.rfind("/") + 1]
+                if inside != prefix:
+                    paths += [p for p in holding.get(inside, ()) if p.startswith(prefix)]
+            items = [(path, bucket[path]) for path in paths if path in bucket]
         items.sort(key=lambda item: item[0])
         return items
 
@@ -261,6 +290,14 @@ class InMemoryBackend:
                 )
         for parent in parents:
             dirs[parent] = dirs.get(parent, 0) + 1
+        holding = self._holding.get(ns)
+        if holding is None:
+            holding = self._holding[ns] = {}
+        directory = path[: path.rfind("/") + 1]
+        members = holding.get(directory)
+        if members is None:
+            members = holding[directory] = set()
+        members.add(path)
 
     @staticmethod
     def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
@@ -298,6 +335,17 @@ class AsyncInMemoryBackend:
 
     async def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
         return self.inner.read_all(ns, prefix)
+
+    async def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
+        return self.inner.read_last(ns, prefix, count)
+
+    async def read_recent(
+        self, ns: str, prefix: str, limit: int, offset: int
+    ) -> dict[str, StoredEntry]:
+        return self.inner.read_recent(ns, prefix, limit, offset)
+
+    async def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
+        return self.inner.list_dirs(ns, prefix)
 
     async def exists(self, ns: str, path: str) -> bool:
         return self.inner.exists(ns, path)

@@ -213,6 +213,42 @@ def read_all(pid: str, ns: str, prefix: str) -> Plan:
     return {row[0]: _entry(row[1:]) for row in rows}
 
 
+def read_last(pid: str, ns: str, prefix: str, count: int) -> Plan:
+    """The last `count` entries under `prefix` by code point (`COLLATE "C"`, as the store sorts
+    paths), in that order."""
+    if count <= 0:
+        return {}
+    rows = yield _only(
+        f"SELECT path, {_ENTRY} FROM entries WHERE {_SCOPE} AND {_PREFIX} "
+        'ORDER BY path COLLATE "C" DESC LIMIT %s',
+        (pid, ns, prefix, count),
+    )
+    return {row[0]: _entry(row[1:]) for row in reversed(rows)}
+
+
+def read_recent(pid: str, ns: str, prefix: str, limit: int, offset: int) -> Plan:
+    """A page of the entries under `prefix`, `updated_at` descending then path by code point."""
+    if limit <= 0:
+        return {}
+    rows = yield _only(
+        f"SELECT path, {_ENTRY} FROM entries WHERE {_SCOPE} AND {_PREFIX} "
+        'ORDER BY updated_at DESC, path COLLATE "C" LIMIT %s OFFSET %s',
+        (pid, ns, prefix, limit, offset),
+    )
+    return {row[0]: _entry(row[1:]) for row in rows}
+
+
+def list_dirs(pid: str, ns: str, prefix: str) -> Plan:
+    """The distinct directories (the path up to its last `/`, `""` at the root) under
+    `prefix`, sorted by code point."""
+    rows = yield _only(
+        "SELECT DISTINCT coalesce(substring(path from '^(.*/)'), '') FROM entries "
+        f"WHERE {_SCOPE} AND {_PREFIX}",
+        (pid, ns, prefix),
+    )
+    return sorted(str(row[0]) for row in rows)
+
+
 def search(pid: str, ns: str, query: str, prefix: str, limit: int | None) -> Plan:
     """`websearch_to_tsquery` over path and content, ranked by `ts_rank`, `ts_headline` snippets."""
     if limit is not None and limit <= 0:

@@ -143,6 +143,18 @@ class PostgresBackend(Base):
     def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
         return self._run(_sql.read_all(self.project, ns, prefix), f"reading {ns}/{prefix}*", ns)  # type: ignore[no-any-return]
 
+    def read_recent(self, ns: str, prefix: str, limit: int, offset: int) -> dict[str, StoredEntry]:
+        plan = _sql.read_recent(self.project, ns, prefix, limit, offset)
+        return self._run(plan, f"reading a page of {ns}/{prefix}*", ns)  # type: ignore[no-any-return]
+
+    def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
+        plan = _sql.list_dirs(self.project, ns, prefix)
+        return self._run(plan, f"listing the directories of {ns}/{prefix}", ns)  # type: ignore[no-any-return]
+
+    def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
+        plan = _sql.read_last(self.project, ns, prefix, count)
+        return self._run(plan, f"reading the last {count} of {ns}/{prefix}*", ns)  # type: ignore[no-any-return]
+
     def exists(self, ns: str, path: str) -> bool:
         return bool(self._run(_sql.exists(self.project, ns, path), f"checking {ns}/{path}", ns))
 
@@ -336,6 +348,20 @@ class AsyncPostgresBackend(Base):
 
     async def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
         return await self._run(_sql.read_all(self.project, ns, prefix), f"reading {ns}", ns)  # type: ignore[no-any-return]
+
+    async def read_recent(
+        self, ns: str, prefix: str, limit: int, offset: int
+    ) -> dict[str, StoredEntry]:
+        plan = _sql.read_recent(self.project, ns, prefix, limit, offset)
+        return await self._run(plan, f"reading a page of {ns}", ns)  # type: ignore[no-any-return]
+
+    async def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
+        plan = _sql.list_dirs(self.project, ns, prefix)
+        return await self._run(plan, f"listing the directories of {ns}", ns)  # type: ignore[no-any-return]
+
+    async def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
+        plan = _sql.read_last(self.project, ns, prefix, count)
+        return await self._run(plan, f"reading the last {count} of {ns}", ns)  # type: ignore[no-any-return]
 
     async def exists(self, ns: str, path: str) -> bool:
         return bool(await self._run(_sql.exists(self.project, ns, path), f"checking {ns}/{path}"))

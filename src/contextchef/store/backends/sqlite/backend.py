@@ -83,6 +83,7 @@ from contextchef.store.backends.sqlite.identity import (
 from contextchef.store.backends.sqlite.migrations import open_database
 from contextchef.store.backends.sqlite.private import make_private_dirs
 from contextchef.store.datadir import default_database_path
+from contextchef.store.recent import recency_key
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
 
@@ -303,17 +304,22 @@ class SQLiteBackend:
         cursor = conn.execute(f"DELETE FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path))
         return cursor.rowcount > 0
 
-    def _rows(self, ns: str, prefix: str, columns: str, doing: str) -> builtins.list[Any]:
+    def _rows(
+        self, ns: str, prefix: str, columns: str, doing: str, last: int | None = None
+    ) -> builtins.list[Any]:
+        """The rows under `prefix` in path order; with `last`, only the last `last` of them
+        (read backwards along the primary key, so the cost is theirs alone)."""
         pid = self.project.id
         low, high = prefix_bounds(prefix)
         bound = "" if high is None else " AND e.path < ?"
-        params = (pid, ns, low) if high is None else (pid, ns, low, high)
-        sql = (
-            f"SELECT {columns} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path >= ?{bound} "
-            "ORDER BY e.path"
-        )
+        params: tuple[Any, ...] = (pid, ns, low) if high is None else (pid, ns, low, high)
+        order = "ORDER BY e.path" if last is None else "ORDER BY e.path DESC LIMIT ?"
+        sql = f"SELECT {columns} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path >= ?{bound} {order}"
+        if last is not None:
+            params = (*params, last)
         with self.connection(doing, ns=ns) as conn:
-            return conn.execute(sql, params).fetchall()
+            rows = conn.execute(sql, params).fetchall()
+        return rows if last is None else rows[::-1]
 
     def list(self, ns: str, prefix: str = "") -> builtins.list[ListedEntry]:
         pid = self.project.id  # (resolving the project reads its versioned namespaces)
@@ -363,6 +369,50 @@ class SQLiteBackend:
                 return self._versions.read_all(conn, pid, ns, prefix)
         rows = self._rows(ns, prefix, f"e.path, {_ENTRY}", f"reading {ns}/{prefix}*")
         return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
+
+    def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
+        if count <= 0:
+            return {}
+        self.project.id  # noqa: B018 (resolving the project reads its versioned namespaces)
+        if ns in self._versioned:  # rows of `memories`: the generic way, on one connection
+            every = self.read_all(ns, prefix)
+            return {path: every[path] for path in sorted(every)[-count:]}
+        doing = f"reading the last {count} of {ns}/{prefix}*"
+        rows = self._rows(ns, prefix, f"e.path, {_ENTRY}", doing, last=count)
+        return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
+
+    def read_recent(self, ns: str, prefix: str, limit: int, offset: int) -> dict[str, StoredEntry]:
+        if limit <= 0:
+            return {}
+        pid = self.project.id
+        if ns in self._versioned:  # rows of `memories`: the prefix read, sorted
+            ordered = sorted(self.read_all(ns, prefix).items(), key=recency_key)
+            return dict(ordered[offset : offset + limit])
+        low, high = prefix_bounds(prefix)
+        bound = "" if high is None else " AND e.path < ?"
+        params = (pid, ns, low) if high is None else (pid, ns, low, high)
+        sql = (
+            f"SELECT e.path, {_ENTRY} FROM {ENTRY_FROM} WHERE {_SCOPE_E} AND e.path >= ?{bound} "
+            "ORDER BY e.updated_at DESC, e.path LIMIT ? OFFSET ?"
+        )
+        with self.connection(f"reading a page of {ns}/{prefix}*", ns=ns) as conn:
+            rows = conn.execute(sql, (*params, limit, offset)).fetchall()
+        return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
+
+    def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
+        pid = self.project.id
+        if ns in self._versioned:  # rows of `memories`: from the listing
+            return sorted({p[: p.rfind("/") + 1] for p in (e.path for e in self.list(ns, prefix))})
+        low, high = prefix_bounds(prefix)
+        bound = "" if high is None else " AND path < ?"
+        params = (pid, ns, low) if high is None else (pid, ns, low, high)
+        # `rtrim(path, <path without its slashes>)` strips back to the last `/`: the directory.
+        sql = (
+            "SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM entries "
+            f"WHERE {_SCOPE} AND path >= ?{bound}"
+        )
+        with self.connection(f"listing the directories of {ns}/{prefix}", ns=ns) as conn:
+            return sorted(row[0] for row in conn.execute(sql, params))
 
     def exists(self, ns: str, path: str) -> bool:
         pid = self.project.id

@@ -1,0 +1,32 @@
+"""JSON text the integrations stored, decoded by orjson when it is installed (the `fast` extra)
+and can, else by `json`, so the result is always `json.loads`'s: orjson refuses some of what it
+would decode differently (lone surrogates, a float beyond the double range), and turns an integer
+beyond 64 bits into a float without a word, so a text holding a run of 19 digits or more goes to
+`json` too."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["loads"]
+
+_LONG_NUMBER = re.compile(r"\d{19}")
+"""A digit run orjson may read as a float where `json` reads an int (beyond 64 bits)."""
+
+_orjson: Any
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is the optional `fast` extra
+    _orjson = None
+
+
+def loads(text: str) -> Any:
+    """`json.loads(text)`, faster where orjson can answer."""
+    if _orjson is not None and _LONG_NUMBER.search(text) is None:
+        try:
+            return _orjson.loads(text)
+        except (_orjson.JSONDecodeError, RecursionError):
+            pass
+    return json.loads(text)
