@@ -14,11 +14,14 @@ one, each is read from its start and the union sorted and sliced.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from contextchef.errors import ConfigError
 from contextchef.store.backend import StoredEntry
-from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import prefix_spellings
+
+if TYPE_CHECKING:  # the backends import `recency_key` without the effect system
+    from contextchef.store.ops import BackendOps, Op
 
 __all__ = ["BEYOND", "recency_key", "recent_flow"]
 
