@@ -43,6 +43,7 @@ FOUNDATION = (
     "_fastcopy",
     "_hosttext",
     "_jsonvalue",
+    "_jsonload",
     "_repair",
     "_config",
     "_limits",

@@ -193,3 +193,15 @@ def test_intake_keeps_nothing_when_a_message_is_invalid() -> None:
     with pytest.raises(MessageError):
         intake.take([good, {"role": "nope"}])
     assert intake.take([good])[0] is copy
+
+
+def test_tool_call_arguments_keep_integers_beyond_64_bits() -> None:
+    """orjson (the `fast` extra) reads such an integer as a float; the arguments must come back
+    as `json.loads` gives them."""
+    from contextchef.messages import _parse_arguments
+
+    raw = '{"id": 123456789012345678901234567890, "n": -98765432109876543210}'
+    assert _parse_arguments(raw) == {
+        "id": 123456789012345678901234567890,
+        "n": -98765432109876543210,
+    }

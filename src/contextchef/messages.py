@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Required, TypedDict, cast
 
 from contextchef._hosttext import find_surrogate
+from contextchef._jsonload import loads
 from contextchef._jsonvalue import json_text_problem
 from contextchef._schema import (
     AnyOf,
@@ -58,12 +59,6 @@ from contextchef._schema import (
     Tagged,
 )
 from contextchef._validator import validator_for
-
-_orjson: Any
-try:
-    import orjson as _orjson
-except ImportError:  # the `fast` extra is not installed: the standard library parses
-    _orjson = None
 
 __all__ = [
     "MESSAGE_SCHEMA",
@@ -218,13 +213,8 @@ _JSON_KIND = {list: "array", str: "string", int: "number", float: "number", bool
 
 
 def _parse_arguments(raw: str) -> Any:
-    """`json.loads(raw)`, by orjson when installed and it can (it refuses what it differs on)."""
-    if _orjson is not None:
-        try:
-            return _orjson.loads(raw)
-        except (_orjson.JSONDecodeError, RecursionError):
-            pass
-    return json.loads(raw)
+    """`json.loads(raw)`, by orjson where it gives the same (see `_jsonload`)."""
+    return loads(raw)
 
 
 _SIGNATURE = Nullable(Str(error="gemini_thought_signature must be a base64 string"))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextchef.integrations._json import loads
+from contextchef._jsonload import loads
 
 CASES = [
     '[{"role":"user","content":"héllo 日本"}]',

@@ -11,8 +11,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from contextchef._jsonload import loads
 from contextchef.errors import ConfigError, MissingDependencyError
-from contextchef.integrations._json import loads
 from contextchef.integrations._keys import decode_segment, encode_segment
 from contextchef.store.backend import StoredEntry
 

@@ -38,11 +38,11 @@ import os
 from types import TracebackType
 from typing import Any, Self
 
+from contextchef._jsonload import loads
 from contextchef.chef import AsyncContextChef, ContextChef
 from contextchef.chef.options import open_store
 from contextchef.errors import ClosedError, EntryNotFoundError, MissingDependencyError
 from contextchef.integrations._items_window import Window
-from contextchef.integrations._json import loads
 from contextchef.integrations._keys import encode_segment
 from contextchef.retrieval.definitions import get_context_tool_definition
 from contextchef.store.aio import AsyncNamespaceView, AsyncStore

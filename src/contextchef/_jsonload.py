@@ -1,8 +1,8 @@
-"""JSON text the integrations stored, decoded by orjson when it is installed (the `fast` extra)
-and can, else by `json`, so the result is always `json.loads`'s: orjson refuses some of what it
-would decode differently (lone surrogates, a float beyond the double range), and turns an integer
-beyond 64 bits into a float without a word, so a text holding a run of 19 digits or more goes to
-`json` too."""
+"""JSON text (tool-call arguments, what the integrations stored) decoded by orjson when it is
+installed (the `fast` extra) and can, else by `json`, so the result is always `json.loads`'s:
+orjson refuses some of what it would decode differently (lone surrogates, a float beyond the
+double range), and turns an integer beyond 64 bits into a float without a word, so a text
+holding a run of 19 digits or more goes to `json` too."""
 
 from __future__ import annotations
 
