@@ -16,10 +16,11 @@ Filters are `SqliteStore`'s (`_langgraph_filter`: dotted paths, `$eq` `$ne` `$gt
 `$lte`, a hostile key a `ValueError`). Without a query, `search` pages most recently updated
 first, as `SqliteStore` and `PostgresStore` do (`InMemoryStore` pages in insertion order); a text
 `query` goes to the backend's own search (SQLite's FTS5, PostgreSQL's full-text search, a
-substring scan elsewhere), hits ordered by score. There is no embedding index yet (`index=` is
-accepted and ignored). Built from a `postgresql://` DSN the store holds a sync and an async
-PostgreSQL backend, each opened on first use, so it serves sync code, threads and the event
-loop. Requires the `langgraph` extra.
+substring scan elsewhere), hits ordered by score; with `index=` (LangGraph's `IndexConfig`) it
+ranks by meaning instead, `score` set as LangGraph's stores set it (`_langgraph_index`). Built
+from a `postgresql://` DSN the store holds a sync and an async PostgreSQL backend, each opened
+on first use, so it serves sync code, threads and the event loop. Requires the `langgraph`
+extra.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ try:
 
     from contextchef.integrations import _langgraph_filter as filters
     from contextchef.integrations import _langgraph_ttl as ttls
+    from contextchef.integrations._langgraph_index import META_KEY, GraphIndex
 except ImportError as exc:  # pragma: no cover - exercised by simulating the missing extra
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
@@ -120,7 +122,8 @@ class ContextChefStore(BaseStore):
         namespace: the store namespace holding the items.
         ttl: LangGraph's `TTLConfig` (`default_ttl` minutes, `refresh_on_read`, `omit_expired`,
             `sweep_interval_minutes`).
-        index: accepted and ignored until the store has semantic recall.
+        index: LangGraph's `IndexConfig` (`embed`, `dims`, `fields`; `distance_type` as
+            `PostgresStore` takes it): `search(query=...)` ranks by it (`_langgraph_index`).
         pool_size: for a DSN, the most connections each of its backends holds.
     """
 
@@ -137,7 +140,9 @@ class ContextChefStore(BaseStore):
     ) -> None:
         self._ns = validate_namespace(namespace)
         self.ttl_config: TTLConfig | None = ttl
-        self.index_config = None
+        self._index = GraphIndex.of(index)  # see `_langgraph_index`
+        self.index_config = None if self._index is None else self._index.config
+        self.embeddings = None if self._index is None else self._index.embeddings
         self._dsn: str | None = None
         self._pool_size = pool_size
         self._sync: StoreCore | None = None
@@ -253,14 +258,14 @@ class ContextChefStore(BaseStore):
         if self._guard_loop:
             _refuse_on_loop()
         core = self._sync_core()
-        return drive_sync(self._batch(core, list(ops)))
+        return drive_sync(self._batch(core, list(ops), asynchronous=False))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """`batch`, awaited."""
         core = self._async_core()
-        return await drive_async(self._batch(core, list(ops)))
+        return await drive_async(self._batch(core, list(ops), asynchronous=True))
 
-    def _batch(self, core: StoreCore, ops: list[Op]) -> Flow[list[Result]]:
+    def _batch(self, core: StoreCore, ops: list[Op], asynchronous: bool) -> Flow[list[Result]]:
         for op in ops:
             validate_op_namespace(op)
             if isinstance(op, SearchOp):
@@ -273,7 +278,7 @@ class ContextChefStore(BaseStore):
             if isinstance(op, GetOp):
                 results.append((yield from self._get(core, op, now, refresh)))
             elif isinstance(op, SearchOp):
-                results.append((yield from self._search(core, op, now, refresh)))
+                results.append((yield from self._search(core, op, now, refresh, asynchronous)))
             elif isinstance(op, ListNamespacesOp):
                 results.append((yield from self._list_namespaces(core, op, now)))
             elif isinstance(op, PutOp):
@@ -285,7 +290,7 @@ class ContextChefStore(BaseStore):
             refresh.pop(_path(put.namespace, put.key), None)
         yield from self._refresh(core, refresh, now)
         for put in puts.values():
-            yield from self._put(core, put, now)
+            yield from self._put(core, put, now, asynchronous)
         return results
 
     def _hidden(self, entry: StoredEntry, now: float) -> bool:
@@ -318,9 +323,13 @@ class ContextChefStore(BaseStore):
             refresh[path] = entry
         return _item(path, entry)  # type: ignore[no-any-return]
 
-    def _put(self, core: StoreCore, op: PutOp, now: float) -> Flow[None]:
+    def _put(self, core: StoreCore, op: PutOp, now: float, asynchronous: bool) -> Flow[None]:
         path = _path(op.namespace, op.key)
         if op.value is None:
+            if self._index is not None:
+                yield from self._index.forget(
+                    core, self._ns, path, (yield from core.get(self._ns, path))
+                )
             yield from core.delete(self._ns, path)
             return
         try:
@@ -333,15 +342,28 @@ class ContextChefStore(BaseStore):
         meta: dict[str, Any] = ttls.expiry_meta(op.ttl, self.ttl_config, now)
         if existing is not None:
             meta["created_at"] = existing.meta["created_at"]
+        if self._index is not None:
+            index = self._index.embed_put(core, self._ns, path, op, existing, asynchronous)
+            meta[META_KEY] = yield from index
         yield from core.put(self._ns, path, content, meta or None)
 
     def _search(
-        self, core: StoreCore, op: SearchOp, now: float, refresh: dict[str, StoredEntry]
+        self,
+        core: StoreCore,
+        op: SearchOp,
+        now: float,
+        refresh: dict[str, StoredEntry],
+        asynchronous: bool,
     ) -> Flow[list[SearchItem]]:
         prefix = _directory(tuple(op.namespace_prefix))
         entries = yield from core.entries(self._ns, prefix)
         found: list[tuple[str, StoredEntry, float | None]] = []
-        if op.query:
+        if op.query and self._index is not None:  # by meaning; items without vectors last
+            ranked = yield from self._index.ranked(core, self._ns, op.query, prefix, asynchronous)
+            found = [(path, entries[path], score) for path, score in ranked if path in entries]
+            scored = {path for path, _ in ranked}
+            found += [(path, entry, None) for path, entry in entries.items() if path not in scored]
+        elif op.query:
             if core.supports("search", self._ns):
                 hits = yield from core.search(self._ns, op.query, prefix, None)
             else:
