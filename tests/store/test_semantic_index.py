@@ -145,9 +145,17 @@ def test_blobs_round_trip_exactly() -> None:
 def test_numpy_and_pure_python_rank_alike() -> None:
     numpy = pytest.importorskip("numpy")
     items = [(f"p{i}", embed_one(f"note {i} about login {i * 7}")) for i in range(40)]
+    items += [(f"twin{i}", embed_one("login note")) for i in range(5)]  # ties across the cut
     query = embed_one("login note")
     for metric in ("cosine", "l2", "inner_product"):
-        assert rank(query, items, metric=metric, numpy=numpy) == rank(query, items, metric=metric)
+        for limit in (None, 3, 10):
+            expected = rank(query, items, metric=metric, limit=limit)
+            assert rank(query, items, metric=metric, limit=limit, numpy=numpy) == expected
+    assert [path for path, _ in rank(query, items, limit=3, numpy=numpy)] == [
+        "twin0",
+        "twin1",
+        "twin2",
+    ]
 
 
 def test_index_config_is_accepted_as_an_object() -> None:

@@ -17,12 +17,14 @@ are broken by path.
 
 from __future__ import annotations
 
+import heapq
 import importlib
 import math
+import operator
 import sys
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 __all__ = [
     "METRICS",
@@ -32,6 +34,7 @@ __all__ = [
     "numpy_or_none",
     "pack",
     "rank",
+    "rank_matrix",
     "unpack",
 ]
 
@@ -67,29 +70,61 @@ def unpack(blob: bytes) -> tuple[float, ...]:
     return tuple(packed)
 
 
-def _score_python(query: Sequence[float], vector: Sequence[float], metric: Metric) -> float:
-    if metric == "l2":
-        return -math.sqrt(sum((a - b) * (a - b) for a, b in zip(query, vector, strict=True)))
-    dot = math.fsum(a * b for a, b in zip(query, vector, strict=True))
-    if metric == "inner_product":
-        return dot
-    norms = math.sqrt(math.fsum(a * a for a in query)) * math.sqrt(math.fsum(b * b for b in vector))
-    return dot / norms if norms else 0.0
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    return float(sum(map(operator.mul, a, b)))
 
 
-def _scores_numpy(
-    np: Any, query: Sequence[float], vectors: Sequence[Sequence[float]], metric: Metric
+def _scores_python(
+    query: Sequence[float], vectors: Sequence[Sequence[float]], metric: Metric
 ) -> list[float]:
-    matrix = np.asarray(vectors, dtype=np.float64)
-    q = np.asarray(query, dtype=np.float64)
     if metric == "l2":
-        return cast(list[float], (-np.sqrt(((matrix - q) ** 2).sum(axis=1))).tolist())
-    dots = matrix @ q
+        return [-math.dist(query, vector) for vector in vectors]
     if metric == "inner_product":
-        return cast(list[float], dots.tolist())
-    norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(q)
-    safe = np.where(norms == 0, 1.0, norms)
-    return cast(list[float], np.where(norms == 0, 0.0, dots / safe).tolist())
+        return [_dot(query, v) for v in vectors]
+    q_norm = math.sqrt(_dot(query, query))
+    scores = []
+    for vector in vectors:
+        norms = q_norm * math.sqrt(_dot(vector, vector))
+        scores.append(_dot(query, vector) / norms if norms else 0.0)
+    return scores
+
+
+def _scores_numpy(np: Any, query: Any, matrix: Any, metric: Metric, rows: Any) -> Any:
+    if metric == "l2":
+        return -np.sqrt(((matrix - query) ** 2).sum(axis=1))
+    dots = matrix @ query
+    if metric == "inner_product":
+        return dots
+    norms = (np.linalg.norm(matrix, axis=1) if rows is None else rows) * np.linalg.norm(query)
+    return np.where(norms == 0, 0.0, dots / np.where(norms == 0, 1.0, norms))
+
+
+def rank_matrix(
+    np: Any,
+    query: Sequence[float],
+    paths: Sequence[str],
+    matrix: Any,
+    *,
+    metric: str = "cosine",
+    limit: int | None = None,
+    norms: Any = None,
+) -> list[tuple[str, float]]:
+    """`rank` over a NumPy matrix whose rows are the vectors of `paths`, in place of the
+    items: one product for every score, then only the best `limit` (and whatever ties with
+    the last of them) are rounded and ordered in Python, exactly as `rank` orders them.
+    `norms`: the rows' norms, when the caller keeps them between queries."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+    if not len(paths) or (limit is not None and limit <= 0):
+        return []
+    raw = _scores_numpy(np, np.asarray(query, dtype=np.float64), matrix, metric, norms)
+    chosen = np.arange(len(paths))
+    if limit is not None and limit < len(paths):
+        kth = -np.partition(-raw, limit - 1)[limit - 1]
+        chosen = np.nonzero(raw >= kth - 10.0**-SCORE_DIGITS)[0]  # near ties may round equal
+    scored = [(paths[i], round(float(raw[i]), SCORE_DIGITS)) for i in chosen.tolist()]
+    scored.sort(key=_order)
+    return scored if limit is None else scored[:limit]
 
 
 def rank(
@@ -112,37 +147,60 @@ def rank(
     if not pairs or (limit is not None and limit <= 0):
         return []
     if numpy is not None:
-        raw = _scores_numpy(numpy, query, [vector for _, vector in pairs], chosen)
-    else:
-        raw = [_score_python(query, vector, chosen) for _, vector in pairs]
+        matrix = numpy.asarray([vector for _, vector in pairs], dtype=numpy.float64)
+        paths = [path for path, _ in pairs]
+        return rank_matrix(numpy, query, paths, matrix, metric=chosen, limit=limit)
+    raw = _scores_python(query, [vector for _, vector in pairs], chosen)
     scored = [
         (path, round(score, SCORE_DIGITS)) for (path, _), score in zip(pairs, raw, strict=True)
     ]
-    scored.sort(key=lambda item: (-item[1], item[0]))
-    return scored if limit is None else scored[:limit]
+    if limit is not None and limit < len(scored):  # the best `limit` only: no full sort
+        return heapq.nsmallest(limit, scored, key=_order)
+    scored.sort(key=_order)
+    return scored
+
+
+def _order(item: tuple[str, float]) -> tuple[float, str]:
+    return (-item[1], item[0])
 
 
 class VectorSet:
     """The vectors of one namespace, by path, scored exactly (what `InMemoryBackend` and
-    `FileSystemBackend` keep; not thread-safe on its own: its owner locks)."""
+    `FileSystemBackend` keep; not thread-safe on its own: its owner locks). With NumPy, the
+    vectors are also kept as one matrix, rebuilt after a change, so a query is one product."""
 
-    __slots__ = ("vectors",)
+    __slots__ = ("_matrix", "vectors")
 
     def __init__(self, vectors: Mapping[str, Sequence[float]] | None = None) -> None:
         self.vectors: dict[str, tuple[float, ...]] = {
             path: tuple(map(float, vector)) for path, vector in (vectors or {}).items()
         }
+        self._matrix: dict[int, tuple[list[str], Any, Any]] | None = None  # by dims
 
     def put(self, vectors: Mapping[str, Sequence[float]]) -> None:
         for path, vector in vectors.items():
             self.vectors[path] = tuple(map(float, vector))
+        self._matrix = None
 
     def delete(self, paths: Sequence[str] | None) -> None:
+        self._matrix = None
         if paths is None:
             self.vectors.clear()
             return
         for path in paths:
             self.vectors.pop(path, None)
+
+    def _matrices(self, np: Any) -> dict[int, tuple[list[str], Any, Any]]:
+        """Per vector length: the paths, their vectors as a matrix, and its rows' norms."""
+        if self._matrix is None:
+            by_dims: dict[int, list[str]] = {}
+            for path in sorted(self.vectors):
+                by_dims.setdefault(len(self.vectors[path]), []).append(path)
+            self._matrix = {}
+            for dims, paths in by_dims.items():
+                matrix = np.asarray([self.vectors[p] for p in paths], dtype=np.float64)
+                self._matrix[dims] = (paths, matrix, np.linalg.norm(matrix, axis=1))
+        return self._matrix
 
     def nearest(
         self,
@@ -152,5 +210,12 @@ class VectorSet:
         prefix: str = "",
         limit: int | None = None,
     ) -> list[tuple[str, float]]:
-        items = [(p, v) for p, v in self.vectors.items() if p.startswith(prefix)]
-        return rank(query, items, metric=metric, limit=limit, numpy=numpy_or_none())
+        np = numpy_or_none()
+        if np is None:
+            items = [(p, v) for p, v in self.vectors.items() if p.startswith(prefix)]
+            return rank(query, items, metric=metric, limit=limit)
+        paths, matrix, norms = self._matrices(np).get(len(query), ([], None, None))
+        if prefix and paths:
+            rows = [i for i, path in enumerate(paths) if path.startswith(prefix)]
+            paths, matrix, norms = [paths[i] for i in rows], matrix[rows], norms[rows]
+        return rank_matrix(np, query, paths, matrix, metric=metric, limit=limit, norms=norms)

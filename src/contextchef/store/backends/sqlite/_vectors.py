@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 
 from contextchef.store.backends.sqlite._query import prefix_bounds
-from contextchef.store.vectors import numpy_or_none, pack, rank, unpack
+from contextchef.store.vectors import numpy_or_none, pack, rank, rank_matrix, unpack
 
 __all__ = ["delete_vectors", "nearest_vectors", "put_vectors"]
 
@@ -57,5 +57,11 @@ def nearest_vectors(
         sql += " AND path >= ?" + (" AND path < ?" if high is not None else "")
         args += [low] + ([high] if high is not None else [])
     rows = conn.execute(sql, args).fetchall()
+    np = numpy_or_none()
+    if np is not None:  # every BLOB into one matrix, without a Python float in between
+        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype="<f8")
+        matrix = matrix.reshape(len(rows), len(vector))
+        paths = [str(row[0]) for row in rows]
+        return rank_matrix(np, vector, paths, matrix, metric=metric, limit=limit)
     items = [(str(path), unpack(blob)) for path, blob in rows]
-    return rank(vector, items, metric=metric, limit=limit, numpy=numpy_or_none())
+    return rank(vector, items, metric=metric, limit=limit)
