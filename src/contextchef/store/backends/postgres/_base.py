@@ -103,12 +103,11 @@ class Base:
         return f"{type(self).__name__}({redact(self._dsn)!r}, schema={self.schema!r})"
 
     def supports(self, capability: str, ns: str) -> bool:
-        """Every capability but `get_physical_path` (rows, not files) and `vectors` (no semantic
-        index yet); `history` for the
+        """Every capability but `get_physical_path` (rows, not files); `history` for the
         namespaces known to be versioned (an async backend knows them once open)."""
         if capability == "history":
             return ns in self._versioned
-        return capability in CAPABILITIES and capability not in ("get_physical_path", "vectors")
+        return capability in CAPABILITIES and capability != "get_physical_path"
 
     def _versioned_plan(self) -> tuple[Plan, str]:
         """The plan reading this project's versioned namespaces, and what it is doing."""
