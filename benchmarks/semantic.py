@@ -14,8 +14,12 @@ looks each note's vector up, so no model runs and every figure is the store's ow
   `argpartition`) when importable, else pure Python (pre-normalised vectors, one dot product
   each, `heapq.nlargest`).
 
-Run: `.venv/bin/python benchmarks/semantic.py [--notes 10000] [--dims 64] [--repeats 5]`.
-Writes `benchmarks/results/semantic.json` (git-ignored).
+PostgreSQL joins when `--dsn` (default: `CONTEXTCHEF_TEST_PG_DSN`, else the local test server)
+answers: the same two figures in a schema of its own, dropped afterwards (vectors as `bytea`,
+scored in the client; `pgvector` is not used yet).
+
+Run: `.venv/bin/python benchmarks/semantic.py [--notes 10000] [--dims 64] [--repeats 5]
+[--dsn DSN]`. Writes `benchmarks/results/semantic.json` (git-ignored).
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ import argparse
 import heapq
 import json
 import math
+import os
 import random
+import secrets
 import statistics
 import tempfile
 import time
@@ -36,7 +42,11 @@ from contextchef.store import InMemoryBackend, Store, StoredEntry
 from contextchef.store.backends.sqlite import SQLiteBackend
 from contextchef.store.vectors import numpy_or_none, rank
 
+for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")  # before NumPy loads: CPU time of one thread, no spin
+
 RESULTS = Path(__file__).parent / "results" / "semantic.json"
+DSN = os.environ.get("CONTEXTCHEF_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 CLOCK = time.process_time
 """CPU time of the process (NumPy's threads included): on a machine shared with other work,
 wall time mostly measures the others."""
@@ -64,7 +74,29 @@ def python_floor(matrix: Sequence[Sequence[float]], query: Sequence[float]) -> l
     return [i for _, i in heapq.nlargest(10, scores)]
 
 
-def bench(notes: int, dims: int, repeats: int) -> dict[str, Any]:
+def postgres(dsn: str | None, schema: str) -> Any:
+    """A PostgreSQL backend in `schema`, or None when there is no server (or no driver)."""
+    if not dsn:
+        return None
+    try:
+        from contextchef.store.backends.postgres import PostgresBackend
+
+        backend = PostgresBackend(dsn, schema=schema, project="bench:semantic", pool_size=2)
+        backend.list("notes")
+    except Exception as exc:
+        print(f"PostgreSQL left out: {exc}")
+        return None
+    return backend
+
+
+def drop(dsn: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def bench(notes: int, dims: int, repeats: int, dsn: str | None = None) -> dict[str, Any]:
     np = numpy_or_none()
     data = vectors(notes + 1, dims)
     query, rows = data[0], data[1:]
@@ -77,11 +109,16 @@ def bench(notes: int, dims: int, repeats: int) -> dict[str, Any]:
     index = {"embed": embed, "dims": dims}
     figures: dict[str, Any] = {"notes": notes, "dims": dims, "numpy": np is not None}
 
+    tag = secrets.token_hex(3)
+    schemas = [f"bench_semantic_{tag}_{i}" for i in range(2)]
+    makers: list[tuple[str, Callable[[int], Any]]] = [
+        ("memory", lambda i: InMemoryBackend()),
+        ("sqlite", lambda i: SQLiteBackend(Path(tmp) / f"s{i}.db", project="bench:s")),
+    ]
+    if postgres(dsn, schemas[0]) is not None:
+        makers.append(("postgres", lambda i: postgres(dsn, schemas[i])))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, make in (
-            ("memory", lambda i: InMemoryBackend()),
-            ("sqlite", lambda i: SQLiteBackend(Path(tmp) / f"s{i}.db", project="bench:s")),
-        ):
+        for name, make in makers:
             plain = Store(make(0)).namespace("notes")
             floor = median_time(lambda plain=plain: plain.restore(snapshot), 1)
             indexed_store = Store(make(1), index=index)
@@ -94,6 +131,9 @@ def bench(notes: int, dims: int, repeats: int) -> dict[str, Any]:
                 lambda backend=backend: backend.nearest("notes", query, limit=10), repeats
             )
 
+    if dsn and len(makers) > 2:
+        for name in schemas:
+            drop(dsn, name)
     items = [(f"n/{i:06d}.md", tuple(row)) for i, row in enumerate(rows)]
     figures["query_python_ms"] = 1e3 * median_time(lambda: rank(query, items, limit=10), repeats)
     if np is not None:
@@ -116,7 +156,7 @@ def bench(notes: int, dims: int, repeats: int) -> dict[str, Any]:
         floor_ms = 1e3 * median_time(lambda: python_floor(normalised, query), repeats)
         figures["floor"] = "pure-Python brute force (NumPy is not installed)"
     figures["floor_ms"] = floor_ms
-    for key in ("query_python_ms", "query_numpy_ms", "query_memory_ms", "query_sqlite_ms"):
+    for key in [k for k in figures if k.startswith("query_") and k.endswith("_ms")]:
         if key in figures:
             figures[key.replace("_ms", "_vs_floor")] = figures[key] / floor_ms
     return figures
@@ -127,8 +167,9 @@ def main() -> None:
     parser.add_argument("--notes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--dims", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--dsn", default=DSN, help="PostgreSQL to measure ('' to leave it out)")
     args = parser.parse_args()
-    results = [bench(notes, args.dims, args.repeats) for notes in args.notes]
+    results = [bench(notes, args.dims, args.repeats, args.dsn) for notes in args.notes]
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     for row in results:
