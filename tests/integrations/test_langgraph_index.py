@@ -87,3 +87,17 @@ def test_a_backend_without_vectors_is_refused_when_indexing() -> None:
     store = ContextChefStore(Store(Minimal(InMemoryBackend())), index={"embed": embed, "dims": 4})
     with pytest.raises(StoreCapabilityError, match="vectors"):
         store.put(("docs",), "a", {"text": "x"})
+
+
+def test_a_ttl_sweep_takes_the_vectors_along() -> None:
+    store = ContextChefStore(
+        "memory", index={"embed": embed, "dims": DIMS, "fields": ["a", "b"]}, ttl={}
+    )
+    store.put(("docs",), "x", {"a": "lunch", "b": "login"}, ttl=1)
+    core = store._sync_core()
+    backend = core.backend
+    assert len(backend.nearest(store._ns, embed_one("lunch"))) == 2
+    core.clock = lambda: 10**12  # far past the expiry
+    assert store.sweep_ttl() == 1
+    store.put(("docs",), "x", {"a": "weather"})  # the same item again, one field only
+    assert [path.split("//")[1] for path, _ in backend.nearest(store._ns, embed_one("x"))] == ["a"]

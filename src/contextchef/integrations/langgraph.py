@@ -421,6 +421,9 @@ class ContextChefStore(BaseStore):
         swept = 0
         for entry in listed:
             if _address(entry.path) is not None and ttls.expired(entry.meta, now):
+                if self._index is not None:  # the listed meta names the item's vectors
+                    named = StoredEntry("", entry.meta)
+                    yield from self._index.forget(core, self._ns, entry.path, named)
                 swept += bool((yield from core.delete(self._ns, entry.path)))
         return swept
 
