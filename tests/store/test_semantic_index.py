@@ -4,6 +4,7 @@ backend's ranking is in tests/contract/test_vectors_contract.py)."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -162,3 +163,20 @@ def test_index_config_is_accepted_as_an_object() -> None:
     config = IndexConfig(embed=embed, dims=DIMS, fields=("content",))
     store = Store(InMemoryBackend(), index=config)
     assert store.index is config
+
+
+def test_sqlite_sees_the_vectors_another_connection_writes(tmp_path: Path) -> None:
+    from contextchef.store.backends.sqlite import SQLiteBackend
+
+    first = SQLiteBackend(tmp_path / "shared.db", project="test:shared")
+    second = SQLiteBackend(tmp_path / "shared.db", project="test:shared")
+    query = embed_one("login")
+    first.put_vectors("notes", {"a.md": embed_one("lunch")})
+    assert [path for path, _ in second.nearest("notes", query)] == ["a.md"]  # read, kept
+    first.put_vectors("notes", {"b.md": embed_one("login")})
+    assert [path for path, _ in second.nearest("notes", query)] == ["b.md", "a.md"]
+    second.delete_vectors("notes", ["b.md"])  # its own write
+    assert [path for path, _ in second.nearest("notes", query)] == ["a.md"]
+    assert [path for path, _ in first.nearest("notes", query)] == ["a.md"]
+    first.close()
+    second.close()

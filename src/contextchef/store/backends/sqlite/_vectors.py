@@ -1,8 +1,9 @@
 """The vectors of a semantic index in SQLite: rows of `entry_vectors` (see `steps.m007`).
 
 Each vector is a little-endian float64 BLOB (`contextchef.store.vectors.pack`); `nearest`
-reads the namespace's rows under the prefix and scores them exactly in Python (NumPy when it
-is importable), so SQLite ranks exactly as the in-memory and filesystem backends do.
+scores the namespace's vectors exactly, as a `VectorSet` (NumPy when it is importable), so
+SQLite ranks exactly as the in-memory and filesystem backends do. The set is read once and
+kept (`VectorCache`) until the database changes.
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 
-from contextchef.store.backends.sqlite._query import prefix_bounds
-from contextchef.store.vectors import numpy_or_none, pack, rank, rank_matrix, unpack
+from contextchef.store.vectors import VectorSet, pack, unpack
 
-__all__ = ["delete_vectors", "nearest_vectors", "put_vectors"]
+__all__ = ["VectorCache", "delete_vectors", "nearest_vectors", "put_vectors"]
 
 _SCOPE = "project_id = ? AND namespace = ?"
 
@@ -41,8 +41,35 @@ def delete_vectors(
     )
 
 
+class VectorCache:
+    """The vectors of the namespaces searched lately, as `VectorSet`s (a NumPy matrix kept with
+    them), reused until the database changes: another connection's commit moves SQLite's
+    `PRAGMA data_version`, this backend's own vector writes move `writes`."""
+
+    __slots__ = ("_sets", "_stamp", "writes")
+
+    def __init__(self) -> None:
+        self._sets: dict[tuple[int, str], VectorSet] = {}
+        self._stamp: tuple[int, int] | None = None
+        self.writes = 0
+
+    def vectors(self, conn: sqlite3.Connection, pid: int, ns: str) -> VectorSet:
+        stamp = (int(conn.execute("PRAGMA data_version").fetchone()[0]), self.writes)
+        if stamp != self._stamp:
+            self._sets.clear()
+            self._stamp = stamp
+        found = self._sets.get((pid, ns))
+        if found is None:
+            rows = conn.execute(
+                f"SELECT path, vector FROM entry_vectors WHERE {_SCOPE}", (pid, ns)
+            ).fetchall()
+            found = self._sets[pid, ns] = VectorSet({str(p): unpack(blob) for p, blob in rows})
+        return found
+
+
 def nearest_vectors(
     conn: sqlite3.Connection,
+    cache: VectorCache,
     pid: int,
     ns: str,
     vector: Sequence[float],
@@ -50,18 +77,5 @@ def nearest_vectors(
     prefix: str,
     limit: int | None,
 ) -> list[tuple[str, float]]:
-    sql = f"SELECT path, vector FROM entry_vectors WHERE {_SCOPE} AND dims = ?"
-    args: list[object] = [pid, ns, len(vector)]
-    if prefix:
-        low, high = prefix_bounds(prefix)
-        sql += " AND path >= ?" + (" AND path < ?" if high is not None else "")
-        args += [low] + ([high] if high is not None else [])
-    rows = conn.execute(sql, args).fetchall()
-    np = numpy_or_none()
-    if np is not None:  # every BLOB into one matrix, without a Python float in between
-        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype="<f8")
-        matrix = matrix.reshape(len(rows), len(vector))
-        paths = [str(row[0]) for row in rows]
-        return rank_matrix(np, vector, paths, matrix, metric=metric, limit=limit)
-    items = [(str(path), unpack(blob)) for path, blob in rows]
-    return rank(vector, items, metric=metric, limit=limit)
+    found = cache.vectors(conn, pid, ns)
+    return found.nearest(vector, metric=metric, prefix=prefix, limit=limit)

@@ -72,6 +72,7 @@ from contextchef.store.backends.sqlite._query import (
     split_meta,
 )
 from contextchef.store.backends.sqlite._vectors import (
+    VectorCache,
     delete_vectors,
     nearest_vectors,
     put_vectors,
@@ -137,6 +138,7 @@ class SQLiteBackend:
         self._versions = VersionedTable()
         self._versioned: frozenset[str] = frozenset()  # the project's, once it is resolved
         self._access = AccessTimes(self._versions, lambda ns: ns in self._versioned)
+        self._vectors = VectorCache()  # a semantic index's vectors, read once per change
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -417,11 +419,13 @@ class SQLiteBackend:
         """Store a semantic index's vectors of `ns` (see `_vectors`)."""
         pid = self.project.id
         with self._writing(f"indexing {ns}", ns=ns) as conn:
+            self._vectors.writes += 1
             put_vectors(conn, pid, ns, vectors)
 
     def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
         pid = self.project.id
         with self._writing(f"unindexing {ns}", ns=ns) as conn:
+            self._vectors.writes += 1
             delete_vectors(conn, pid, ns, paths)
 
     def nearest(
@@ -435,7 +439,7 @@ class SQLiteBackend:
     ) -> builtins.list[tuple[str, float]]:
         pid = self.project.id
         with self.connection(f"searching the vectors of {ns}", ns=ns) as conn:
-            return nearest_vectors(conn, pid, ns, vector, metric, prefix, limit)
+            return nearest_vectors(conn, self._vectors, pid, ns, vector, metric, prefix, limit)
 
     def get_physical_path(self, ns: str, path: str) -> str | None:
         """None: an entry is a database row, not a file a tool could open."""
