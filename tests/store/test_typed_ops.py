@@ -11,7 +11,13 @@ import pytest
 
 from contextchef._effects import Effect, Hold, StoreOp, drive_sync, intercept
 from contextchef.store import InMemoryBackend, StoredEntry
-from contextchef.store.backend import CAPABILITIES, ListedEntry, SearchHit, StorageBackend
+from contextchef.store.backend import (
+    CAPABILITIES,
+    VECTOR_METHODS,
+    ListedEntry,
+    SearchHit,
+    StorageBackend,
+)
 from contextchef.store.core import StoreCore
 from contextchef.store.ops import BackendOps, CapableBackend
 
@@ -32,7 +38,7 @@ def contract_methods() -> set[str]:
 
 
 def test_the_contract_declares_the_required_methods_and_every_capability() -> None:
-    assert contract_methods() == {*REQUIRED, *CAPABILITIES}
+    assert contract_methods() == {*REQUIRED, *CAPABILITIES, *VECTOR_METHODS} - {"vectors"}
     for name in REQUIRED:  # the required four are `StorageBackend`'s very methods
         assert getattr(CapableBackend, name) is getattr(StorageBackend, name)
 
@@ -59,6 +65,9 @@ REQUESTS: list[tuple[str, tuple[Any, ...], Any]] = [
     ("get_physical_path", ("notes", "a.md"), "/tmp/a.md"),
     ("keep_versions", ("notes",), None),
     ("transact", ("notes", ("a.md",), _unchanged), {"a.md": ENTRY}),
+    ("put_vectors", ("notes", {"a.md": [1.0, 0.0]}), None),
+    ("delete_vectors", ("notes", ["a.md"]), None),
+    ("nearest", ("notes", [1.0, 0.0], "l2", "", 3), [("a.md", -0.5)]),
 ]
 
 
@@ -110,6 +119,9 @@ def test_a_request_names_its_contract_method_and_returns_the_backends_answer(
     assert [call[0] for call in backend.calls] == [name]
     if name == "search":  # the keyword-only arguments of the contract
         assert backend.calls[0][1:] == (("notes", "hello"), {"prefix": "", "limit": 3})
+    elif name == "nearest":
+        keywords = {"metric": "l2", "prefix": "", "limit": 3}
+        assert backend.calls[0][1:] == (("notes", [1.0, 0.0]), keywords)
     else:
         assert backend.calls[0][1:] == (args, {})
 

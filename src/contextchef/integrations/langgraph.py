@@ -18,10 +18,11 @@ Filters are `SqliteStore`'s (`_langgraph_filter`: dotted paths, `$eq` `$ne` `$gt
 `$lte`, a hostile key a `ValueError`). Without a query, `search` pages most recently updated
 first, as `SqliteStore` and `PostgresStore` do (`InMemoryStore` pages in insertion order); a text
 `query` goes to the backend's own search (SQLite's FTS5, PostgreSQL's full-text search, a
-substring scan elsewhere), hits ordered by score. There is no embedding index yet (`index=` is
-accepted and ignored). Built from a `postgresql://` DSN the store holds a sync and an async
-PostgreSQL backend, each opened on first use, so it serves sync code, threads and the event
-loop. Requires the `langgraph` extra.
+substring scan elsewhere), hits ordered by score; with `index=` (LangGraph's `IndexConfig`) it
+ranks by meaning instead, `score` set as LangGraph's stores set it (`_langgraph_index`). Built
+from a `postgresql://` DSN the store holds a sync and an async PostgreSQL backend, each opened
+on first use, so it serves sync code, threads and the event loop. Requires the `langgraph`
+extra.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ try:
     from contextchef.integrations import _langgraph_filter as filters
     from contextchef.integrations import _langgraph_items as items
     from contextchef.integrations import _langgraph_ttl as ttls
+    from contextchef.integrations._langgraph_index import META_KEY, GraphIndex
     from contextchef.integrations._langgraph_items import path_of as _path
 except ImportError as exc:  # pragma: no cover - exercised by simulating the missing extra
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
@@ -86,7 +88,8 @@ class ContextChefStore(BaseStore):
         namespace: the store namespace holding the items.
         ttl: LangGraph's `TTLConfig` (`default_ttl` minutes, `refresh_on_read`, `omit_expired`,
             `sweep_interval_minutes`).
-        index: accepted and ignored until the store has semantic recall.
+        index: LangGraph's `IndexConfig` (`embed`, `dims`, `fields`; `distance_type` as
+            `PostgresStore` takes it): `search(query=...)` ranks by it (`_langgraph_index`).
         pool_size: for a DSN, the most connections each of its backends holds.
     """
 
@@ -103,7 +106,9 @@ class ContextChefStore(BaseStore):
     ) -> None:
         self._ns = validate_namespace(namespace)
         self.ttl_config: TTLConfig | None = ttl
-        self.index_config = None
+        self._index = GraphIndex.of(index)  # see `_langgraph_index`
+        self.index_config = None if self._index is None else self._index.config
+        self.embeddings = None if self._index is None else self._index.embeddings
         self._dsn: str | None = None
         self._pool_size = pool_size
         self._sync: StoreCore | None = None
@@ -225,7 +230,7 @@ class ContextChefStore(BaseStore):
             done = self._single(core, ops[0])
             if done is not _FLOW:
                 return [done]
-        return drive_sync(self._batch(core, ops))
+        return drive_sync(self._batch(core, ops, asynchronous=False))
 
     def _single(self, core: StoreCore, op: Op) -> Any:
         """A batch of one get or put, as plain calls on a synchronous backend (the steps of
@@ -241,7 +246,7 @@ class ContextChefStore(BaseStore):
                 if ttls.refreshed(entry.meta, now) is not None:
                     return _FLOW  # an item with a TTL: its expiry moves on, a write
             return found
-        if isinstance(op, PutOp) and op.value is not None:
+        if isinstance(op, PutOp) and op.value is not None and self._index is None:
             validate_op_namespace(op)
             now = core.clock()
             path = self._path(op.namespace, op.key)
@@ -264,9 +269,9 @@ class ContextChefStore(BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """`batch`, awaited."""
         core = self._async_core()
-        return await drive_async(self._batch(core, list(ops)))
+        return await drive_async(self._batch(core, list(ops), asynchronous=True))
 
-    def _batch(self, core: StoreCore, ops: list[Op]) -> Flow[list[Result]]:
+    def _batch(self, core: StoreCore, ops: list[Op], asynchronous: bool) -> Flow[list[Result]]:
         for op in ops:
             validate_op_namespace(op)
             if isinstance(op, SearchOp):
@@ -279,7 +284,7 @@ class ContextChefStore(BaseStore):
             if isinstance(op, GetOp):
                 results.append((yield from self._get(core, op, now, refresh)))
             elif isinstance(op, SearchOp):
-                results.append((yield from self._search(core, op, now, refresh)))
+                results.append((yield from self._search(core, op, now, refresh, asynchronous)))
             elif isinstance(op, ListNamespacesOp):
                 results.append((yield from self._list_namespaces(core, op, now)))
             elif isinstance(op, PutOp):
@@ -291,7 +296,7 @@ class ContextChefStore(BaseStore):
             refresh.pop(_path(put.namespace, put.key), None)
         yield from self._refresh(core, refresh, now)
         for put in puts.values():
-            yield from self._put(core, put, now)
+            yield from self._put(core, put, now, asynchronous)
         return results
 
     def _hidden(self, entry: StoredEntry, now: float) -> bool:
@@ -330,14 +335,22 @@ class ContextChefStore(BaseStore):
             return None
         return items.item_of(tuple(op.namespace), op.key, entry)
 
-    def _put(self, core: StoreCore, op: PutOp, now: float) -> Flow[None]:
+    def _put(self, core: StoreCore, op: PutOp, now: float, asynchronous: bool) -> Flow[None]:
         path = self._path(op.namespace, op.key)
         if op.value is None:
+            if self._index is not None:
+                yield from self._index.forget(
+                    core, self._ns, path, (yield from core.get(self._ns, path))
+                )
             yield from core.delete(self._ns, path)
             return
         content = items.value_text(op)
         existing = yield from core.get(self._ns, path)
-        yield from core.put(self._ns, path, content, self._put_meta(op, existing, now))
+        meta = self._put_meta(op, existing, now)
+        if self._index is not None:
+            index = self._index.embed_put(core, self._ns, path, op, existing, asynchronous)
+            meta = {**(meta or {}), META_KEY: (yield from index)}
+        yield from core.put(self._ns, path, content, meta)
 
     def _put_meta(
         self, op: PutOp, existing: StoredEntry | None, now: float
@@ -349,21 +362,34 @@ class ContextChefStore(BaseStore):
         return meta or None
 
     def _search(
-        self, core: StoreCore, op: SearchOp, now: float, refresh: dict[str, StoredEntry]
+        self,
+        core: StoreCore,
+        op: SearchOp,
+        now: float,
+        refresh: dict[str, StoredEntry],
+        asynchronous: bool,
     ) -> Flow[list[SearchItem]]:
         prefix = items.directory(tuple(op.namespace_prefix))
         whole = op.offset < 0 or op.limit < 0  # sliced as Python slices: every match first
         if op.query or whole:
             entries = yield from core.entries(self._ns, prefix)
             found: list[tuple[str, StoredEntry, float | None]] = []
-            if not op.query:
+            hits: Any = ()
+            if op.query and self._index is not None:  # by meaning; items without vectors last
+                ranked = yield from self._index.ranked(
+                    core, self._ns, op.query, prefix, asynchronous
+                )
+                found = [(path, entries[path], score) for path, score in ranked if path in entries]
+                scored = {path for path, _ in ranked}
+                found += [(p, entry, None) for p, entry in entries.items() if p not in scored]
+            elif not op.query:
                 found = [(path, entry, None) for path, entry in entries.items()]
                 found.sort(key=lambda f: -items.updated(f[1]))
             elif core.supports("search", self._ns):
                 hits = yield from core.search(self._ns, op.query, prefix, None)
             else:
                 hits = scan(entries.items(), op.query)
-            for hit in hits if op.query else ():
+            for hit in hits:
                 entry = entries.get(hit.path)
                 if entry is not None:
                     found.append((hit.path, entry, hit.score))
@@ -451,6 +477,9 @@ class ContextChefStore(BaseStore):
         swept = 0
         for entry in listed:
             if items.address(entry.path) is not None and ttls.expired(entry.meta, now):
+                if self._index is not None:  # the listed meta names the item's vectors
+                    named = StoredEntry("", entry.meta)
+                    yield from self._index.forget(core, self._ns, entry.path, named)
                 swept += bool((yield from core.delete(self._ns, entry.path)))
         return swept
 

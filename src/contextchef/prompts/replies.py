@@ -50,6 +50,7 @@ __all__ = [
     "rename_across_namespaces",
     "rename_onto_itself",
     "renamed",
+    "search_by_meaning_note",
     "search_header",
     "search_hit",
     "search_truncated",
@@ -309,8 +310,18 @@ def search_header(count: int, query: str, root: str, *, more: bool = False) -> s
     return f"{_count(count, 'match', 'matches')} {where}:"
 
 
-def search_hit(uri: str, snippet: str) -> str:
+def search_hit(uri: str, snippet: str, by_meaning: bool = False) -> str:
+    if by_meaning:
+        uri = f"{uri} (by meaning)"
     return f"- {uri}: {snippet}" if snippet else f"- {uri}"
+
+
+def search_by_meaning_note() -> str:
+    return (
+        "[Entries marked (by meaning) do not contain the query's text: the semantic index "
+        "found them close to it in meaning. Their snippet is the entry's beginning; view one "
+        "to check it is what you are looking for.]"
+    )
 
 
 def search_truncated(shown: int) -> str:

@@ -355,7 +355,12 @@ class ContextTool:
             return prompts.no_matches(query, address.uri)
         more = len(hits) > MAX_SEARCH_HITS
         shown = hits[:MAX_SEARCH_HITS]
-        rows = [prompts.search_hit(format_uri(address.ns, hit.path), hit.snippet) for hit in shown]
+        rows = [
+            prompts.search_hit(format_uri(address.ns, hit.path), hit.snippet, hit.by_meaning)
+            for hit in shown
+        ]
+        if any(hit.by_meaning for hit in shown):
+            rows.append(prompts.search_by_meaning_note())
         if more:
             rows.append(prompts.search_truncated(MAX_SEARCH_HITS))
         return "\n".join([prompts.search_header(len(shown), query, address.uri, more=more), *rows])

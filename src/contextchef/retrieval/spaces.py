@@ -47,10 +47,12 @@ class Found(NamedTuple):
 
 
 class Hit(NamedTuple):
-    """A search result: the entry's path and a one-line snippet."""
+    """A search result: the entry's path, a one-line snippet, and whether only its meaning
+    matched (a semantic index found it; its text does not hold the query)."""
 
     path: str
     snippet: str
+    by_meaning: bool = False
 
 
 class Space(Protocol):
@@ -93,7 +95,14 @@ def _kept_meta(entry: StoredEntry, description: str | None) -> dict[str, Any]:
 
 
 def _hits(found: Sequence[Any]) -> list[Hit]:
-    return [Hit(hit.path, " ".join((hit.snippet or "").split())) for hit in found]
+    return [
+        Hit(
+            hit.path,
+            " ".join((hit.snippet or "").split()),
+            getattr(hit, "matched", ()) == ("semantic",),
+        )
+        for hit in found
+    ]
 
 
 class StoreSpace:

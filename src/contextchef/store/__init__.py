@@ -4,6 +4,7 @@
 - `paths`: namespace and path rules, `context://` URIs, content-addressed names.
 - `store` / `aio`: `Store` + `NamespaceView` and their async twins, over the flows in `core`.
 - `eviction`: per-namespace caps and the typed `CleanupReport`.
+- `indexing` / `vectors`: the optional semantic index (`Store(index=...)`), exact scoring.
 - `offloads`: manual offload (`store.offload`, with the chef's marker) and `store.resolve(uri)`.
 - `legacy41`: `import_from_41`, the TypeScript 4.1 `.mem` memory and VFS files into a store.
 - `backends`: the built-in backends (`inmemory`, `filesystem/`, `sqlite/`).
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         EvictionPolicy,
         EvictionReason,
     )
+    from contextchef.store.indexing import IndexConfig, SearchMode
     from contextchef.store.legacy41 import ImportedEntry, LegacyImport, SkippedFile, import_from_41
     from contextchef.store.offloads import Offloaded
     from contextchef.store.paths import URI_PREFIX, ContextAddress
@@ -55,6 +57,7 @@ __all__ = [
     "FileSystemBackend",
     "ImportedEntry",
     "InMemoryBackend",
+    "IndexConfig",
     "Layout",
     "LegacyImport",
     "ListedEntry",
@@ -62,6 +65,7 @@ __all__ = [
     "Offloaded",
     "PutResult",
     "SearchHit",
+    "SearchMode",
     "SkippedFile",
     "StorageBackend",
     "Store",
@@ -95,6 +99,7 @@ __getattr__, __dir__ = lazy_exports(
             "EvictionPolicy",
             "EvictionReason",
         ),
+        "contextchef.store.indexing": ("IndexConfig", "SearchMode"),
         "contextchef.store.legacy41": (
             "ImportedEntry",
             "LegacyImport",

@@ -24,6 +24,7 @@ from contextchef.store.backend import (
 )
 from contextchef.store.core import Change, PutResult, StoreCore
 from contextchef.store.eviction import Caps, CleanupReport
+from contextchef.store.indexing import SearchMode
 from contextchef.store.offloads import Offloaded, offload_flow, resolve_flow
 from contextchef.store.store import StoreBase, ViewBase
 
@@ -153,10 +154,19 @@ class AsyncNamespaceView(ViewBase):
         return await drive_async(self._core.dirs(self._ns, prefix))
 
     async def search(
-        self, query: str, *, prefix: str = "", limit: int | None = None
+        self,
+        query: str,
+        *,
+        prefix: str = "",
+        limit: int | None = None,
+        mode: SearchMode | None = None,
     ) -> builtins.list[SearchHit]:
         """See `NamespaceView.search`."""
-        return await drive_async(self._core.search(self._ns, query, prefix, limit))
+        return await drive_async(self._core.search(self._ns, query, prefix, limit, mode))
+
+    async def reindex(self, prefix: str = "") -> int:
+        """See `NamespaceView.reindex`."""
+        return await drive_async(self._core.reindex(self._ns, prefix))
 
     async def exists(self, path: str) -> bool:
         """See `NamespaceView.exists`."""

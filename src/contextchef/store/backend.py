@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
     "CAPABILITIES",
+    "VECTOR_METHODS",
     "AsyncStorageBackend",
     "Capability",
     "ListedEntry",
@@ -47,6 +48,7 @@ Capability = Literal[
     "replace_if",
     "keep_versions",
     "transact",
+    "vectors",
 ]
 CAPABILITIES: tuple[Capability, ...] = (
     "read_all",
@@ -66,7 +68,11 @@ CAPABILITIES: tuple[Capability, ...] = (
     "replace_if",
     "keep_versions",
     "transact",
+    "vectors",
 )
+
+VECTOR_METHODS = ("put_vectors", "delete_vectors", "nearest")
+"""The methods of the `vectors` capability (the one capability whose name is not a method)."""
 
 Version = str
 """An opaque version token: what `read_versioned` hands out and `replace_if` compares.
@@ -124,12 +130,17 @@ class ListedEntry:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """A search result: the path, its metadata, a snippet around the match and a rank score."""
+    """A search result: the path, its metadata, a snippet around the match and a rank score.
+
+    `matched` says how it was found when a semantic index took part (see
+    `contextchef.store.indexing`): `("lexical",)`, `("semantic",)` or both; empty for a plain
+    text search."""
 
     path: str
     meta: Mapping[str, Any] = field(default_factory=dict)
     snippet: str | None = None
     score: float | None = None
+    matched: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -191,6 +202,13 @@ class StorageBackend(Protocol):
       returned. An exception from `change` propagates and nothing is written. The store's
       edits (`update`, `rename`) use it when present and fall back to `read_versioned` +
       `replace_if` (compare-and-swap, refused after repeated contention) otherwise.
+    - `vectors` (a semantic index, see `contextchef.store.indexing`): one vector per entry,
+      kept by the backend beside its entries. `put_vectors(ns, {path: vector})` stores or
+      replaces, `delete_vectors(ns, paths)` removes (every vector of `ns` for None), and
+      `nearest(ns, vector, *, metric="cosine", prefix="", limit=None)` returns `(path, score)`
+      pairs, best first, ties by path, scored exactly as `contextchef.store.vectors.rank` does
+      (`cosine`, `l2`, `inner_product`). The store writes them after the entries; a backend
+      never embeds. `supports("vectors", ns)` declares it (the method names alone do not).
     - `supports(capability, ns) -> bool` (when absent: "the method exists")
 
     What the built-in backends do for `create`, `read_versioned` and `replace_if` (the version

@@ -61,6 +61,12 @@ from contextchef.store.edits import (
     update_flow,
 )
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
+from contextchef.store.indexing import (
+    IndexConfig,
+    index_flow,
+    resolve_mode,
+    semantic_search_flow,
+)
 from contextchef.store.last import last_flow
 from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import (
@@ -106,6 +112,7 @@ class StoreCore:
         eviction: Mapping[str, EvictionPolicy | Mapping[str, Any]] | None = None,
         clock: Callable[[], float] = time.time,
         versioned: Iterable[str] | None = None,
+        index: IndexConfig | Mapping[str, Any] | None = None,
     ) -> None:
         for method in ("read", "write", "delete", "list"):
             if not callable(getattr(backend, method, None)):
@@ -135,6 +142,14 @@ class StoreCore:
             raise ConfigError("versioned must be a list of namespaces, not a single string")
         for ns in versioned or ():
             self.keep_versions(ns)
+        self.index = None if index is None else IndexConfig.coerce(index)  # see `indexing`
+        for ns in sorted(self.index.namespaces or {""}) if self.index is not None else ():
+            if not backend_supports(backend, "vectors", ns):
+                raise StoreCapabilityError(
+                    ns or "*",
+                    ["vectors"],
+                    hint="A semantic index needs a backend that keeps vectors.",
+                )
 
     # -- capabilities ---------------------------------------------------------------------
 
@@ -267,7 +282,10 @@ class StoreCore:
                 self._note_read(ns, path)
                 return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
         # The hottest write: its request is yielded inline rather than through `self.ops.write`.
-        yield self.ops.call(StorageBackend.write, (ns, path, StoredEntry(content, prepared)))
+        entry = StoredEntry(content, prepared)
+        yield self.ops.call(StorageBackend.write, (ns, path, entry))
+        if self.index is not None:
+            yield from self._index(ns, {path: entry})
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 
     def append(
@@ -291,6 +309,8 @@ class StoreCore:
             merged["updated_at"] = (meta or {}).get("updated_at", now)
             combined = (existing.content if existing is not None else "") + content
             yield from self.ops.write(ns, path, StoredEntry(combined, prepare_meta(merged, now)))
+        if self.index is not None:
+            yield from self._index(ns, {path: (yield from self.ops.read(ns, path))})
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 
     def create(self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None) -> Op[bool]:
@@ -303,11 +323,15 @@ class StoreCore:
             yield from declare_flow(self.ops, self._undeclared)
         entry = StoredEntry(content, prepare_meta(meta, self.clock()))
         if self.supports("create", ns):
-            return (yield from self.ops.create(ns, path, entry))
-        if (yield from self._exists(ns, path)):  # the weaker fallback: check, then write
-            return False
-        yield from self.ops.write(ns, path, entry)
-        return True
+            created = yield from self.ops.create(ns, path, entry)
+        elif (yield from self._exists(ns, path)):  # the weaker fallback: check, then write
+            created = False
+        else:
+            yield from self.ops.write(ns, path, entry)
+            created = True
+        if created and self.index is not None:
+            yield from self._index(ns, {path: entry})
+        return created
 
     def read_versioned(self, ns: str, path: str) -> Op[tuple[StoredEntry, Version | None] | None]:
         """The entry and its version (None when the backend has no compare-and-swap), or None;
@@ -345,19 +369,33 @@ class StoreCore:
         entry = StoredEntry(content, prepare_meta(meta, self.clock()))
         if expected is None:
             yield from self.ops.write(ns, path, entry)
-            return True
-        return (yield from self.ops.replace_if(ns, path, entry, expected))
+            written = True
+        else:
+            written = yield from self.ops.replace_if(ns, path, entry, expected)
+        if written and self.index is not None:
+            yield from self._index(ns, {path: entry})
+        return written
 
     def update(self, ns: str, path: str, change: Change) -> Op[StoredEntry | None]:
         """Apply `change` to the current entry atomically; the new entry, or None when there is
         none (see `edits`: serialised where the backend can `transact`, else a compare-and-swap
         retried up to `CAS_ATTEMPTS` times before `StoreConflictError`)."""
-        return (yield from update_flow(self, ns, path, change))
+        updated = yield from update_flow(self, ns, path, change)
+        if updated is not None and self.index is not None:
+            yield from self._index(ns, {(yield from self._spelled(ns, path)): updated})
+        return updated
 
     def rename(self, ns: str, path: str, new_path: str, change: Change) -> Op[bool | None]:
         """Move `path` to `new_path` (its entry passed through `change`) atomically: True when
         moved, False when `new_path` is taken, None when `path` holds nothing (see `edits`)."""
-        return (yield from rename_flow(self, ns, path, new_path, change))
+        moved = yield from rename_flow(self, ns, path, new_path, change)
+        if moved and self.index is not None:
+            old, new = (
+                (yield from self._spelled(ns, path)),
+                (yield from self._spelled(ns, new_path)),
+            )
+            yield from self._index(ns, {old: None, new: (yield from self.ops.read(ns, new))})
+        return moved
 
     def delete(self, ns: str, path: str) -> Op[bool]:
         path = yield from self._spelled(ns, path)
@@ -367,6 +405,8 @@ class StoreCore:
             yield from declare_flow(self.ops, self._undeclared)
         deleted = yield from self.ops.delete(ns, path)
         self._pending.forget(ns, path)
+        if deleted and self.index is not None:
+            yield from self._index(ns, {path: None})
         return deleted
 
     def list(self, ns: str, prefix: str) -> Op[list[ListedEntry]]:
@@ -406,13 +446,30 @@ class StoreCore:
         return (yield from flow)
 
     def search(
-        self, ns: str, query: str, prefix: str, limit: int | None
+        self, ns: str, query: str, prefix: str, limit: int | None, mode: str | None = None
     ) -> Op[builtins.list[SearchHit]]:
+        """Text search, or by meaning (`mode`, hybrid by default where `ns` is indexed; see
+        `indexing`)."""
         if not isinstance(query, str) or not query:
             raise ConfigError("a search query must be a non-empty str")
         spellings = prefix_spellings(prefix)
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise ConfigError(f"a search limit must be an int or None, got {limit!r}")
+        chosen = resolve_mode(self.index, ns, mode)
+        if chosen != "lexical" and self.index is not None:
+            lexical = None
+            if chosen == "hybrid" and self.supports("search", ns):
+                lexical = lambda pool: self._lexical(ns, query, spellings, pool)  # noqa: E731
+            return (
+                yield from semantic_search_flow(
+                    self.ops, self.index, ns, query, spellings[0], limit, lexical
+                )
+            )
+        return (yield from self._lexical(ns, query, spellings, limit))
+
+    def _lexical(
+        self, ns: str, query: str, spellings: tuple[str, ...], limit: int | None
+    ) -> Op[builtins.list[SearchHit]]:
         self.require("search", ns)
         hits = yield from self.ops.search(ns, query, spellings[0], limit)
         for other in spellings[1:]:  # entries stored under another spelling of the prefix
@@ -422,6 +479,19 @@ class StoreCore:
             known = {hit.path for hit in hits}
             hits += [hit for hit in more if hit.path not in known]
         return hits if limit is None else hits[:limit]
+
+    def _index(self, ns: str, entries: Mapping[str, StoredEntry | None]) -> Op[None]:
+        """Bring the vectors of `entries` up to date after a write (see `indexing`)."""
+        if self.index is not None and self.index.covers(ns):
+            yield from index_flow(self.ops, self.index, ns, entries)
+
+    def reindex(self, ns: str, prefix: str) -> Op[int]:
+        """Embed every entry of `ns` under `prefix` again; how many were embedded."""
+        if self.index is None or not self.index.covers(validate_namespace(ns)):
+            raise ConfigError(f"namespace {ns!r} has no semantic index to rebuild")
+        found = yield from self.entries(ns, prefix)
+        yield from self._index(ns, dict(found))
+        return len(found)
 
     def _spelled(self, ns: str, path: str) -> Op[str]:
         """`path` validated and spelled as stored: its NFC form, unless only another spelling
@@ -486,6 +556,9 @@ class StoreCore:
             yield from declare_flow(self.ops, self._undeclared)
         yield from self.ops.restore(ns, checked)
         self._pending.forget_namespace(ns)
+        if self.index is not None and self.index.covers(ns):
+            yield from self.ops.delete_vectors(ns, None)
+            yield from self._index(ns, dict(checked))
 
     def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Flow[CleanupReport]:
         validate_namespace(ns)
@@ -497,6 +570,8 @@ class StoreCore:
         report = yield from cleanup_flow(
             self.ops, ns, policy, self.clock(), self._pending.seen.setdefault(ns, {})
         )
+        if report.evicted and self.index is not None:
+            yield from self._index(ns, {item.path: None for item in report.evicted})
         if report.evicted and self.on_evicted:
             yield Emit(tuple(self.on_evicted), report)
         return report

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import builtins
 import inspect
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, TypeVarTuple
 
-from contextchef._effects import Hold, StoreOp
+from contextchef._effects import Call, Hold, StoreOp
 from contextchef.store.backend import (
     ListedEntry,
     SearchHit,
@@ -30,9 +30,9 @@ T = TypeVar("T")
 P = ParamSpec("P")
 Ts = TypeVarTuple("Ts")
 
-Op = Generator[StoreOp[Any] | Hold, Any, T]
-"""A store flow: yields `StoreOp`s (and, around an edit, the `Hold` of its entries), returns a
-`T`."""
+Op = Generator[StoreOp[Any] | Hold | Call, Any, T]
+"""A store flow: yields `StoreOp`s (and, around an edit, the `Hold` of its entries; for a
+semantic index, the `Call` of the user's embedding function), returns a `T`."""
 
 
 class CapableBackend(StorageBackend, Protocol):
@@ -79,6 +79,20 @@ class CapableBackend(StorageBackend, Protocol):
     def transact(
         self, ns: str, paths: tuple[str, ...], change: Transaction
     ) -> Mapping[str, StoredEntry | None]: ...
+
+    def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None: ...
+
+    def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None: ...
+
+    def nearest(
+        self,
+        ns: str,
+        vector: Sequence[float],
+        *,
+        metric: str = "cosine",
+        prefix: str = "",
+        limit: int | None = None,
+    ) -> builtins.list[tuple[str, float]]: ...
 
 
 def is_async_backend(backend: object) -> bool:
@@ -177,6 +191,21 @@ class BackendOps:
         self, ns: str, paths: tuple[str, ...], change: Transaction
     ) -> Op[Mapping[str, StoredEntry | None]]:
         return (yield from _answer(self.call(CapableBackend.transact, (ns, paths, change))))
+
+    def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> Op[None]:
+        yield self.call(CapableBackend.put_vectors, (ns, vectors))
+
+    def delete_vectors(self, ns: str, paths: Sequence[str] | None) -> Op[None]:
+        yield self.call(CapableBackend.delete_vectors, (ns, paths))
+
+    def nearest(
+        self, ns: str, vector: Sequence[float], metric: str, prefix: str, limit: int | None
+    ) -> Op[builtins.list[tuple[str, float]]]:
+        request = self.op(
+            CapableBackend.nearest, ns, vector, metric=metric, prefix=prefix, limit=limit
+        )
+        found = yield from _answer(request)
+        return [(str(path), float(score)) for path, score in found]
 
     def get_physical_path(self, ns: str, path: str) -> Op[str | None]:
         return (yield from _answer(self.call(CapableBackend.get_physical_path, (ns, path))))

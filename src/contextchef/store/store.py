@@ -32,6 +32,7 @@ from contextchef.store.backend import (
 )
 from contextchef.store.core import Change, PutResult, StoreCore
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy
+from contextchef.store.indexing import IndexConfig, SearchMode
 from contextchef.store.offloads import Offloaded, offload_flow, resolve_flow
 from contextchef.store.ops import Op
 from contextchef.store.paths import (
@@ -61,8 +62,11 @@ class StoreBase(Generic[V]):
         eviction: Mapping[str, EvictionPolicy | Mapping[str, Any]] | None = None,
         clock: Callable[[], float] = time.time,
         versioned: Iterable[str] | None = None,
+        index: IndexConfig | Mapping[str, Any] | None = None,
     ) -> None:
-        self._attach(StoreCore(backend, eviction=eviction, clock=clock, versioned=versioned))
+        self._attach(
+            StoreCore(backend, eviction=eviction, clock=clock, versioned=versioned, index=index)
+        )
 
     def _attach(self, core: StoreCore) -> None:
         """Take `core` as this store's state (a new one, or one shared with a twin)."""
@@ -135,6 +139,11 @@ class StoreBase(Generic[V]):
         self._core.keep_versions(ns)
 
     @property
+    def index(self) -> IndexConfig | None:
+        """The semantic index (`index=`; see `contextchef.store.indexing`), or None."""
+        return self._core.index
+
+    @property
     def versioned(self) -> frozenset[str]:
         """The namespaces declared versioned through this store (`versioned=`, `keep_versions`)."""
         return frozenset(self._core.versioned)
@@ -200,6 +209,9 @@ class Store(StoreBase["NamespaceView"]):
         clock: the time source for timestamps and eviction (seconds since the epoch).
         versioned: namespaces whose every version the backend keeps (`history`); raises
             `StoreCapabilityError` when the backend keeps none (`keep_versions` missing).
+        index: a semantic index, `{"embed": fn, "dims": N, "fields": ["content"]}` or an
+            `IndexConfig` (see `contextchef.store.indexing`); `StoreCapabilityError` when the
+            backend keeps no vectors.
     """
 
     def _attach(self, core: StoreCore) -> None:
@@ -328,10 +340,22 @@ class NamespaceView(ViewBase):
         return self._run(self._core.dirs(self._ns, prefix))
 
     def search(
-        self, query: str, *, prefix: str = "", limit: int | None = None
+        self,
+        query: str,
+        *,
+        prefix: str = "",
+        limit: int | None = None,
+        mode: SearchMode | None = None,
     ) -> builtins.list[SearchHit]:
-        """Entries whose content holds `query` (case-insensitive, for the built-in backends)."""
-        return self._run(self._core.search(self._ns, query, prefix, limit))
+        """Entries whose content holds `query` (case-insensitive, for the built-in backends);
+        with a semantic index, by meaning too (`mode`: `"lexical"`, `"semantic"`, or
+        `"hybrid"`, the default where this namespace is indexed)."""
+        return self._run(self._core.search(self._ns, query, prefix, limit, mode))
+
+    def reindex(self, prefix: str = "") -> int:
+        """Embed every entry under `prefix` again (those written before the index was
+        configured, or by a store without it); how many were embedded."""
+        return self._run(self._core.reindex(self._ns, prefix))
 
     def exists(self, path: str) -> bool:
         """Whether `path` holds an entry (reads it when the backend has no `exists`)."""

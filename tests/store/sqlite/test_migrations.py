@@ -51,6 +51,16 @@ def _seed(conn: sqlite3.Connection, version: int) -> None:
             "INSERT INTO memories(project_id, key, content, created_at) "
             "VALUES (1, 'k', 'remembered before the upgrade', 0)"
         )
+    if version >= 6:  # from m006 on, a namespace keeps versions once it is declared
+        conn.execute(
+            "INSERT INTO versioned_namespaces(project_id, namespace, declared_at) "
+            "VALUES (1, 'memory', 0)"
+        )
+    if version >= 7:
+        conn.execute(
+            "INSERT INTO entry_vectors(project_id, namespace, path, dims, vector) "
+            "VALUES (1, 'notes', 'seed.md', 1, zeroblob(8))"
+        )
 
 
 @pytest.mark.parametrize("start", range(LATEST_SCHEMA_VERSION))
@@ -69,6 +79,17 @@ def test_migrated_schema_equals_fresh_schema(tmp_path: Path, start: int) -> None
         assert [h.path for h in upgraded.search("notes", "upgrade")] == expected
         remembered = ["k"] if start >= 3 else []
         assert [h.path for h in upgraded.search("memory", "upgrade")] == remembered
+
+
+def test_m007_keeps_vectors_beside_entries(db_path: Path) -> None:
+    conn = _at_version(db_path, 7)
+    conn.execute("INSERT INTO projects(identity, created_at) VALUES ('p', 0)")
+    row = "INSERT INTO entry_vectors(project_id, namespace, path, dims, vector) VALUES"
+    conn.execute(f"{row} (1, 'notes', 'a', 2, x'00')")
+    with pytest.raises(sqlite3.IntegrityError):  # one vector per entry
+        conn.execute(f"{row} (1, 'notes', 'a', 2, x'01')")
+    conn.execute("DELETE FROM projects")  # a project's vectors go with it
+    assert conn.execute("SELECT count(*) FROM entry_vectors").fetchone() == (0,)
 
 
 def test_m001_creates_projects_and_entries(db_path: Path) -> None:

@@ -35,6 +35,7 @@ from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Trans
 from contextchef.store.entries import appended, utf8_length
 from contextchef.store.recent import recency_key
 from contextchef.store.search import scan
+from contextchef.store.vectors import VectorSet
 
 __all__ = ["AsyncInMemoryBackend", "InMemoryBackend"]
 
@@ -90,6 +91,7 @@ class InMemoryBackend:
         self._clock = itertools.count(1)
         self._kept: set[str] = set()
         self._histories: dict[tuple[str, str], list[_Version]] = {}
+        self._vectors: dict[str, VectorSet] = {}
 
     # -- required -------------------------------------------------------------------------
 
@@ -218,10 +220,40 @@ class InMemoryBackend:
                 self.write(ns, path, entry)
 
     def supports(self, capability: str, ns: str) -> bool:
-        """Every capability it has a method for; `history` for the versioned namespaces."""
+        """Every capability it has a method for; `history` for the versioned namespaces;
+        `vectors` (scored exactly, see `contextchef.store.vectors`)."""
         if capability == "history":
             return ns in self._kept
+        if capability == "vectors":
+            return True
         return callable(getattr(self, capability, None))
+
+    # -- vectors (a semantic index's, written by the store) -------------------------------
+
+    def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        with self._lock:
+            self._vectors.setdefault(ns, VectorSet()).put(vectors)
+
+    def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
+        with self._lock:
+            found = self._vectors.get(ns)
+            if found is not None:
+                found.delete(paths)
+
+    def nearest(
+        self,
+        ns: str,
+        vector: Sequence[float],
+        *,
+        metric: str = "cosine",
+        prefix: str = "",
+        limit: int | None = None,
+    ) -> builtins.list[tuple[str, float]]:
+        with self._lock:
+            found = self._vectors.get(ns)
+            if found is None:
+                return []
+            return found.nearest(vector, metric=metric, prefix=prefix, limit=limit)
 
     def keep_versions(self, ns: str) -> None:
         """Keep every version of `ns` from now on; its current entries are the first ones."""
@@ -384,6 +416,23 @@ class AsyncInMemoryBackend:
 
     async def keep_versions(self, ns: str) -> None:
         self.inner.keep_versions(ns)
+
+    async def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        self.inner.put_vectors(ns, vectors)
+
+    async def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
+        self.inner.delete_vectors(ns, paths)
+
+    async def nearest(
+        self,
+        ns: str,
+        vector: Sequence[float],
+        *,
+        metric: str = "cosine",
+        prefix: str = "",
+        limit: int | None = None,
+    ) -> builtins.list[tuple[str, float]]:
+        return self.inner.nearest(ns, vector, metric=metric, prefix=prefix, limit=limit)
 
     async def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
         return self.inner.history(ns, path)

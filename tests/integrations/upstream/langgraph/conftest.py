@@ -1,6 +1,7 @@
 """Marks the vendored LangGraph tests listed in ../NOT_APPLICABLE.md (its `langgraph` section)
 as skipped with the reason written there, and gives the tests pytest-mock's `mocker.stub` and
-`mocker.spy` (the only parts they use), so neither the test files nor the list repeat it."""
+`mocker.spy` (the only parts they use), so neither the test files nor the list repeat it, and
+upstream's `fake_embeddings` fixture (from its PostgreSQL `tests/conftest.py`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integrations.upstream.langgraph._factory import MockerFixture
+from tests.integrations.upstream.langgraph.embed_test_utils import CharacterEmbeddings
 
 _LIST = Path(__file__).parent.parent / "NOT_APPLICABLE.md"
 _ENTRY = re.compile(r"^- `langgraph/(?P<test>[^`]+)`: (?P<reason>.+)$")
@@ -45,3 +47,9 @@ def mocker() -> Iterator[MockerFixture]:
     fixture = MockerFixture()
     yield fixture
     fixture.stopall()
+
+
+@pytest.fixture
+def fake_embeddings() -> CharacterEmbeddings:
+    """Upstream's: character embeddings of 500 numbers (a test module may define its own)."""
+    return CharacterEmbeddings(dims=500)

@@ -52,7 +52,7 @@ import itertools
 import logging
 import os
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -82,11 +82,13 @@ from contextchef.store.backends.filesystem.layout import (
 )
 from contextchef.store.backends.filesystem.locking import namespace_lock
 from contextchef.store.backends.filesystem.sweep import sweep_temp_files
+from contextchef.store.backends.filesystem.vectors import change_vectors, load_vectors
 from contextchef.store.backends.filesystem.versions import VersionFiles
 from contextchef.store.backends.filesystem.walk import decode_file, read_file, walk_dir
 from contextchef.store.entries import appended
 from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
 from contextchef.store.search import scan
+from contextchef.store.vectors import VectorSet
 
 __all__ = ["FileSystemBackend"]
 
@@ -324,10 +326,48 @@ class FileSystemBackend:
                 refuse_hard_link(spot[1], spot[2], path)
 
     def supports(self, capability: str, ns: str) -> bool:
-        """Every capability it has a method for; `history` for the versioned namespaces."""
+        """Every capability it has a method for; `history` for the versioned namespaces;
+        `vectors` (in the namespace's `.vectors.json`, see `vectors`)."""
         if capability == "history":
             return self._versions.is_versioned(ns)
-        return callable(getattr(self, capability, None))
+        return capability == "vectors" or callable(getattr(self, capability, None))
+
+    # -- vectors (see `vectors`) ----------------------------------------------------------
+
+    def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        self._change_vectors(ns, lambda found: found.put(vectors), create=True)
+
+    def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
+        self._change_vectors(ns, lambda found: found.delete(paths), create=False)
+
+    def _change_vectors(self, ns: str, change: Callable[[VectorSet], None], create: bool) -> None:
+        with self._locked(ns, create=create), translate_errors(ns, "", "index"):
+            dfd = self._open_ns_dir(ns, create=create)
+            if dfd is None:
+                return
+            try:
+                temp = f".tmp_{os.getpid()}_{self._token}_{next(self._counter)}"
+                change_vectors(dfd, ns, change, temp, fsync=self._fsync)
+            finally:
+                os.close(dfd)
+
+    def nearest(
+        self,
+        ns: str,
+        vector: Sequence[float],
+        *,
+        metric: str = "cosine",
+        prefix: str = "",
+        limit: int | None = None,
+    ) -> builtins.list[tuple[str, float]]:
+        with translate_errors(ns, "", "search"):
+            dfd = self._open_ns_dir(ns, create=False)
+            try:
+                found = load_vectors(dfd, ns)
+            finally:
+                if dfd is not None:
+                    os.close(dfd)
+        return found.nearest(vector, metric=metric, prefix=prefix, limit=limit)
 
     # -- versions (see `versions`) --------------------------------------------------------
 

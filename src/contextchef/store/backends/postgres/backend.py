@@ -33,7 +33,7 @@ from typing import Any
 
 from contextchef.errors import StoreConflictError, StoreUnavailableError
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
-from contextchef.store.backends.postgres import _sql
+from contextchef.store.backends.postgres import _sql, _vectors
 from contextchef.store.backends.postgres._base import Base
 from contextchef.store.backends.postgres._common import (
     NOT_ALONE,
@@ -201,6 +201,24 @@ class PostgresBackend(Base):
         """None: an entry is a database row, not a file."""
         del ns, path
         return None
+
+    def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        self._run(_vectors.put_vectors(self.project, ns, vectors), f"indexing {ns}", ns)
+
+    def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
+        self._run(_vectors.delete_vectors(self.project, ns, paths), f"unindexing {ns}", ns)
+
+    def nearest(
+        self,
+        ns: str,
+        vector: Sequence[float],
+        *,
+        metric: str = "cosine",
+        prefix: str = "",
+        limit: int | None = None,
+    ) -> builtins.list[tuple[str, float]]:
+        plan = _vectors.nearest(self.project, ns, vector, metric, prefix, limit)
+        return self._run(plan, f"searching the vectors of {ns}", ns)  # type: ignore[no-any-return]
 
     def touch(self, ns: str, path: str, accessed_at: float) -> None:
         plan = _sql.touch(self.project, ns, path, float(accessed_at))
@@ -409,6 +427,25 @@ class AsyncPostgresBackend(Base):
         """None: an entry is a database row, not a file."""
         del ns, path
         return None
+
+    async def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        await self._run(_vectors.put_vectors(self.project, ns, vectors), f"indexing {ns}", ns)
+
+    async def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
+        plan = _vectors.delete_vectors(self.project, ns, paths)
+        await self._run(plan, f"unindexing {ns}", ns)
+
+    async def nearest(
+        self,
+        ns: str,
+        vector: Sequence[float],
+        *,
+        metric: str = "cosine",
+        prefix: str = "",
+        limit: int | None = None,
+    ) -> builtins.list[tuple[str, float]]:
+        plan = _vectors.nearest(self.project, ns, vector, metric, prefix, limit)
+        return await self._run(plan, f"searching the vectors of {ns}", ns)  # type: ignore[no-any-return]
 
     async def touch(self, ns: str, path: str, accessed_at: float) -> None:
         plan = _sql.touch(self.project, ns, path, float(accessed_at))

@@ -19,7 +19,8 @@ wrote it), mark the one it supersedes (`superseded_at`) and mark the current one
 when the row is deleted; a `touch` records nothing. `history` reads them. Until m004 one fixed
 namespace was versioned (m002); since, the store declares which (`keep_versions`), and the
 table's name is historical. The search index keeps no pending list (m003), so a search never
-scans unindexed writes.
+scans unindexed writes. `entry_vectors` (m005) holds a semantic index's vectors, one
+little-endian float64 `BYTEA` per (project, namespace, path), scored exactly in the client.
 """
 
 from __future__ import annotations
@@ -172,10 +173,23 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         FROM (SELECT DISTINCT project, namespace FROM memory_versions) AS versioned""",
         ),
     ),
+    (
+        "m005_add_entry_vectors",
+        (
+            """CREATE TABLE entry_vectors (
+        project TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        path TEXT NOT NULL,
+        dims INTEGER NOT NULL,
+        vector BYTEA NOT NULL,
+        PRIMARY KEY (project, namespace, path)
+    )""",
+        ),
+    ),
 )
 """`(name, statements)` per step, oldest first; the position (from 1) is the version."""
 
-LATEST_SCHEMA_VERSION = 4
+LATEST_SCHEMA_VERSION = 5
 """The newest schema version this build writes; a test keeps it equal to len(MIGRATIONS)."""
 
 

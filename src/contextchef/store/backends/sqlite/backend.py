@@ -71,6 +71,12 @@ from contextchef.store.backends.sqlite._query import (
     search_entries,
     split_meta,
 )
+from contextchef.store.backends.sqlite._vectors import (
+    VectorCache,
+    delete_vectors,
+    nearest_vectors,
+    put_vectors,
+)
 from contextchef.store.backends.sqlite._versioned import VersionedTable, versioned_namespaces
 from contextchef.store.backends.sqlite.connection import translate_errors, write_transaction
 from contextchef.store.backends.sqlite.guard import open_for_use
@@ -133,6 +139,7 @@ class SQLiteBackend:
         self._versions = VersionedTable()
         self._versioned: frozenset[str] = frozenset()  # the project's, once it is resolved
         self._access = AccessTimes(self._versions, lambda ns: ns in self._versioned)
+        self._vectors = VectorCache()  # a semantic index's vectors, read once per change
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -457,6 +464,32 @@ class SQLiteBackend:
                 self._versions.restore(conn, pid, ns, snapshot)
             else:
                 restore_entries(conn, pid, ns, snapshot)
+
+    def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Store a semantic index's vectors of `ns` (see `_vectors`)."""
+        pid = self.project.id
+        with self._writing(f"indexing {ns}", ns=ns) as conn:
+            self._vectors.writes += 1
+            put_vectors(conn, pid, ns, vectors)
+
+    def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
+        pid = self.project.id
+        with self._writing(f"unindexing {ns}", ns=ns) as conn:
+            self._vectors.writes += 1
+            delete_vectors(conn, pid, ns, paths)
+
+    def nearest(
+        self,
+        ns: str,
+        vector: Sequence[float],
+        *,
+        metric: str = "cosine",
+        prefix: str = "",
+        limit: int | None = None,
+    ) -> builtins.list[tuple[str, float]]:
+        pid = self.project.id
+        with self.connection(f"searching the vectors of {ns}", ns=ns) as conn:
+            return nearest_vectors(conn, self._vectors, pid, ns, vector, metric, prefix, limit)
 
     def get_physical_path(self, ns: str, path: str) -> str | None:
         """None: an entry is a database row, not a file a tool could open."""

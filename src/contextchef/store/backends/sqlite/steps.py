@@ -24,6 +24,8 @@ Tables (the current shape is the sum of the migrations below):
   keeps the current rows.
 - `versioned_namespaces`: per project, the namespaces whose entries live in `memories`, as the
   store declared them (`keep_versions`); a namespace once declared stays versioned.
+- `entry_vectors`: a semantic index's vector of an entry (m007), a float64 BLOB keyed by
+  project, namespace and path, written and deleted by the store beside the entry.
 - `entry_access`: the last read time of an entry, one small row per entry that was ever read
   (or written with an explicit `accessed_at`), deleted with the entry by its foreign key.
 
@@ -252,6 +254,26 @@ def m006_add_versioned_namespaces(conn: sqlite3.Connection) -> None:
             """INSERT INTO versioned_namespaces(project_id, namespace, declared_at)
         SELECT project_id, namespace, (julianday('now') - 2440587.5) * 86400.0
         FROM (SELECT DISTINCT project_id, namespace FROM memories)""",
+        ),
+    )
+
+
+@migration
+def m007_add_entry_vectors(conn: sqlite3.Connection) -> None:
+    """The vectors of a semantic index: one little-endian float64 BLOB per (project,
+    namespace, path), beside the entry (versioned namespaces' entries included), written by the
+    store after the entry and scored exactly in Python (see `_vectors.py`)."""
+    _run(
+        conn,
+        (
+            """CREATE TABLE entry_vectors (
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        namespace TEXT NOT NULL,
+        path TEXT NOT NULL,
+        dims INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (project_id, namespace, path)
+    )""",
         ),
     )
 

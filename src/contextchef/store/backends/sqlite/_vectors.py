@@ -1,0 +1,81 @@
+"""The vectors of a semantic index in SQLite: rows of `entry_vectors` (see `steps.m007`).
+
+Each vector is a little-endian float64 BLOB (`contextchef.store.vectors.pack`); `nearest`
+scores the namespace's vectors exactly, as a `VectorSet` (NumPy when it is importable), so
+SQLite ranks exactly as the in-memory and filesystem backends do. The set is read once and
+kept (`VectorCache`) until the database changes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+
+from contextchef.store.vectors import VectorSet, pack, unpack
+
+__all__ = ["VectorCache", "delete_vectors", "nearest_vectors", "put_vectors"]
+
+_SCOPE = "project_id = ? AND namespace = ?"
+
+
+def put_vectors(
+    conn: sqlite3.Connection, pid: int, ns: str, vectors: Mapping[str, Sequence[float]]
+) -> None:
+    conn.executemany(
+        "INSERT INTO entry_vectors(project_id, namespace, path, dims, vector) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(project_id, namespace, path) "
+        "DO UPDATE SET dims = excluded.dims, vector = excluded.vector",
+        [(pid, ns, path, len(vector), pack(vector)) for path, vector in vectors.items()],
+    )
+
+
+def delete_vectors(
+    conn: sqlite3.Connection, pid: int, ns: str, paths: Sequence[str] | None
+) -> None:
+    if paths is None:
+        conn.execute(f"DELETE FROM entry_vectors WHERE {_SCOPE}", (pid, ns))
+        return
+    conn.executemany(
+        f"DELETE FROM entry_vectors WHERE {_SCOPE} AND path = ?",
+        [(pid, ns, path) for path in paths],
+    )
+
+
+class VectorCache:
+    """The vectors of the namespaces searched lately, as `VectorSet`s (a NumPy matrix kept with
+    them), reused until the database changes: another connection's commit moves SQLite's
+    `PRAGMA data_version`, this backend's own vector writes move `writes`."""
+
+    __slots__ = ("_sets", "_stamp", "writes")
+
+    def __init__(self) -> None:
+        self._sets: dict[tuple[int, str], VectorSet] = {}
+        self._stamp: tuple[int, int] | None = None
+        self.writes = 0
+
+    def vectors(self, conn: sqlite3.Connection, pid: int, ns: str) -> VectorSet:
+        stamp = (int(conn.execute("PRAGMA data_version").fetchone()[0]), self.writes)
+        if stamp != self._stamp:
+            self._sets.clear()
+            self._stamp = stamp
+        found = self._sets.get((pid, ns))
+        if found is None:
+            rows = conn.execute(
+                f"SELECT path, vector FROM entry_vectors WHERE {_SCOPE}", (pid, ns)
+            ).fetchall()
+            found = self._sets[pid, ns] = VectorSet({str(p): unpack(blob) for p, blob in rows})
+        return found
+
+
+def nearest_vectors(
+    conn: sqlite3.Connection,
+    cache: VectorCache,
+    pid: int,
+    ns: str,
+    vector: Sequence[float],
+    metric: str,
+    prefix: str,
+    limit: int | None,
+) -> list[tuple[str, float]]:
+    found = cache.vectors(conn, pid, ns)
+    return found.nearest(vector, metric=metric, prefix=prefix, limit=limit)
