@@ -254,9 +254,9 @@ class StoreCore:
     ) -> PutResult | None:
         """`put` of a named entry as plain calls on a synchronous backend, or None (nothing
         done) when the flow has more to do: pending writes, an undeclared versioned namespace,
-        a name with several spellings."""
+        a name with several spellings, an index to embed the entry into."""
         spellings = entry_spellings(path)
-        if len(spellings) > 1 or self._pending or self._undeclared:
+        if len(spellings) > 1 or self._pending or self._undeclared or self.index is not None:
             return None
         path = spellings[0]
         check_content(content, ns=ns, path=path)
