@@ -212,3 +212,29 @@ def test_a_record_applies_to_fresh_dicts_in_any_key_order() -> None:
     assert compaction.apply(fresh, ContentDigests()) == [s, {"x": 1}]
     assert compaction.apply(fresh[1:], ContentDigests()) == fresh[1:]
     assert compaction.apply([a, a, b], ContentDigests()) == [a, a, b]  # the head alone is not it
+
+
+@pytest.mark.parametrize("host", [same, reloaded], ids=["same-dicts", "reloaded"])
+def test_a_dropping_strategy_lands_once_and_says_what_it_dropped(host: Host) -> None:
+    """`summarize(None)` drops old turns. The kept part opens with a user notice that earlier
+    conversation was omitted (true, unlike a notice that the conversation begins there), and
+    the drop is re-applied to the host's growing history: each compaction evicts only what
+    overflowed since the last, never the whole history again."""
+    from contextchef import prompts
+
+    chef_ = ContextChef(budget={"context_window": 2_000}, overflow={"strategy": summarize(None)})
+    evicted: list[int] = []
+    chef_.on("compress", lambda event: evicted.append(event.messages))
+    history: list[dict[str, Any]] = []
+    for step in range(30):
+        history += [
+            {"role": "user", "content": f"Step {step}: " + "details " * 30},
+            {"role": "assistant", "content": f"Done with step {step}."},
+        ]
+        payload = chef_.set_history(host(history)).compile(target="openai")
+        opener = next(m for m in payload["messages"] if m["role"] != "system")
+        assert opener["role"] == "user"
+        if evicted:
+            assert opener["content"] == prompts.CONVERSATION_CONTINUES
+    assert 3 < len(evicted) < 15  # every few turns, not every turn
+    assert sum(evicted) <= len(history) + len(evicted)  # each notice leaves at most once more

@@ -244,6 +244,12 @@ class _Summarize(Strategy):
             return _unchanged(input, self.name, "every turn above the kept tail is pinned")
         if self.compression_model is None:
             history = (*pinned, *kept)
+            opener = next((m for m in history if m["role"] != "system"), None)
+            if opener is not None and opener["role"] != "user":
+                # Providers want the dialogue to open with the user; say what happened (the
+                # record then holds this notice, and a reloading host's history matches it).
+                notice: Message = {"content": prompts.CONVERSATION_CONTINUES, "role": "user"}
+                history = (notice, *history)
             return OverflowResult(history, True, self.name, "dropped", None, span)
         try:
             summary = yield from summary_flow(
