@@ -1,5 +1,6 @@
 """The PostgreSQL backends (extra `contextchef[postgres]`): one store shared across machines."""
 
-from contextchef.store.backends.postgres.backend import AsyncPostgresBackend, PostgresBackend
+from contextchef.store.backends.postgres.asynchronous import AsyncPostgresBackend
+from contextchef.store.backends.postgres.backend import PostgresBackend
 
 __all__ = ["AsyncPostgresBackend", "PostgresBackend"]

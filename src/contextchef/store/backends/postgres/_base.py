@@ -1,12 +1,19 @@
 """What both PostgreSQL drivers share: their options, the schema's versioned namespaces and the
-capabilities they report (see `backend.py` for the drivers themselves)."""
+capabilities they report, how often `transact` reruns after a race (see backend.py and
+asynchronous.py for the drivers themselves)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
-from contextchef.errors import ConfigError, StoreCapabilityError, StoreUnavailableError
+from contextchef.errors import (
+    ConfigError,
+    StoreCapabilityError,
+    StoreConflictError,
+    StoreUnavailableError,
+)
 from contextchef.store.backend import CAPABILITIES
 from contextchef.store.backends.postgres import _sql
 from contextchef.store.backends.postgres._common import (
@@ -20,7 +27,7 @@ from contextchef.store.backends.postgres._common import (
 )
 from contextchef.store.backends.postgres._sql import Plan
 
-__all__ = ["DEFAULT_SCHEMA", "DEFAULT_STATEMENT_TIMEOUT_S", "Base"]
+__all__ = ["DEFAULT_SCHEMA", "DEFAULT_STATEMENT_TIMEOUT_S", "RACES", "Base", "raced"]
 
 
 DEFAULT_STATEMENT_TIMEOUT_S = 30.0
@@ -28,6 +35,20 @@ DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 
 DEFAULT_SCHEMA = "contextchef"
 """The schema used when neither `schema=` nor the DSN's `contextchef_schema` names one."""
+
+
+RACES = 16
+"""How often `transact` runs again after a path it found absent was created under it (each
+rerun finds it present, so a second run is the rule; the bound only stops a pathological churn
+of creates and deletes)."""
+
+
+def raced(ns: str, paths: Sequence[str]) -> StoreConflictError:
+    return StoreConflictError(
+        f"{ns}/{paths[0]} kept being created and deleted while being edited; nothing was written",
+        namespace=ns,
+        path=paths[0],
+    )
 
 
 class Base:

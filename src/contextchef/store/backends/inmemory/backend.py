@@ -12,7 +12,7 @@ taken by each write, so a deleted and re-created entry never repeats one.
 
 Versioned namespaces (`keep_versions`, declared by the store) keep a list of versions per entry:
 every write records one (the previous one gets `superseded_at`), a delete marks the current one
-`deleted_at`, and `history` returns them oldest first, like SQLite's (see `backend.py`).
+`deleted_at`, and `history` returns them oldest first, like SQLite's (see `sqlite/backend.py`).
 
 Like the filesystem, it refuses to use one path both as an entry and as a directory
 (`a` and `a/b`): a test double that accepted what the disk backend refuses would hide the bug.
@@ -37,7 +37,7 @@ from contextchef.store.recent import recency_key
 from contextchef.store.search import scan
 from contextchef.store.vectors import VectorSet
 
-__all__ = ["AsyncInMemoryBackend", "InMemoryBackend"]
+__all__ = ["InMemoryBackend"]
 
 
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
@@ -344,95 +344,3 @@ class InMemoryBackend:
             stored.setdefault("updated_at", now)
         stored["bytes"] = utf8_length(content)
         return StoredEntry(content, MappingProxyType(stored))
-
-
-class AsyncInMemoryBackend:
-    """An async-native `AsyncStorageBackend` over an `InMemoryBackend`: the same semantics, as
-    coroutines, for testing async code paths (an `AsyncStore` awaits it with no thread hop)."""
-
-    def __init__(self, inner: InMemoryBackend | None = None) -> None:
-        self.inner = inner if inner is not None else InMemoryBackend()
-
-    async def read(self, ns: str, path: str) -> StoredEntry | None:
-        return self.inner.read(ns, path)
-
-    async def write(self, ns: str, path: str, entry: StoredEntry) -> None:
-        self.inner.write(ns, path, entry)
-
-    async def delete(self, ns: str, path: str) -> bool:
-        return self.inner.delete(ns, path)
-
-    async def list(self, ns: str, prefix: str = "") -> builtins.list[ListedEntry]:
-        return self.inner.list(ns, prefix)
-
-    async def read_all(self, ns: str, prefix: str = "") -> dict[str, StoredEntry]:
-        return self.inner.read_all(ns, prefix)
-
-    async def read_last(self, ns: str, prefix: str, count: int) -> dict[str, StoredEntry]:
-        return self.inner.read_last(ns, prefix, count)
-
-    async def read_recent(
-        self, ns: str, prefix: str, limit: int, offset: int
-    ) -> dict[str, StoredEntry]:
-        return self.inner.read_recent(ns, prefix, limit, offset)
-
-    async def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
-        return self.inner.list_dirs(ns, prefix)
-
-    async def exists(self, ns: str, path: str) -> bool:
-        return self.inner.exists(ns, path)
-
-    async def append(self, ns: str, path: str, content: str) -> None:
-        self.inner.append(ns, path, content)
-
-    async def search(
-        self, ns: str, query: str, *, prefix: str = "", limit: int | None = None
-    ) -> builtins.list[SearchHit]:
-        return self.inner.search(ns, query, prefix=prefix, limit=limit)
-
-    async def create(self, ns: str, path: str, entry: StoredEntry) -> bool:
-        return self.inner.create(ns, path, entry)
-
-    async def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
-        return self.inner.read_versioned(ns, path)
-
-    async def replace_if(self, ns: str, path: str, entry: StoredEntry, expected: Version) -> bool:
-        return self.inner.replace_if(ns, path, entry, expected)
-
-    async def transact(
-        self, ns: str, paths: Sequence[str], change: Transaction
-    ) -> Mapping[str, StoredEntry | None]:
-        return self.inner.transact(ns, paths, change)
-
-    async def snapshot(self, ns: str) -> dict[str, StoredEntry]:
-        return self.inner.snapshot(ns)
-
-    async def restore(self, ns: str, snapshot: Mapping[str, StoredEntry]) -> None:
-        self.inner.restore(ns, snapshot)
-
-    def supports(self, capability: str, ns: str) -> bool:
-        """The inner backend's answer (a plain call: capabilities are configuration)."""
-        return self.inner.supports(capability, ns)
-
-    async def keep_versions(self, ns: str) -> None:
-        self.inner.keep_versions(ns)
-
-    async def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
-        self.inner.put_vectors(ns, vectors)
-
-    async def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
-        self.inner.delete_vectors(ns, paths)
-
-    async def nearest(
-        self,
-        ns: str,
-        vector: Sequence[float],
-        *,
-        metric: str = "cosine",
-        prefix: str = "",
-        limit: int | None = None,
-    ) -> builtins.list[tuple[str, float]]:
-        return self.inner.nearest(ns, vector, metric=metric, prefix=prefix, limit=limit)
-
-    async def history(self, ns: str, path: str) -> builtins.list[StoredEntry]:
-        return self.inner.history(ns, path)
