@@ -12,8 +12,8 @@ Guarantees:
   a torn one. `fsync=False` keeps the atomicity (a killed process cannot tear a file) but gives
   up durability across power loss, for speed.
 - **Confinement.** Every operation walks from the namespace directory one segment at a time with
-  `O_NOFOLLOW` directory handles, so no symbolic link below the namespace directory is ever
-  followed (a planted link raises `InvalidPathError`) and no race can swap one in midway.
+  `O_NOFOLLOW` directory handles (see `dirs`), so no symbolic link below the namespace directory
+  is ever followed (a planted link raises `InvalidPathError`) and no race can swap one in midway.
   A hard link (a file with a second name, which may be outside the root) is refused the same
   way: reading it raises, listing skips it, writing replaces the name, never the file.
   `get_physical_path` additionally resolves the path and refuses anything outside.
@@ -46,7 +46,6 @@ replaces the first.
 from __future__ import annotations
 
 import builtins
-import errno
 import hashlib
 import itertools
 import logging
@@ -64,14 +63,11 @@ from contextchef.errors import (
 )
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.backends.filesystem.access import AccessLog
+from contextchef.store.backends.filesystem.dirs import NamespaceDirs
 from contextchef.store.backends.filesystem.fileio import (
-    DIR_FLAGS,
     atomic_replace,
     entry_stat,
     exclusive_create,
-    fsync_dir,
-    make_private_dirs,
-    open_child,
     refuse_hard_link,
     translate_errors,
 )
@@ -86,7 +82,7 @@ from contextchef.store.backends.filesystem.vectors import change_vectors, load_v
 from contextchef.store.backends.filesystem.versions import VersionFiles
 from contextchef.store.backends.filesystem.walk import decode_file, read_file, walk_dir
 from contextchef.store.entries import appended
-from contextchef.store.paths import validate_entry_path, validate_namespace, validate_prefix
+from contextchef.store.paths import validate_prefix
 from contextchef.store.search import scan
 from contextchef.store.vectors import VectorSet
 
@@ -110,18 +106,17 @@ class FileSystemBackend:
         if not isinstance(root, str | os.PathLike):
             raise ConfigError(f"root must be a path, got {root!r}")
         self._root = Path(root).absolute()
-        self._layouts = {
-            validate_namespace(ns): Layout.coerce(layout) for ns, layout in (layouts or {}).items()
-        }
-        self._ns_dirs: dict[str, Path] = {}
+        self._places = NamespaceDirs(self._root, layouts, fsync=fsync)
         self._fsync = fsync
         self._token = secrets.token_hex(4)
-        self._versions = VersionFiles(self._dirs, self._ns_dir, self._spot, fsync=fsync)
+        self._versions = VersionFiles(
+            self._places.dirs, self._places.ns_dir, self._places.spot, fsync=fsync
+        )
         self._access = AccessLog(fsync=fsync)
         self._counter = itertools.count()
         swept = {self._root}
         swept.update(
-            Path(lay.directory).absolute() for lay in self._layouts.values() if lay.directory
+            Path(lay.directory).absolute() for lay in self._places.layouts.values() if lay.directory
         )
         for directory in swept:
             sweep_temp_files(directory)
@@ -137,7 +132,7 @@ class FileSystemBackend:
     # -- required -------------------------------------------------------------------------
 
     def read(self, ns: str, path: str) -> StoredEntry | None:
-        with self._located(ns, path, "read") as spot:
+        with self._places.located(ns, path, "read") as spot:
             entry = None if spot is None else read_file(*spot, ns, path)
         return None if entry is None else self._with_access(ns, path, entry)
 
@@ -145,7 +140,7 @@ class FileSystemBackend:
         self, ns: str, path: str, entry: StoredEntry, times: Mapping[str, float] | None = None
     ) -> StoredEntry:
         """`entry` with its logged read time, when it has one (see `access`)."""
-        at = (self._access.times(self._ns_dir(ns)) if times is None else times).get(path)
+        at = (self._access.times(self._places.ns_dir(ns)) if times is None else times).get(path)
         if at is None:
             return entry
         return StoredEntry(entry.content, {**entry.meta, "accessed_at": at})
@@ -157,11 +152,11 @@ class FileSystemBackend:
 
     def _put(self, ns: str, path: str, entry: StoredEntry, *, exclusive: bool) -> bool:
         """Write (or, `exclusive`, create) the file under the namespace lock the caller holds."""
-        body = encode_entry(self._layout(ns), entry)
+        body = encode_entry(self._places.layout(ns), entry)
         put = exclusive_create if exclusive else atomic_replace
         for attempt in range(_RETRIES):
             try:
-                with self._located(ns, path, "write", create=True) as spot:
+                with self._places.located(ns, path, "write", create=True) as spot:
                     assert spot is not None
                     _, dfd, name = spot
                     temp = self._temp_name()
@@ -180,9 +175,12 @@ class FileSystemBackend:
         """Hold the namespace's write lock (see `locking`); `create` makes the directory.
         Yields the namespace directory's handle (None when it does not exist)."""
         with translate_errors(ns, "", "lock"):
-            top = self._open_ns_dir(ns, create=create)
+            top = self._places.open_ns_dir(ns, create=create)
         try:
-            with translate_errors(ns, "", "lock"), namespace_lock(str(self._ns_dir(ns)), top):
+            with (
+                translate_errors(ns, "", "lock"),
+                namespace_lock(str(self._places.ns_dir(ns)), top),
+            ):
                 yield top
         finally:
             if top is not None:
@@ -196,7 +194,7 @@ class FileSystemBackend:
             return deleted
 
     def _delete(self, ns: str, path: str) -> bool:
-        with self._located(ns, path, "delete") as spot:
+        with self._places.located(ns, path, "delete") as spot:
             if spot is None:
                 return False
             _, dfd, name = spot
@@ -217,7 +215,7 @@ class FileSystemBackend:
         return dict(self._walk(ns, prefix, True))
 
     def exists(self, ns: str, path: str) -> bool:
-        with self._located(ns, path, "stat") as spot:
+        with self._places.located(ns, path, "stat") as spot:
             return spot is not None and entry_stat(spot[1], spot[2]) is not None
 
     def append(self, ns: str, path: str, content: str) -> None:
@@ -233,7 +231,7 @@ class FileSystemBackend:
             return created
 
     def read_versioned(self, ns: str, path: str) -> tuple[StoredEntry, Version] | None:
-        with self._located(ns, path, "read") as spot:
+        with self._places.located(ns, path, "read") as spot:
             found = None if spot is None else decode_file(*spot, ns, path)
         if found is None:
             return None
@@ -284,15 +282,9 @@ class FileSystemBackend:
         """Log `path`'s read time in the namespace's `.accessed` (see `access`). A time logged
         for an entry that is gone (deleted since the read) lists nowhere, and is dropped when
         the log is compacted."""
-        self._spot(ns, path)  # the path rules, as for every operation
-        with translate_errors(ns, path, "touch"):
-            top = self._open_ns_dir(ns, create=False)
-            if top is None:
-                return
-            try:
-                full = self._access.append(top, path, accessed_at)
-            finally:
-                os.close(top)
+        self._places.spot(ns, path)  # the path rules, as for every operation
+        with translate_errors(ns, path, "touch"), self._places.ns_handle(ns, create=False) as top:
+            full = top is not None and self._access.append(top, path, accessed_at)
         if full:
             with self._locked(ns, create=False) as locked, translate_errors(ns, "", "compact"):
                 if locked is not None:
@@ -301,8 +293,8 @@ class FileSystemBackend:
 
     def get_physical_path(self, ns: str, path: str) -> str | None:
         """The file's absolute path; refuses one that resolves outside the namespace directory."""
-        parents, name = self._split(self._layout(ns), path)
-        directory = self._ns_dir(ns)
+        parents, name = self._places.split(self._places.layout(ns), path)
+        directory = self._places.ns_dir(ns)
         candidate = directory.joinpath(*parents, name)
         if directory.is_symlink():
             raise InvalidPathError(
@@ -321,7 +313,7 @@ class FileSystemBackend:
 
     def _refuse_hard_link(self, ns: str, path: str) -> None:
         """A hard link's physical path could hand out a file outside the root: refused."""
-        with self._located(ns, path, "locate") as spot:
+        with self._places.located(ns, path, "locate") as spot:
             if spot is not None:
                 refuse_hard_link(spot[1], spot[2], path)
 
@@ -341,15 +333,13 @@ class FileSystemBackend:
         self._change_vectors(ns, lambda found: found.delete(paths), create=False)
 
     def _change_vectors(self, ns: str, change: Callable[[VectorSet], None], create: bool) -> None:
-        with self._locked(ns, create=create), translate_errors(ns, "", "index"):
-            dfd = self._open_ns_dir(ns, create=create)
-            if dfd is None:
-                return
-            try:
-                temp = f".tmp_{os.getpid()}_{self._token}_{next(self._counter)}"
-                change_vectors(dfd, ns, change, temp, fsync=self._fsync)
-            finally:
-                os.close(dfd)
+        with (
+            self._locked(ns, create=create),
+            translate_errors(ns, "", "index"),
+            self._places.ns_handle(ns, create=create) as dfd,
+        ):
+            if dfd is not None:
+                change_vectors(dfd, ns, change, self._temp_name(), fsync=self._fsync)
 
     def nearest(
         self,
@@ -360,13 +350,8 @@ class FileSystemBackend:
         prefix: str = "",
         limit: int | None = None,
     ) -> builtins.list[tuple[str, float]]:
-        with translate_errors(ns, "", "search"):
-            dfd = self._open_ns_dir(ns, create=False)
-            try:
-                found = load_vectors(dfd, ns)
-            finally:
-                if dfd is not None:
-                    os.close(dfd)
+        with translate_errors(ns, "", "search"), self._places.ns_handle(ns, create=False) as dfd:
+            found = load_vectors(dfd, ns)
         return found.nearest(vector, metric=metric, prefix=prefix, limit=limit)
 
     # -- versions (see `versions`) --------------------------------------------------------
@@ -386,105 +371,21 @@ class FileSystemBackend:
         if self._versions.is_versioned(ns):
             self._versions.record(ns, path, self.read(ns, path))
 
-    # -- layout and names -----------------------------------------------------------------
-
-    def _layout(self, ns: str) -> Layout:
-        layout = self._layouts.get(ns)
-        if layout is None:
-            validate_namespace(ns)
-            layout = self._layouts[ns] = Layout.default(ns)
-        return layout
-
-    def _ns_dir(self, ns: str) -> Path:
-        known = self._ns_dirs.get(ns)
-        if known is None:
-            directory = self._layout(ns).directory
-            known = Path(directory).absolute() if directory is not None else self._root / ns
-            self._ns_dirs[ns] = known
-        return known
-
-    def _spot(self, ns: str, path: str) -> tuple[builtins.list[str], str]:
-        return self._split(self._layout(ns), path)
-
-    @staticmethod
-    def _split(layout: Layout, path: str) -> tuple[builtins.list[str], str]:
-        segments = validate_entry_path(path).split("/")
-        name = segments.pop()
-        if layout.owns is not None and not name.startswith(layout.owns):
-            raise InvalidPathError(
-                f"{path!r}: this namespace only holds files named {layout.owns}…", path=path
-            )
-        return segments, name
-
-    @contextmanager
-    def _located(
-        self, ns: str, path: str, action: str, *, create: bool = False
-    ) -> Iterator[tuple[Layout, int, str] | None]:
-        """`(layout, parent directory handle, file name)` of an entry, None when its directory
-        does not exist (and `create` is false); `OSError`s become store errors."""
-        layout = self._layout(ns)
-        parents, name = self._split(layout, path)
-        with translate_errors(ns, path, action), self._dirs(ns, parents, create=create) as fds:
-            yield None if fds is None else (layout, fds[-1], name)
-
-    # -- directory handles ----------------------------------------------------------------
-
-    @contextmanager
-    def _dirs(
-        self, ns: str, parents: builtins.list[str], *, create: bool
-    ) -> Iterator[builtins.list[int] | None]:
-        """Open the namespace directory and each parent below it, never following a link."""
-        fds: builtins.list[int] = []
-        try:
-            top = self._open_ns_dir(ns, create=create)
-            if top is None:
-                yield None
-                return
-            fds.append(top)
-            for depth, segment in enumerate(parents):
-                where = "/".join(parents[: depth + 1])
-                child = open_child(fds[-1], segment, create=create, fsync=self._fsync, where=where)
-                if child is None:
-                    yield None
-                    return
-                fds.append(child)
-            yield fds
-        finally:
-            for fd in fds:
-                os.close(fd)
-
-    def _open_ns_dir(self, ns: str, *, create: bool) -> int | None:
-        directory = self._ns_dir(ns)
-        try:
-            return os.open(directory, DIR_FLAGS)
-        except FileNotFoundError:
-            if not create:
-                return None
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise InvalidPathError(
-                    f"the namespace directory {directory} is a symbolic link or not a directory",
-                    namespace=ns,
-                ) from exc
-            raise
-        make_private_dirs(self._root)
-        make_private_dirs(directory)
-        if self._fsync:
-            fsync_dir(directory.parent)
-        return os.open(directory, DIR_FLAGS)
-
     # -- walking --------------------------------------------------------------------------
 
     def _walk(self, ns: str, prefix: str, content: bool) -> Iterator[tuple[str, StoredEntry]]:
         """Entries under `prefix`, depth-first in name order; reads files only when needed."""
-        layout = self._layout(ns)
+        layout = self._places.layout(ns)
         validate_prefix(prefix)
         start = prefix.split("/")[:-1]
         stat_only = layout.format == "raw" and not content
-        with translate_errors(ns, prefix, "list"), self._dirs(ns, start, create=False) as fds:
+        with (
+            translate_errors(ns, prefix, "list"),
+            self._places.dirs(ns, start, create=False) as fds,
+        ):
             if fds is None:
                 return
             base = "".join(f"{segment}/" for segment in start)
-            times = self._access.times(self._ns_dir(ns))
+            times = self._access.times(self._places.ns_dir(ns))
             for path, entry in walk_dir(ns, layout, fds[-1], base, prefix, stat_only):
                 yield path, self._with_access(ns, path, entry, times)
