@@ -17,6 +17,7 @@ from contextchef.errors import StoreBusyError
 from contextchef.memory import Memory
 from contextchef.store import AsyncStore, InMemoryBackend, Store, pending
 from contextchef.store.backends.postgres import AsyncPostgresBackend, PostgresBackend
+from contextchef.store.backends.postgres import asynchronous as pg_async
 from contextchef.store.backends.postgres import backend as pg_backend
 from contextchef.store.backends.postgres._common import execute, execute_async
 from contextchef.store.backends.sqlite import SQLiteBackend
@@ -172,7 +173,7 @@ def pg_statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         return await execute_async(conn, query)
 
     monkeypatch.setattr(pg_backend, "execute", sync)
-    monkeypatch.setattr(pg_backend, "execute_async", aio)
+    monkeypatch.setattr(pg_async, "execute_async", aio)
     yield seen
 
 

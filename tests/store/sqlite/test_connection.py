@@ -136,7 +136,7 @@ def test_a_forked_child_opens_its_own_connection(backend: SQLiteBackend) -> None
     if pid == 0:  # pragma: no cover - runs in the child
         try:
             backend.write("notes", "child.md", StoredEntry("c"))
-            reopened = bool(backend._abandoned)  # the parent's connection was set aside
+            reopened = bool(backend._db.abandoned)  # the parent's connection was set aside
             os._exit(0 if reopened and backend.read("notes", "parent.md") is not None else 2)
         except BaseException:
             os._exit(1)

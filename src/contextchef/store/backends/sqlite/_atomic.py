@@ -13,9 +13,19 @@ import sqlite3
 import time
 from typing import Any
 
-from contextchef.store.backend import Version
+from contextchef.store.backend import StoredEntry, Version
+from contextchef.store.backends.sqlite._entries import upsert_entry
+from contextchef.store.backends.sqlite._query import row_meta
 
-__all__ = ["ENTRY_FROM", "ENTRY_ROW", "insert_if_absent", "row_version", "versioned_row"]
+__all__ = [
+    "ENTRY_FROM",
+    "ENTRY_ROW",
+    "insert_if_absent",
+    "read_with_version",
+    "replace_entry_if",
+    "row_version",
+    "versioned_row",
+]
 
 ENTRY_ROW = "e.id, e.content, e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes"
 """The columns `versioned_row` selects: the id, then the backend's usual entry columns."""
@@ -37,6 +47,32 @@ def row_version(row: tuple[Any, ...]) -> Version:
     """The version token of an `ENTRY_ROW` (everything but `accessed_at` and `bytes`)."""
     digest = hashlib.blake2b(repr(row[:5]).encode("utf-8", "surrogatepass"), digest_size=16)
     return digest.hexdigest()
+
+
+def read_with_version(
+    conn: sqlite3.Connection, pid: int, ns: str, path: str
+) -> tuple[StoredEntry, Version] | None:
+    """The entry and its version token, or None."""
+    row = versioned_row(conn, pid, ns, path)
+    return None if row is None else (StoredEntry(row[1], row_meta(row)), row_version(row))
+
+
+def replace_entry_if(
+    conn: sqlite3.Connection,
+    pid: int,
+    ns: str,
+    path: str,
+    content: str,
+    split: tuple[str, dict[str, float]],
+    expected: Version,
+) -> bool:
+    """Write the entry (`split`: its meta as `split_meta` gives it) only when `path` still has
+    version `expected`; inside the caller's write transaction. True when written."""
+    row = versioned_row(conn, pid, ns, path)
+    if row is None or row_version(row) != expected:
+        return False
+    upsert_entry(conn, pid, ns, path, content, *split)
+    return True
 
 
 def insert_if_absent(

@@ -16,7 +16,7 @@ from contextchef.store.backend import StoredEntry
 from contextchef.store.backends.sqlite._access import record_access
 from contextchef.store.backends.sqlite._query import split_meta
 
-__all__ = ["append_entry", "restore_entries", "upsert_entry"]
+__all__ = ["append_entry", "delete_entry", "restore_entries", "upsert_entry"]
 
 _SCOPE = "project_id = ? AND namespace = ?"
 
@@ -65,6 +65,12 @@ def append_entry(conn: sqlite3.Connection, pid: int, ns: str, path: str, content
         "updated_at = excluded.updated_at, bytes = entries.bytes + excluded.bytes",
         (pid, ns, path, content, now, now, len(content.encode("utf-8"))),
     )
+
+
+def delete_entry(conn: sqlite3.Connection, pid: int, ns: str, path: str) -> bool:
+    """Delete one entry; True when there was one."""
+    cursor = conn.execute(f"DELETE FROM entries WHERE {_SCOPE} AND path = ?", (pid, ns, path))
+    return cursor.rowcount > 0
 
 
 def restore_entries(

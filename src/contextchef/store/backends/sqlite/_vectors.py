@@ -53,6 +53,20 @@ class VectorCache:
         self._stamp: tuple[int, int] | None = None
         self.writes = 0
 
+    def put(
+        self, conn: sqlite3.Connection, pid: int, ns: str, vectors: Mapping[str, Sequence[float]]
+    ) -> None:
+        """`put_vectors`, counted as a change."""
+        self.writes += 1
+        put_vectors(conn, pid, ns, vectors)
+
+    def delete(
+        self, conn: sqlite3.Connection, pid: int, ns: str, paths: Sequence[str] | None
+    ) -> None:
+        """`delete_vectors`, counted as a change."""
+        self.writes += 1
+        delete_vectors(conn, pid, ns, paths)
+
     def vectors(self, conn: sqlite3.Connection, pid: int, ns: str) -> VectorSet:
         stamp = (int(conn.execute("PRAGMA data_version").fetchone()[0]), self.writes)
         if stamp != self._stamp:

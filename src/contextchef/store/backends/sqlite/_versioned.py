@@ -228,6 +228,15 @@ class VersionedTable:
 
     # -- writes (inside the caller's write transaction) -----------------------------------------
 
+    def create(
+        self, conn: sqlite3.Connection, pid: int, ns: str, key: str, entry: StoredEntry
+    ) -> bool:
+        """Write `key` only when it has no current version; True when this call created it."""
+        if self.exists(conn, pid, ns, key):
+            return False
+        self.write(conn, pid, ns, key, entry.content, entry.meta)
+        return True
+
     def write(
         self,
         conn: sqlite3.Connection,
