@@ -156,7 +156,8 @@ class SQLiteBackend:
     @property
     def project(self) -> ProjectRef:
         """The project this backend's entries belong to (resolved on first use)."""
-        return self._db.resolve_project()
+        project = self._db.project
+        return project if project is not None else self._db.resolve_project()
 
     # -- required protocol ------------------------------------------------------------------
 
