@@ -48,7 +48,6 @@ from __future__ import annotations
 import builtins
 import hashlib
 import itertools
-import logging
 import os
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -88,7 +87,6 @@ from contextchef.store.vectors import VectorSet
 
 __all__ = ["FileSystemBackend"]
 
-logger = logging.getLogger("contextchef.store.backends.filesystem.backend")
 
 _RETRIES = 3
 
