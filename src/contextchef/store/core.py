@@ -3,9 +3,9 @@
 `StoreCore` holds what a `Store` knows beyond its backend (eviction policies, the clock, the
 read times of backends that cannot persist them) and turns each public operation into a flow
 (see `contextchef.store.ops`); all but the hottest (`get`, `put`) live in modules of their own:
-`writes`, `edits`, `queries` (with `last`, `dirs`, `recent`), `spellings`, `versioning` and
-`eviction`. `Store` runs the flows synchronously, `AsyncStore` awaits them; neither repeats any
-of the rules below.
+`writes`, `edits`, `queries` (with `last`, `dirs`, `recent`), `spellings`, `versioning`,
+`snapshots` and `eviction`. `Store` runs the flows synchronously, `AsyncStore` awaits them;
+neither repeats any of the rules below.
 
 Rules every operation shares: names are validated before the backend is called, and an entry's
 path is spelled as stored (its NFC form, or the spelling an older entry has; see `paths`, "One
@@ -60,13 +60,9 @@ from contextchef.store.paths import URI_PREFIX, content_path, entry_spellings, v
 from contextchef.store.pending import Deferred, Pending, flush_flow
 from contextchef.store.queries import entries_flow, list_flow, search_flow
 from contextchef.store.recent import recent_flow
+from contextchef.store.snapshots import restore_flow, snapshot_flow
 from contextchef.store.spellings import exists_flow, stored_flow
-from contextchef.store.validation import (
-    DERIVED_META_KEYS,
-    check_content,
-    checked_snapshot,
-    prepare_meta,
-)
+from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
 from contextchef.store.versioning import declare_flow, history_flow, no_versions_error
 from contextchef.store.writes import (
     append_entry_flow,
@@ -391,19 +387,10 @@ class StoreCore:
         return (yield from history_flow(self.ops, ns, path, self._undeclared, self.supports))
 
     def snapshot(self, ns: str) -> Op[dict[str, StoredEntry]]:
-        self.require("snapshot", ns)
-        data = yield from self.ops.snapshot(ns)
-        return {path: data[path] for path in sorted(data)}
+        return (yield from snapshot_flow(self, ns))
 
     def restore(self, ns: str, data: Mapping[str, StoredEntry]) -> Op[None]:
-        self.require("restore", ns)
-        checked = checked_snapshot(ns, data, self.clock)
-        yield from self._open_write()
-        yield from self.ops.restore(ns, checked)
-        self._pending.forget_namespace(ns)
-        if self.index is not None and self.index.covers(ns):
-            yield from self.ops.delete_vectors(ns, None)
-            yield from self._index(ns, dict(checked))
+        return (yield from restore_flow(self, ns, data))
 
     def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Flow[CleanupReport]:
         return (yield from sweep_flow(self, ns, **caps))
