@@ -6,6 +6,7 @@ and `expires_at` (seconds since the epoch, on the store's clock) in its entry me
 expired item stays readable until swept unless `TTLConfig["omit_expired"]` is set, as in
 `PostgresStore`. `sweep_ttl()` deletes the expired items; the sweeper thread calls it every
 `sweep_interval_minutes` (default 5), as `SqliteStore`'s and `PostgresStore`'s do.
+`refresh_flow` and `sweep_flow` are those writes, as flows over the store's core.
 """
 
 from __future__ import annotations
@@ -17,14 +18,29 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from contextchef._effects import Flow
 from contextchef.errors import MissingDependencyError
+from contextchef.store.backend import StoredEntry
+from contextchef.store.core import StoreCore
 
 try:
     from langgraph.store.base import NotProvided, TTLConfig
+
+    from contextchef.integrations import _langgraph_items as items
+    from contextchef.integrations._langgraph_index import GraphIndex
 except ImportError as exc:  # pragma: no cover - exercised by the runtime-only install gate
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
-__all__ = ["Sweeper", "expired", "expiry_meta", "refreshed", "wants_refresh"]
+__all__ = [
+    "Sweeper",
+    "expired",
+    "expiry_meta",
+    "hidden",
+    "refresh_flow",
+    "refreshed",
+    "sweep_flow",
+    "wants_refresh",
+]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +68,12 @@ def expired(meta: Mapping[str, Any], now: float) -> bool:
     return isinstance(at, int | float) and at <= now
 
 
+def hidden(meta: Mapping[str, Any], now: float, config: TTLConfig | None) -> bool:
+    """Whether reads leave out an item with `meta` now: expired, under `omit_expired`."""
+    omit = bool((config or {}).get("omit_expired", False))
+    return omit and expired(meta, now)
+
+
 def wants_refresh(refresh_ttl: bool | None, config: TTLConfig | None) -> bool:
     if refresh_ttl is not None:
         return refresh_ttl
@@ -67,6 +89,36 @@ def refreshed(meta: Mapping[str, Any], now: float) -> dict[str, Any] | None:
     if at is None:
         return {key: value for key, value in meta.items() if key != "expires_at"}
     return {**meta, "expires_at": at}
+
+
+def refresh_flow(core: StoreCore, ns: str, read: dict[str, StoredEntry], now: float) -> Flow[None]:
+    """Move on the expiry of the entries read with `refresh_ttl`: in one write where the
+    backend has `write_many`."""
+    fresh = {}
+    for path, entry in read.items():
+        meta = refreshed(entry.meta, now)
+        if meta is not None:
+            fresh[path] = StoredEntry(entry.content, meta)
+    write_many = getattr(type(core.backend), "write_many", None)
+    if len(fresh) > 1 and write_many is not None:
+        yield core.ops.op(write_many, ns, fresh)
+        return
+    for path, entry in fresh.items():
+        yield from core.put(ns, path, entry.content, entry.meta)
+
+
+def sweep_flow(core: StoreCore, ns: str, index: GraphIndex | None) -> Flow[int]:
+    """Delete the expired items of the store namespace `ns` (and their vectors); how many."""
+    now = core.clock()
+    listed = yield from core.list(ns, "")
+    swept = 0
+    for entry in listed:
+        if items.address(entry.path) is not None and expired(entry.meta, now):
+            if index is not None:  # the listed meta names the item's vectors
+                named = StoredEntry("", entry.meta)
+                yield from index.forget(core, ns, entry.path, named)
+            swept += bool((yield from core.delete(ns, entry.path)))
+    return swept
 
 
 class Sweeper:

@@ -19,28 +19,31 @@ Filters are `SqliteStore`'s (`_langgraph_filter`: dotted paths, `$eq` `$ne` `$gt
 first, as `SqliteStore` and `PostgresStore` do (`InMemoryStore` pages in insertion order); a text
 `query` goes to the backend's own search (SQLite's FTS5, PostgreSQL's full-text search, a
 substring scan elsewhere), hits ordered by score; with `index=` (LangGraph's `IndexConfig`) it
-ranks by meaning instead, `score` set as LangGraph's stores set it (`_langgraph_index`). Built
-from a `postgresql://` DSN the store holds a sync and an async PostgreSQL backend, each opened
-on first use, so it serves sync code, threads and the event loop. Requires the `langgraph`
-extra.
+ranks by meaning instead, `score` set as LangGraph's stores set it (`_langgraph_index`; the
+search and namespace listing flows are `_langgraph_search`). Built from a `postgresql://` DSN
+the store holds a sync and an async PostgreSQL backend, each opened on first use, so it serves
+sync code, threads and the event loop (`_langgraph_cores`). Requires the `langgraph` extra.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from contextchef._effects import Flow, drive_async, drive_sync
-from contextchef.chef.options import open_store
-from contextchef.errors import ConfigError, MissingDependencyError, StoreUnavailableError
-from contextchef.integrations._keys import decode_segment, encode_segment
+from contextchef.errors import ConfigError, MissingDependencyError
+from contextchef.integrations._keys import encode_segment
+from contextchef.integrations._langgraph_cores import (
+    Cores,
+    conn_options,
+    refuse_on_loop,
+    source_of,
+)
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend, StoredEntry
 from contextchef.store.core import StoreCore
 from contextchef.store.paths import validate_namespace
-from contextchef.store.search import scan
 from contextchef.store.store import StoreBase
 
 try:
@@ -52,7 +55,6 @@ try:
         Op,
         PutOp,
         Result,
-        SearchItem,
         SearchOp,
         TTLConfig,
         validate_op_namespace,
@@ -64,12 +66,11 @@ try:
     from contextchef.integrations import _langgraph_ttl as ttls
     from contextchef.integrations._langgraph_index import META_KEY, GraphIndex
     from contextchef.integrations._langgraph_items import path_of as _path
+    from contextchef.integrations._langgraph_search import list_namespaces_flow, search_flow
 except ImportError as exc:  # pragma: no cover - exercised by simulating the missing extra
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
 __all__ = ["AsyncContextChefStore", "ContextChefStore"]
-
-_DSN_SCHEMES = ("postgresql://", "postgres://")
 
 _FLOW: Any = object()
 """`_single`'s answer for an operation that needs the batch flow."""
@@ -109,21 +110,10 @@ class ContextChefStore(BaseStore):
         self._index = GraphIndex.of(index)  # see `_langgraph_index`
         self.index_config = None if self._index is None else self._index.config
         self.embeddings = None if self._index is None else self._index.embeddings
-        self._dsn: str | None = None
-        self._pool_size = pool_size
-        self._sync: StoreCore | None = None
-        self._async: StoreCore | None = None
-        self._async_loop: asyncio.AbstractEventLoop | None = None
-        self._opening = threading.Lock()
-        self._closed = False
         self._guard_loop = False  # set for a store opened with `async with`
         self._sweeper = ttls.Sweeper(self.sweep_ttl)
         self._directories: dict[tuple[str, ...], str] = {}
-        self._owned = store is None or isinstance(store, str)  # closed by `close` if so
-        if isinstance(store, str) and store.startswith(_DSN_SCHEMES):
-            self._dsn = store
-        else:
-            self._sync = self._async = open_store(store, asynchronous=True)
+        self._cores = Cores(store, pool_size)  # see `_langgraph_cores`
 
     # -- construction and lifetime ------------------------------------------------------
 
@@ -135,8 +125,8 @@ class ContextChefStore(BaseStore):
         """A store over `conn_string`, closed on exit: `":memory:"`, a SQLite file's path or a
         `postgresql://` DSN (`pool_config={"max_size": n}` sizes its pools; `pipeline` and
         `index` are accepted for `SqliteStore`/`PostgresStore` compatibility)."""
-        store = cls(_source(conn_string), ttl=ttl, **_options(options))
-        store._owned = True
+        store = cls(source_of(conn_string), ttl=ttl, **conn_options(options))
+        store._cores.owned = True
         try:
             yield store
         finally:
@@ -148,14 +138,11 @@ class ContextChefStore(BaseStore):
 
     def close(self) -> None:
         """Stop the sweeper and close the backends this store opened (idempotent)."""
-        if self._closed:
+        if self._cores.closed:
             return
-        self._closed = True
+        self._cores.closed = True
         self._sweeper.stop()
-        if not self._owned:
-            return
-        for core in {id(c): c for c in (self._sync, self._async) if c is not None}.values():
-            _close_backend(core.backend, self._async_loop)
+        self._cores.close_backends()
 
     def __enter__(self) -> ContextChefStore:
         return self
@@ -171,59 +158,26 @@ class ContextChefStore(BaseStore):
 
     async def aclose(self) -> None:
         """`close`, awaiting an async backend's pool."""
-        if self._closed:
+        if self._cores.closed:
             return
-        if self._owned and self._async is not None and self._async is not self._sync:
-            backend_close = getattr(self._async.backend, "close", None)
-            self._async = None
-            if backend_close is not None:
-                await backend_close()
+        await self._cores.aclose_async_backend()
         self.close()
 
     def _check_open(self) -> None:
-        if self._closed:
-            raise StoreUnavailableError(f"the LangGraph store over {self._describe()} is closed")
-
-    def _describe(self) -> str:
-        if self._dsn is not None:
-            from contextchef.store.backends.postgres._common import redact
-
-            return redact(self._dsn)
-        core = self._sync or self._async
-        return type(core.backend).__name__ if core is not None else "nothing"
+        self._cores.check_open()
 
     def _sync_core(self) -> StoreCore:
-        self._check_open()
-        if self._sync is None:
-            with self._opening:
-                if self._sync is None:
-                    from contextchef.store.backends.postgres import PostgresBackend
-
-                    assert self._dsn is not None
-                    self._sync = StoreCore(PostgresBackend(self._dsn, **self._pool()))
-        return self._sync
+        return self._cores.sync_core()
 
     def _async_core(self) -> StoreCore:
-        self._check_open()
-        loop = asyncio.get_running_loop()
-        if self._dsn is not None and (self._async is None or self._async_loop is not loop):
-            from contextchef.store.backends.postgres import AsyncPostgresBackend
-
-            # A pool belongs to the loop it opened in: a new loop gets a new backend.
-            self._async = StoreCore(AsyncPostgresBackend(self._dsn, **self._pool()))
-            self._async_loop = loop
-        assert self._async is not None
-        return self._async
-
-    def _pool(self) -> dict[str, Any]:
-        return {} if self._pool_size is None else {"pool_size": self._pool_size}
+        return self._cores.async_core()
 
     # -- batches ------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run `ops` (see the module docstring for the batch semantics)."""
         if self._guard_loop:
-            _refuse_on_loop()
+            refuse_on_loop()
         core = self._sync_core()
         ops = list(ops)
         if len(ops) == 1 and not core.native_async:  # `get` and `put`: no flow to drive
@@ -283,10 +237,14 @@ class ContextChefStore(BaseStore):
         for op in ops:
             if isinstance(op, GetOp):
                 results.append((yield from self._get(core, op, now, refresh)))
-            elif isinstance(op, SearchOp):
-                results.append((yield from self._search(core, op, now, refresh, asynchronous)))
+            elif isinstance(op, SearchOp):  # see `_langgraph_search`
+                found = search_flow(
+                    core, self._ns, op, now, refresh, self._index, self.ttl_config, asynchronous
+                )
+                results.append((yield from found))
             elif isinstance(op, ListNamespacesOp):
-                results.append((yield from self._list_namespaces(core, op, now)))
+                listed = list_namespaces_flow(core, self._ns, op, now, self.ttl_config)
+                results.append((yield from listed))
             elif isinstance(op, PutOp):
                 puts[op.namespace, op.key] = op
                 results.append(None)
@@ -294,29 +252,13 @@ class ContextChefStore(BaseStore):
                 raise ConfigError(f"unknown LangGraph store operation {type(op).__name__}")
         for put in puts.values():
             refresh.pop(_path(put.namespace, put.key), None)
-        yield from self._refresh(core, refresh, now)
+        yield from ttls.refresh_flow(core, self._ns, refresh, now)
         for put in puts.values():
             yield from self._put(core, put, now, asynchronous)
         return results
 
     def _hidden(self, entry: StoredEntry, now: float) -> bool:
-        omit = bool((self.ttl_config or {}).get("omit_expired", False))
-        return omit and ttls.expired(entry.meta, now)
-
-    def _refresh(self, core: StoreCore, read: dict[str, StoredEntry], now: float) -> Flow[None]:
-        """Move on the expiry of the entries read with `refresh_ttl`: in one write where the
-        backend has `write_many`."""
-        fresh = {}
-        for path, entry in read.items():
-            meta = ttls.refreshed(entry.meta, now)
-            if meta is not None:
-                fresh[path] = StoredEntry(entry.content, meta)
-        write_many = getattr(type(core.backend), "write_many", None)
-        if len(fresh) > 1 and write_many is not None:
-            yield core.ops.op(write_many, self._ns, fresh)
-            return
-        for path, entry in fresh.items():
-            yield from core.put(self._ns, path, entry.content, entry.meta)
+        return ttls.hidden(entry.meta, now, self.ttl_config)
 
     def _get(
         self, core: StoreCore, op: GetOp, now: float, refresh: dict[str, StoredEntry]
@@ -361,127 +303,15 @@ class ContextChefStore(BaseStore):
             meta["created_at"] = existing.meta["created_at"]
         return meta or None
 
-    def _search(
-        self,
-        core: StoreCore,
-        op: SearchOp,
-        now: float,
-        refresh: dict[str, StoredEntry],
-        asynchronous: bool,
-    ) -> Flow[list[SearchItem]]:
-        prefix = items.directory(tuple(op.namespace_prefix))
-        whole = op.offset < 0 or op.limit < 0  # sliced as Python slices: every match first
-        if op.query or whole:
-            entries = yield from core.entries(self._ns, prefix)
-            found: list[tuple[str, StoredEntry, float | None]] = []
-            hits: Any = ()
-            if op.query and self._index is not None:  # by meaning; items without vectors last
-                ranked = yield from self._index.ranked(
-                    core, self._ns, op.query, prefix, asynchronous
-                )
-                found = [(path, entries[path], score) for path, score in ranked if path in entries]
-                scored = {path for path, _ in ranked}
-                found += [(p, entry, None) for p, entry in entries.items() if p not in scored]
-            elif not op.query:
-                found = [(path, entry, None) for path, entry in entries.items()]
-                found.sort(key=lambda f: -items.updated(f[1]))
-            elif core.supports("search", self._ns):
-                hits = yield from core.search(self._ns, op.query, prefix, None)
-            else:
-                hits = scan(entries.items(), op.query)
-            for hit in hits:
-                entry = entries.get(hit.path)
-                if entry is not None:
-                    found.append((hit.path, entry, hit.score))
-            kept = self._matching(found, op, now, None if whole else op.offset + op.limit)
-        else:
-            kept = yield from self._recent_matching(core, op, prefix, now)
-        page = kept[op.offset : op.offset + op.limit]
-        if ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
-            refresh.update((path, entry) for path, entry, _, _ in page)
-        return [items.item(path, entry, score, hit=True, value=v) for path, entry, score, v in page]
-
-    def _recent_matching(
-        self, core: StoreCore, op: SearchOp, prefix: str, now: float
-    ) -> Flow[list[tuple[str, StoredEntry, float | None, Any]]]:
-        """The first `offset + limit` matches in recency order, read page by page from the
-        store (each page twice the last), so a search reads about what it returns."""
-        wanted = op.offset + op.limit
-        kept: list[tuple[str, StoredEntry, float | None, Any]] = []
-        size, start = max(2 * wanted, 32), 0
-        while wanted > 0:
-            batch = yield from core.recent(self._ns, prefix, size, start)
-            found = [(path, entry, None) for path, entry in batch.items()]
-            kept += self._matching(found, op, now, wanted - len(kept))
-            if len(kept) >= wanted or len(batch) < size:
-                break
-            start, size = start + size, size * 2
-        return kept
-
-    def _matching(
-        self,
-        found: Iterable[tuple[str, StoredEntry, float | None]],
-        op: SearchOp,
-        now: float,
-        enough: int | None,
-    ) -> list[tuple[str, StoredEntry, float | None, Any]]:
-        """The items of `found` (in order) that `op` keeps, with their decoded values; decoding
-        stops once `enough` are kept (None: all)."""
-        kept: list[tuple[str, StoredEntry, float | None, Any]] = []
-        for path, entry, score in found:
-            if enough is not None and len(kept) >= enough:
-                break
-            if not items.is_item(path) or self._hidden(entry, now):
-                continue
-            value = items.decode(entry.content)
-            if op.filter and not filters.matches_filter(value, op.filter):
-                continue
-            kept.append((path, entry, score, value))
-        return kept
-
-    def _list_namespaces(
-        self, core: StoreCore, op: ListNamespacesOp, now: float
-    ) -> Flow[list[tuple[str, ...]]]:
-        namespaces: set[tuple[str, ...]] = set()
-        conditions = list(op.match_conditions or ())
-        if (self.ttl_config or {}).get("omit_expired", False):  # each item's expiry counts
-            for entry in (yield from core.list(self._ns, "")):
-                address = items.address(entry.path)
-                if address is not None and not self._hidden(StoredEntry("", entry.meta), now):
-                    namespaces.add(address[0])
-        else:  # the store's directory index: no item is listed
-            fixed = items.fixed_prefix(op)
-            for directory in (yield from core.dirs(self._ns, items.directory(fixed))):
-                namespaces.add(tuple(decode_segment(label) for label in directory.split("/")[:-1]))
-            # A prefix condition without wildcards is what the listing was asked for: met.
-            conditions = [c for c in conditions if c.match_type != "prefix" or c.path != fixed]
-        matches = filters.matches_namespace
-        kept = [ns for ns in namespaces if all(matches(c, ns) for c in conditions)]
-        if op.max_depth is not None:
-            kept = list({ns[: op.max_depth] for ns in kept})
-        return sorted(kept)[op.offset : op.offset + op.limit]
-
     # -- TTL ----------------------------------------------------------------------------
 
     def sweep_ttl(self) -> int:
         """Delete the expired items; how many."""
-        return drive_sync(self._sweep(self._sync_core()))
+        return drive_sync(ttls.sweep_flow(self._sync_core(), self._ns, self._index))
 
     async def asweep_ttl(self) -> int:
         """`sweep_ttl`, awaited."""
-        return await drive_async(self._sweep(self._async_core()))
-
-    def _sweep(self, core: StoreCore) -> Flow[int]:
-        now = core.clock()
-        listed = yield from core.list(self._ns, "")
-        swept = 0
-        for entry in listed:
-            if items.address(entry.path) is not None and ttls.expired(entry.meta, now):
-                if self._index is not None:  # the listed meta names the item's vectors
-                    named = StoredEntry("", entry.meta)
-                    yield from self._index.forget(core, self._ns, entry.path, named)
-                swept += bool((yield from core.delete(self._ns, entry.path)))
-        return swept
+        return await drive_async(ttls.sweep_flow(self._async_core(), self._ns, self._index))
 
     def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
         """Sweep every `sweep_interval_minutes` (default: the TTL config's, else 5) on a thread;
@@ -510,7 +340,7 @@ class AsyncContextChefStore(AsyncBatchedBaseStore, ContextChefStore):
         self._sweeper = ttls.Sweeper(self._sweep_on_loop)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        _refuse_on_loop()
+        refuse_on_loop()
         return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._loop).result()
 
     async def aclose(self) -> None:
@@ -524,8 +354,8 @@ class AsyncContextChefStore(AsyncBatchedBaseStore, ContextChefStore):
         cls, conn_string: str, *, ttl: TTLConfig | None = None, **options: Any
     ) -> AsyncIterator[AsyncContextChefStore]:
         """`ContextChefStore.from_conn_string`, entered with `async with`."""
-        store = cls(_source(conn_string), ttl=ttl, **_options(options))
-        store._owned = True
+        store = cls(source_of(conn_string), ttl=ttl, **conn_options(options))
+        store._cores.owned = True
         try:
             yield store
         finally:
@@ -553,51 +383,3 @@ class AsyncContextChefStore(AsyncBatchedBaseStore, ContextChefStore):
         except RuntimeError:  # the loop closed meanwhile
             sweep.close()
             return 0
-
-
-def _refuse_on_loop() -> None:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    raise asyncio.InvalidStateError(
-        "Synchronous calls to AsyncContextChefStore are only allowed from a different thread. "
-        "From the main thread, use the async interface. For example, use "
-        "`await store.abatch(...)` or `await store.aget(...)`"
-    )
-
-
-def _source(conn_string: str) -> Any:
-    if conn_string == ":memory:":
-        return "memory"
-    if conn_string.startswith(_DSN_SCHEMES):
-        return conn_string
-    from contextchef.store.backends.sqlite import SQLiteBackend
-
-    return SQLiteBackend(conn_string)
-
-
-def _options(options: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(options) - {"pool_config", "pipeline", "index", "namespace"}
-    if unknown:
-        raise TypeError(f"from_conn_string() got unexpected keyword arguments {sorted(unknown)}")
-    chosen: dict[str, Any] = {"index": options.get("index")}
-    if "namespace" in options:
-        chosen["namespace"] = options["namespace"]
-    pool = options.get("pool_config") or {}
-    if "max_size" in pool:
-        chosen["pool_size"] = int(pool["max_size"])
-    return chosen
-
-
-def _close_backend(backend: object, loop: asyncio.AbstractEventLoop | None) -> None:
-    close = getattr(backend, "close", None)
-    if close is None:
-        return
-    result = close()
-    if asyncio.iscoroutine(result):  # an async pool: closed on its loop if it still runs
-        if loop is not None and loop.is_running():
-            with contextlib.suppress(RuntimeError):
-                asyncio.run_coroutine_threadsafe(result, loop)
-                return
-        result.close()

@@ -2,7 +2,9 @@
 
 `StoreCore` holds what a `Store` knows beyond its backend (eviction policies, the clock, the
 read times of backends that cannot persist them) and turns each public operation into a flow
-(see `contextchef.store.ops`). `Store` runs the flows synchronously, `AsyncStore` awaits them;
+(see `contextchef.store.ops`); all but the hottest (`get`, `put`) live in modules of their own:
+`writes`, `edits`, `queries` (with `last`, `dirs`, `recent`), `spellings`, `versioning`,
+`snapshots` and `eviction`. `Store` runs the flows synchronously, `AsyncStore` awaits them;
 neither repeats any of the rules below.
 
 Rules every operation shares: names are validated before the backend is called, and an entry's
@@ -34,14 +36,10 @@ import builtins
 import logging
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from operator import attrgetter
 from typing import Any, NamedTuple, Unpack
 
-from contextchef._effects import Emit, Flow
-from contextchef.errors import (
-    ConfigError,
-    StoreCapabilityError,
-)
+from contextchef._effects import Flow
+from contextchef.errors import ConfigError, StoreCapabilityError
 from contextchef.store.backend import (
     CAPABILITIES,
     Capability,
@@ -53,34 +51,26 @@ from contextchef.store.backend import (
     backend_supports,
 )
 from contextchef.store.dirs import dirs_flow
-from contextchef.store.edits import (
-    CAS_ATTEMPTS,
-    Change,
-    append_flow,
-    rename_flow,
-    update_flow,
-)
-from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, cleanup_flow
-from contextchef.store.indexing import (
-    IndexConfig,
-    index_flow,
-    resolve_mode,
-    semantic_search_flow,
-)
+from contextchef.store.edits import CAS_ATTEMPTS, Change, rename_flow, update_flow
+from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, sweep_flow
+from contextchef.store.indexing import IndexConfig, index_flow, require_vectors
 from contextchef.store.last import last_flow
 from contextchef.store.ops import BackendOps, Op
-from contextchef.store.paths import (
-    URI_PREFIX,
-    content_path,
-    entry_spellings,
-    prefix_spellings,
-    validate_entry_path,
-    validate_namespace,
-)
+from contextchef.store.paths import URI_PREFIX, content_path, entry_spellings, validate_namespace
 from contextchef.store.pending import Deferred, Pending, flush_flow
+from contextchef.store.queries import entries_flow, list_flow, search_flow
 from contextchef.store.recent import recent_flow
+from contextchef.store.snapshots import restore_flow, snapshot_flow
+from contextchef.store.spellings import exists_flow, stored_flow
 from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
-from contextchef.store.versioning import declare_flow, no_versions_error
+from contextchef.store.versioning import declare_flow, history_flow, no_versions_error
+from contextchef.store.writes import (
+    append_entry_flow,
+    create_flow,
+    delete_flow,
+    read_versioned_flow,
+    replace_if_flow,
+)
 
 __all__ = [
     "CAS_ATTEMPTS",
@@ -143,13 +133,8 @@ class StoreCore:
         for ns in versioned or ():
             self.keep_versions(ns)
         self.index = None if index is None else IndexConfig.coerce(index)  # see `indexing`
-        for ns in sorted(self.index.namespaces or {""}) if self.index is not None else ():
-            if not backend_supports(backend, "vectors", ns):
-                raise StoreCapabilityError(
-                    ns or "*",
-                    ["vectors"],
-                    hint="A semantic index needs a backend that keeps vectors.",
-                )
+        if self.index is not None:
+            require_vectors(self.index, backend)
 
     # -- capabilities ---------------------------------------------------------------------
 
@@ -184,15 +169,12 @@ class StoreCore:
             if self.supports("history", ns):
                 return True  # versioned by the backend itself, without being told
             if required:
-                raise self._no_versions(ns)
+                raise no_versions_error(self.backend, ns, self.supports("keep_versions", ns))
             return False
         self.versioned.add(ns)
         self._undeclared.add(ns)
         self._capabilities[("history", ns)] = True
         return True
-
-    def _no_versions(self, ns: str) -> StoreCapabilityError:
-        return no_versions_error(self.backend, ns, self.supports("keep_versions", ns))
 
     # -- flows ----------------------------------------------------------------------------
 
@@ -223,6 +205,14 @@ class StoreCore:
         if self._undeclared:  # a read time or a deferred write may be in a versioned namespace
             yield from declare_flow(self.ops, self._undeclared)
         yield from flush_flow(self.ops, self._pending, strict=False)
+
+    def _open_write(self) -> Op[None]:
+        """What a write flow does before it writes: the pending flush, then the versioned
+        namespaces declared since."""
+        if self._pending:
+            yield from self._flush()
+        if self._undeclared:
+            yield from declare_flow(self.ops, self._undeclared)
 
     def get(self, ns: str, path: str) -> Op[StoredEntry | None]:
         # The hottest flow: its requests are yielded inline rather than through `self.ops.read`.
@@ -269,8 +259,11 @@ class StoreCore:
     ) -> Op[PutResult]:
         if path is not None:
             spellings = entry_spellings(path)
-            path = spellings[0] if len(spellings) == 1 else (yield from self._stored(ns, spellings))
-        if self._pending:
+            if len(spellings) == 1:
+                path = spellings[0]
+            else:
+                path = yield from stored_flow(self.ops, ns, spellings, self.supports)
+        if self._pending:  # `_open_write`, inline: this is the hottest write flow
             yield from self._flush()
         if self._undeclared:
             yield from declare_flow(self.ops, self._undeclared)
@@ -278,7 +271,7 @@ class StoreCore:
         prepared = prepare_meta(meta, self.clock())
         if path is None:
             path = content_path(ns, content)
-            if (yield from self._exists(ns, path)):
+            if (yield from exists_flow(self.ops, ns, path, self.supports)):
                 self._note_read(ns, path)
                 return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
         # The hottest write: its request is yielded inline rather than through `self.ops.write`.
@@ -291,64 +284,17 @@ class StoreCore:
     def append(
         self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
     ) -> Op[PutResult]:
-        path = yield from self._spelled(ns, path)
-        if self._pending:
-            yield from self._flush()
-        if self._undeclared:
-            yield from declare_flow(self.ops, self._undeclared)
-        check_content(content, ns=ns, path=path)
-        if meta is None and self.supports("append", ns):
-            yield from self.ops.append(ns, path, content)
-        elif self.supports("transact", ns):
-            yield from append_flow(self, ns, path, content, meta)
-        else:
-            existing = yield from self.ops.read(ns, path)
-            now = self.clock()
-            merged: dict[str, Any] = dict(existing.meta) if existing is not None else {}
-            merged.update(meta or {})
-            merged["updated_at"] = (meta or {}).get("updated_at", now)
-            combined = (existing.content if existing is not None else "") + content
-            yield from self.ops.write(ns, path, StoredEntry(combined, prepare_meta(merged, now)))
-        if self.index is not None:
-            yield from self._index(ns, {path: (yield from self.ops.read(ns, path))})
+        path = yield from append_entry_flow(self, ns, path, content, meta)
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 
     def create(self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None) -> Op[bool]:
         """Write `path` only when nothing is there; True when this call created it."""
-        path = yield from self._spelled(ns, path)
-        check_content(content, ns=ns, path=path)
-        if self._pending:
-            yield from self._flush()
-        if self._undeclared:
-            yield from declare_flow(self.ops, self._undeclared)
-        entry = StoredEntry(content, prepare_meta(meta, self.clock()))
-        if self.supports("create", ns):
-            created = yield from self.ops.create(ns, path, entry)
-        elif (yield from self._exists(ns, path)):  # the weaker fallback: check, then write
-            created = False
-        else:
-            yield from self.ops.write(ns, path, entry)
-            created = True
-        if created and self.index is not None:
-            yield from self._index(ns, {path: entry})
-        return created
+        return (yield from create_flow(self, ns, path, content, meta))
 
     def read_versioned(self, ns: str, path: str) -> Op[tuple[StoredEntry, Version | None] | None]:
         """The entry and its version (None when the backend has no compare-and-swap), or None;
         a hit refreshes its last-read time like `get`."""
-        path = yield from self._spelled(ns, path)
-        if self._undeclared:
-            yield from declare_flow(self.ops, self._undeclared)
-        version: Version | None = None
-        if self.supports("replace_if", ns) and self.supports("read_versioned", ns):
-            found = yield from self.ops.read_versioned(ns, path)
-            entry, version = (None, None) if found is None else found
-        else:
-            entry = yield from self.ops.read(ns, path)
-        if entry is None:
-            return None
-        self._note_read(ns, path)
-        return entry, version
+        return (yield from read_versioned_flow(self, ns, path))
 
     def replace_if(
         self,
@@ -360,74 +306,27 @@ class StoreCore:
     ) -> Op[bool]:
         """Write `path` only if it is still at version `expected`; True when written. With
         `expected` None (a backend without `replace_if`) it is a plain write."""
-        path = yield from self._spelled(ns, path)
-        check_content(content, ns=ns, path=path)
-        if self._pending:
-            yield from self._flush()
-        if self._undeclared:
-            yield from declare_flow(self.ops, self._undeclared)
-        entry = StoredEntry(content, prepare_meta(meta, self.clock()))
-        if expected is None:
-            yield from self.ops.write(ns, path, entry)
-            written = True
-        else:
-            written = yield from self.ops.replace_if(ns, path, entry, expected)
-        if written and self.index is not None:
-            yield from self._index(ns, {path: entry})
-        return written
+        return (yield from replace_if_flow(self, ns, path, content, meta, expected))
 
     def update(self, ns: str, path: str, change: Change) -> Op[StoredEntry | None]:
         """Apply `change` to the current entry atomically; the new entry, or None when there is
         none (see `edits`: serialised where the backend can `transact`, else a compare-and-swap
         retried up to `CAS_ATTEMPTS` times before `StoreConflictError`)."""
-        updated = yield from update_flow(self, ns, path, change)
-        if updated is not None and self.index is not None:
-            yield from self._index(ns, {(yield from self._spelled(ns, path)): updated})
-        return updated
+        return (yield from update_flow(self, ns, path, change))
 
     def rename(self, ns: str, path: str, new_path: str, change: Change) -> Op[bool | None]:
         """Move `path` to `new_path` (its entry passed through `change`) atomically: True when
         moved, False when `new_path` is taken, None when `path` holds nothing (see `edits`)."""
-        moved = yield from rename_flow(self, ns, path, new_path, change)
-        if moved and self.index is not None:
-            old, new = (
-                (yield from self._spelled(ns, path)),
-                (yield from self._spelled(ns, new_path)),
-            )
-            yield from self._index(ns, {old: None, new: (yield from self.ops.read(ns, new))})
-        return moved
+        return (yield from rename_flow(self, ns, path, new_path, change))
 
     def delete(self, ns: str, path: str) -> Op[bool]:
-        path = yield from self._spelled(ns, path)
-        if self._pending:
-            yield from self._flush()
-        if self._undeclared:
-            yield from declare_flow(self.ops, self._undeclared)
-        deleted = yield from self.ops.delete(ns, path)
-        self._pending.forget(ns, path)
-        if deleted and self.index is not None:
-            yield from self._index(ns, {path: None})
-        return deleted
+        return (yield from delete_flow(self, ns, path))
 
     def list(self, ns: str, prefix: str) -> Op[list[ListedEntry]]:
-        spellings = prefix_spellings(prefix)
-        listed = yield from self.ops.list(ns, spellings[0])
-        for other in spellings[1:]:  # entries stored under another spelling of the prefix
-            known = {item.path for item in listed}
-            listed += [i for i in (yield from self.ops.list(ns, other)) if i.path not in known]
-        return sorted(listed, key=attrgetter("path"))
+        return (yield from list_flow(self.ops, ns, prefix))
 
     def entries(self, ns: str, prefix: str) -> Op[dict[str, StoredEntry]]:
-        found: dict[str, StoredEntry] = {}
-        for spelling in prefix_spellings(prefix):
-            if self.supports("read_all", ns):
-                found.update((yield from self.ops.read_all(ns, spelling)))
-                continue
-            for listed in (yield from self.ops.list(ns, spelling)):
-                entry = yield from self.ops.read(ns, listed.path)
-                if entry is not None:
-                    found[listed.path] = entry
-        return {path: found[path] for path in sorted(found)}
+        return (yield from entries_flow(self.ops, ns, prefix, self.supports))
 
     def last(self, ns: str, prefix: str, count: int) -> Op[dict[str, StoredEntry]]:
         """The last `count` entries under `prefix`, ordered by path (see `last`)."""
@@ -450,35 +349,8 @@ class StoreCore:
     ) -> Op[builtins.list[SearchHit]]:
         """Text search, or by meaning (`mode`, hybrid by default where `ns` is indexed; see
         `indexing`)."""
-        if not isinstance(query, str) or not query:
-            raise ConfigError("a search query must be a non-empty str")
-        spellings = prefix_spellings(prefix)
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            raise ConfigError(f"a search limit must be an int or None, got {limit!r}")
-        chosen = resolve_mode(self.index, ns, mode)
-        if chosen != "lexical" and self.index is not None:
-            lexical = None
-            if chosen == "hybrid" and self.supports("search", ns):
-                lexical = lambda pool: self._lexical(ns, query, spellings, pool)  # noqa: E731
-            return (
-                yield from semantic_search_flow(
-                    self.ops, self.index, ns, query, spellings[0], limit, lexical
-                )
-            )
-        return (yield from self._lexical(ns, query, spellings, limit))
-
-    def _lexical(
-        self, ns: str, query: str, spellings: tuple[str, ...], limit: int | None
-    ) -> Op[builtins.list[SearchHit]]:
-        self.require("search", ns)
-        hits = yield from self.ops.search(ns, query, spellings[0], limit)
-        for other in spellings[1:]:  # entries stored under another spelling of the prefix
-            if limit is not None and len(hits) >= limit:
-                break
-            more = yield from self.ops.search(ns, query, other, limit)
-            known = {hit.path for hit in hits}
-            hits += [hit for hit in more if hit.path not in known]
-        return hits if limit is None else hits[:limit]
+        flow = search_flow(self.ops, self.index, ns, query, prefix, limit, mode, self.supports)
+        return (yield from flow)
 
     def _index(self, ns: str, entries: Mapping[str, StoredEntry | None]) -> Op[None]:
         """Bring the vectors of `entries` up to date after a write (see `indexing`)."""
@@ -496,24 +368,11 @@ class StoreCore:
     def _spelled(self, ns: str, path: str) -> Op[str]:
         """`path` validated and spelled as stored: its NFC form, unless only another spelling
         of it is stored (an entry from before paths were normalised; see `paths`)."""
-        return (yield from self._stored(ns, entry_spellings(path)))
-
-    def _stored(self, ns: str, spellings: tuple[str, ...]) -> Op[str]:
-        """The first of `spellings` that is stored; the first (NFC) when none is."""
-        if len(spellings) > 1:
-            for spelling in spellings:
-                if (yield from self._exists(ns, spelling)):
-                    return spelling
-        return spellings[0]
-
-    def _exists(self, ns: str, path: str) -> Op[bool]:
-        if self.supports("exists", ns):
-            return (yield from self.ops.exists(ns, path))
-        return (yield from self.ops.read(ns, path)) is not None
+        return (yield from stored_flow(self.ops, ns, entry_spellings(path), self.supports))
 
     def exists(self, ns: str, path: str) -> Op[bool]:
         path = yield from self._spelled(ns, path)
-        return (yield from self._exists(ns, path))
+        return (yield from exists_flow(self.ops, ns, path, self.supports))
 
     def physical_path(self, ns: str, path: str) -> Op[str | None]:
         path = yield from self._spelled(ns, path)
@@ -525,53 +384,13 @@ class StoreCore:
         """Every version of `ns/path`, oldest first; `StoreCapabilityError` when `ns` keeps
         no versions (see `keep_versions`)."""
         path = yield from self._spelled(ns, path)
-        if not (self.supports("history", ns) or self.supports("keep_versions", ns)):
-            raise self._no_versions(ns)
-        if self._undeclared:
-            yield from declare_flow(self.ops, self._undeclared)
-        try:  # the backend knows best: another store may have declared `ns` versioned
-            return (yield from self.ops.history(ns, path))
-        except StoreCapabilityError:
-            raise self._no_versions(ns) from None
+        return (yield from history_flow(self.ops, ns, path, self._undeclared, self.supports))
 
     def snapshot(self, ns: str) -> Op[dict[str, StoredEntry]]:
-        self.require("snapshot", ns)
-        data = yield from self.ops.snapshot(ns)
-        return {path: data[path] for path in sorted(data)}
+        return (yield from snapshot_flow(self, ns))
 
     def restore(self, ns: str, data: Mapping[str, StoredEntry]) -> Op[None]:
-        self.require("restore", ns)
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"restore() takes a mapping of path to StoredEntry, got {data!r}")
-        checked: dict[str, StoredEntry] = {}
-        for path, entry in data.items():
-            validate_entry_path(path)
-            if not isinstance(entry, StoredEntry):
-                raise ConfigError(f"snapshot value for {path!r} is not a StoredEntry")
-            check_content(entry.content, ns=ns, path=path)
-            checked[path] = StoredEntry(entry.content, prepare_meta(entry.meta, self.clock()))
-        if self._pending:
-            yield from self._flush()
-        if self._undeclared:
-            yield from declare_flow(self.ops, self._undeclared)
-        yield from self.ops.restore(ns, checked)
-        self._pending.forget_namespace(ns)
-        if self.index is not None and self.index.covers(ns):
-            yield from self.ops.delete_vectors(ns, None)
-            yield from self._index(ns, dict(checked))
+        return (yield from restore_flow(self, ns, data))
 
     def cleanup(self, ns: str, **caps: Unpack[Caps]) -> Flow[CleanupReport]:
-        validate_namespace(ns)
-        policy = self.eviction.get(ns, EvictionPolicy()).override(**caps)
-        if self._pending:  # the sweep decides on persisted times too: write the pending ones
-            yield from self._flush()
-        if self._undeclared:
-            yield from declare_flow(self.ops, self._undeclared)
-        report = yield from cleanup_flow(
-            self.ops, ns, policy, self.clock(), self._pending.seen.setdefault(ns, {})
-        )
-        if report.evicted and self.index is not None:
-            yield from self._index(ns, {item.path: None for item in report.evicted})
-        if report.evicted and self.on_evicted:
-            yield Emit(tuple(self.on_evicted), report)
-        return report
+        return (yield from sweep_flow(self, ns, **caps))

@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar
 from contextchef._effects import Held, Hold
 from contextchef.errors import StoreConflictError
 from contextchef.store.backend import Capability, StoredEntry, Version
+from contextchef.store.indexing import IndexConfig
 from contextchef.store.ops import BackendOps, Op
 from contextchef.store.pending import Pending
 from contextchef.store.validation import check_content, prepare_meta
@@ -42,12 +43,14 @@ class StoreCore(Protocol):
     backend: object
     ops: BackendOps
     clock: Callable[[], float]
+    index: IndexConfig | None
     _pending: Pending
     _undeclared: set[str]
 
     def supports(self, capability: Capability, ns: str) -> bool: ...
     def _spelled(self, ns: str, path: str) -> Op[str]: ...
     def _flush(self) -> Op[None]: ...
+    def _index(self, ns: str, entries: Mapping[str, StoredEntry | None]) -> Op[None]: ...
     def create(
         self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
     ) -> Op[bool]: ...
@@ -90,7 +93,14 @@ def holding(core: StoreCore, ns: str, paths: tuple[str, ...], flow: Op[T]) -> Op
 
 
 def update_flow(core: StoreCore, ns: str, path: str, change: Change) -> Op[StoredEntry | None]:
-    """See `StoreCore.update`."""
+    """See `StoreCore.update`; the updated entry is brought into the semantic index after."""
+    updated = yield from _update_held(core, ns, path, change)
+    if updated is not None and core.index is not None:
+        yield from core._index(ns, {(yield from core._spelled(ns, path)): updated})
+    return updated
+
+
+def _update_held(core: StoreCore, ns: str, path: str, change: Change) -> Op[StoredEntry | None]:
     path = yield from core._spelled(ns, path)
     if core._pending:
         yield from core._flush()
@@ -136,7 +146,20 @@ def _compare_and_swap(
 def rename_flow(
     core: StoreCore, ns: str, path: str, new_path: str, change: Change
 ) -> Op[bool | None]:
-    """See `StoreCore.rename`."""
+    """See `StoreCore.rename`; both paths are brought up to date in the semantic index after."""
+    moved = yield from _rename_held(core, ns, path, new_path, change)
+    if moved and core.index is not None:
+        old, new = (
+            (yield from core._spelled(ns, path)),
+            (yield from core._spelled(ns, new_path)),
+        )
+        yield from core._index(ns, {old: None, new: (yield from core.ops.read(ns, new))})
+    return moved
+
+
+def _rename_held(
+    core: StoreCore, ns: str, path: str, new_path: str, change: Change
+) -> Op[bool | None]:
     path = yield from core._spelled(ns, path)
     new_path = yield from core._spelled(ns, new_path)
     if core._pending:

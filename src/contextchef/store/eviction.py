@@ -13,20 +13,27 @@ entry the backend holds, not only the ones this process touched.
 
 A delete that raises is recorded in `CleanupReport.failed` and the sweep moves on; the entry
 still counts against the caps, so the next candidate is evicted in its place.
+
+`StoreCore.cleanup` runs `sweep_flow`: the namespace's policy (with the call's caps), the pending
+read times written first, then `cleanup_flow`; the evicted entries leave the semantic index and
+the store's `on_evicted` hooks hear the report.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, fields
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Literal, Protocol, TypedDict, Unpack
 
+from contextchef._effects import Emit, Flow
 from contextchef.errors import ConfigError
-from contextchef.store.backend import ListedEntry
+from contextchef.store.backend import ListedEntry, StoredEntry
+from contextchef.store.indexing import IndexConfig
 from contextchef.store.ops import BackendOps, Op
-from contextchef.store.paths import URI_PREFIX
+from contextchef.store.paths import URI_PREFIX, validate_namespace
+from contextchef.store.pending import Pending
 
 __all__ = [
     "Caps",
@@ -36,6 +43,7 @@ __all__ = [
     "EvictionPolicy",
     "EvictionReason",
     "cleanup_flow",
+    "sweep_flow",
 ]
 
 logger = logging.getLogger("contextchef.store.eviction")
@@ -230,3 +238,33 @@ def cleanup_flow(
             count -= 1
             total -= item.bytes
     return CleanupReport(ns, tuple(evicted), tuple(failed))
+
+
+class StoreCore(Protocol):
+    """What `sweep_flow` uses of `contextchef.store.core.StoreCore` (which calls it; a protocol,
+    so that this module does not import the one that imports it)."""
+
+    ops: BackendOps
+    clock: Callable[[], float]
+    eviction: dict[str, EvictionPolicy]
+    index: IndexConfig | None
+    on_evicted: list[Callable[[CleanupReport], Any]]
+    _pending: Pending
+
+    def _open_write(self) -> Op[None]: ...
+    def _index(self, ns: str, entries: Mapping[str, StoredEntry | None]) -> Op[None]: ...
+
+
+def sweep_flow(core: StoreCore, ns: str, **caps: Unpack[Caps]) -> Flow[CleanupReport]:
+    """See `StoreCore.cleanup`."""
+    validate_namespace(ns)
+    policy = core.eviction.get(ns, EvictionPolicy()).override(**caps)
+    yield from core._open_write()  # the sweep decides on persisted times too
+    report = yield from cleanup_flow(
+        core.ops, ns, policy, core.clock(), core._pending.seen.setdefault(ns, {})
+    )
+    if report.evicted and core.index is not None:
+        yield from core._index(ns, {item.path: None for item in report.evicted})
+    if report.evicted and core.on_evicted:
+        yield Emit(tuple(core.on_evicted), report)
+    return report

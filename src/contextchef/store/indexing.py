@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
 from contextchef._effects import Call
-from contextchef.errors import ConfigError, StoreError
-from contextchef.store.backend import SearchHit, StoredEntry
+from contextchef.errors import ConfigError, StoreCapabilityError, StoreError
+from contextchef.store.backend import SearchHit, StoredEntry, backend_supports
 from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import validate_namespace
 from contextchef.store.search import SNIPPET_RADIUS, snippet
@@ -47,6 +47,7 @@ __all__ = [
     "embed_query_flow",
     "fuse",
     "index_flow",
+    "require_vectors",
     "resolve_mode",
     "semantic_hit",
     "semantic_search_flow",
@@ -129,6 +130,17 @@ class IndexConfig:
     def covers(self, ns: str) -> bool:
         """Whether namespace `ns` is indexed."""
         return self.namespaces is None or ns in self.namespaces
+
+
+def require_vectors(index: IndexConfig, backend: object) -> None:
+    """`StoreCapabilityError` unless `backend` keeps vectors in every namespace `index` covers."""
+    for ns in sorted(index.namespaces or {""}):
+        if not backend_supports(backend, "vectors", ns):
+            raise StoreCapabilityError(
+                ns or "*",
+                ["vectors"],
+                hint="A semantic index needs a backend that keeps vectors.",
+            )
 
 
 def _method(embed: Any, kind: str) -> Callable[..., Any] | None:

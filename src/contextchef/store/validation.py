@@ -9,13 +9,15 @@ and `accessed_at` are derived by the backend and dropped from caller meta; missi
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from contextchef._jsonvalue import MAX_DEPTH
 from contextchef.errors import ConfigError, StoreError
+from contextchef.store.backend import StoredEntry
+from contextchef.store.paths import validate_entry_path
 
-__all__ = ["DERIVED_META_KEYS", "check_content", "prepare_meta"]
+__all__ = ["DERIVED_META_KEYS", "check_content", "checked_snapshot", "prepare_meta"]
 
 DERIVED_META_KEYS = frozenset({"bytes", "accessed_at"})
 """Meta keys a backend derives itself; callers' values for them are dropped."""
@@ -121,3 +123,18 @@ def _plain_scalar(value: object) -> bool:
     if value is None or isinstance(value, int):
         return value is None or value.bit_length() <= 2000
     return isinstance(value, float) and math.isfinite(value)
+
+
+def checked_snapshot(ns: str, data: object, clock: Callable[[], float]) -> dict[str, StoredEntry]:
+    """`data` as `restore` writes it into `ns`: a mapping of valid entry paths to `StoredEntry`s
+    whose content can be stored, each meta prepared (missing times filled in from `clock`)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"restore() takes a mapping of path to StoredEntry, got {data!r}")
+    checked: dict[str, StoredEntry] = {}
+    for path, entry in data.items():
+        validate_entry_path(path)
+        if not isinstance(entry, StoredEntry):
+            raise ConfigError(f"snapshot value for {path!r} is not a StoredEntry")
+        check_content(entry.content, ns=ns, path=path)
+        checked[path] = StoredEntry(entry.content, prepare_meta(entry.meta, clock()))
+    return checked

@@ -16,10 +16,13 @@ namespace, or the backend keeps none at all (no `keep_versions` capability).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from contextchef.errors import StoreCapabilityError
+from contextchef.store.backend import Capability, StoredEntry
 from contextchef.store.ops import BackendOps, Op
 
-__all__ = ["declare_flow", "no_versions_error"]
+__all__ = ["declare_flow", "history_flow", "no_versions_error"]
 
 
 def declare_flow(ops: BackendOps, pending: set[str]) -> Op[None]:
@@ -41,3 +44,23 @@ def no_versions_error(backend: object, ns: str, can_keep: bool) -> StoreCapabili
         return StoreCapabilityError(ns, ["history"], hint=hint)
     hint = f"{type(backend).__name__} keeps no versions of its entries."
     return StoreCapabilityError(ns, ["keep_versions", "history"], hint=hint)
+
+
+def history_flow(
+    ops: BackendOps,
+    ns: str,
+    path: str,
+    pending: set[str],
+    supports: Callable[[Capability, str], bool],
+) -> Op[list[StoredEntry]]:
+    """Every version of `ns/path` (`path` spelled as stored), oldest first, once the pending
+    declarations are sent; `StoreCapabilityError` when `ns` keeps no versions. `supports` is
+    `StoreCore.supports`."""
+    if not (supports("history", ns) or supports("keep_versions", ns)):
+        raise no_versions_error(ops.backend, ns, supports("keep_versions", ns))
+    if pending:
+        yield from declare_flow(ops, pending)
+    try:  # the backend knows best: another store may have declared `ns` versioned
+        return (yield from ops.history(ns, path))
+    except StoreCapabilityError:
+        raise no_versions_error(ops.backend, ns, supports("keep_versions", ns)) from None
