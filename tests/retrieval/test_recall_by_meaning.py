@@ -68,3 +68,19 @@ def test_the_async_chef_recalls_by_meaning_with_an_async_embedding() -> None:
         )
 
     assert asyncio.run(scenario()).splitlines()[1] == prompts.search_hit(FIX, FIX_TEXT, True)
+
+
+def _context_description(chef: ContextChef) -> str:
+    chef.set_history([{"role": "user", "content": "Where was that fix?"}])
+    payload = chef.compile(target="openai")
+    (tool,) = [t for t in payload["tools"] if t["function"]["name"] == "context"]
+    return str(tool["function"]["description"])
+
+
+def test_the_tool_says_its_search_finds_by_meaning_only_over_an_indexed_store() -> None:
+    plain = ContextChef(store=Store(InMemoryBackend()), tools="unified")
+    assert _context_description(plain) == prompts.CONTEXT_TOOL_DESCRIPTION  # bytes unchanged
+    index = {"embed": Embedding(), "dims": DIMS}
+    chef = ContextChef(store=Store(InMemoryBackend(), index=index), tools="unified")
+    assert _context_description(chef) == prompts.CONTEXT_TOOL_DESCRIPTION_BY_MEANING
+    assert "(by meaning)" in prompts.CONTEXT_TOOL_DESCRIPTION_BY_MEANING

@@ -167,10 +167,14 @@ def open_memory(
 
 
 class _Definitions:
-    """The library's tool definitions as the `ToolCatalog` a vocabulary picks from."""
+    """The library's tool definitions as the `ToolCatalog` a vocabulary picks from
+    (`by_meaning`: the store has a semantic index)."""
+
+    def __init__(self, by_meaning: bool = False) -> None:
+        self._by_meaning = by_meaning
 
     def context_tool(self) -> ToolDefinition:
-        return get_context_tool_definition()
+        return get_context_tool_definition(by_meaning=self._by_meaning)
 
     def new_context_tool(self) -> ToolDefinition:
         return get_new_context_tool_definition()
@@ -199,10 +203,13 @@ def offered_vocabulary(
     return options.vocabulary.offering(offer)
 
 
-def library_tools(vocabulary: Vocabulary) -> tuple[ToolDefinition, ...]:
+def library_tools(
+    vocabulary: Vocabulary, *, by_meaning: bool = False
+) -> tuple[ToolDefinition, ...]:
     """The tools contextchef adds to the payload: those the (bound) vocabulary offers, and
-    nothing else."""
-    return tuple(normalize_tools(vocabulary.tool_definitions(_Definitions())))
+    nothing else (`by_meaning`: the store has a semantic index, and the `context` tool says
+    its search finds entries by meaning too)."""
+    return tuple(normalize_tools(vocabulary.tool_definitions(_Definitions(by_meaning))))
 
 
 def open_store(

@@ -102,7 +102,7 @@ def wire(
     core = open_store(store, asynchronous=asynchronous)
     memory_core = open_memory(memory, core, asynchronous=asynchronous)
     vocabulary = offered_vocabulary(options, memory_core, runner)
-    library = library_tools(vocabulary)
+    library = library_tools(vocabulary, by_meaning=core.index is not None)
     library_names = tuple(tool["name"] for tool in library)
     cell = StateCell(open_pruner(pruner))
     dispatcher = Dispatcher(

@@ -15,6 +15,7 @@ from contextchef.prompts.common import VIEW_RANGE
 __all__ = [
     "CONTEXT_STORE_INSTRUCTION",
     "CONTEXT_TOOL_DESCRIPTION",
+    "CONTEXT_TOOL_DESCRIPTION_BY_MEANING",
     "CONTEXT_TOOL_PARAMETERS",
     "HANDOFF_SAVE",
     "NEW_CONTEXT_STARTED",
@@ -45,6 +46,13 @@ CONTEXT_TOOL_DESCRIPTION = (
     "- rename: move an entry to new_path in the same namespace.\n"
     "- search: list the entries under path whose content matches query, with a snippet."
 )
+
+CONTEXT_TOOL_DESCRIPTION_BY_MEANING = (
+    CONTEXT_TOOL_DESCRIPTION
+    + " Where the store can search by meaning, entries close to query in meaning are listed "
+    "too, marked (by meaning)."
+)
+"""The description when the chef's store has a semantic index (`Store(index=...)`)."""
 
 CONTEXT_TOOL_PARAMETERS: Mapping[str, str] = MappingProxyType(
     {

@@ -78,6 +78,11 @@ _CONTEXT_DEFINITION = _tool(
     prompts.CONTEXT_TOOL_DESCRIPTION,
     _schema(prompts.CONTEXT_TOOL_PARAMETERS, ["command", "path"], {"command": COMMANDS}),
 )
+_CONTEXT_DEFINITION_BY_MEANING = _tool(
+    CONTEXT_TOOL,
+    prompts.CONTEXT_TOOL_DESCRIPTION_BY_MEANING,
+    _schema(prompts.CONTEXT_TOOL_PARAMETERS, ["command", "path"], {"command": COMMANDS}),
+)
 _NEW_CONTEXT_DEFINITION = _tool(
     NEW_CONTEXT_TOOL,
     prompts.NEW_CONTEXT_TOOL_DESCRIPTION,
@@ -88,9 +93,10 @@ _RECALL_DEFINITION = _tool(
 )
 
 
-def get_context_tool_definition() -> ToolDefinition:
-    """The `context` tool: seven commands over every namespace of the store."""
-    return _CONTEXT_DEFINITION
+def get_context_tool_definition(*, by_meaning: bool = False) -> ToolDefinition:
+    """The `context` tool: seven commands over every namespace of the store; `by_meaning`
+    when the store has a semantic index (its search also lists entries close in meaning)."""
+    return _CONTEXT_DEFINITION_BY_MEANING if by_meaning else _CONTEXT_DEFINITION
 
 
 def get_new_context_tool_definition() -> ToolDefinition:
