@@ -25,7 +25,6 @@ from contextchef.store.indexing import IndexConfig
 from contextchef.store.ops import BackendOps, Op
 from contextchef.store.pending import Pending
 from contextchef.store.validation import check_content, prepare_meta
-from contextchef.store.versioning import declare_flow
 
 __all__ = ["CAS_ATTEMPTS", "Change", "append_flow", "rename_flow", "update_flow"]
 
@@ -49,7 +48,7 @@ class StoreCore(Protocol):
 
     def supports(self, capability: Capability, ns: str) -> bool: ...
     def _spelled(self, ns: str, path: str) -> Op[str]: ...
-    def _flush(self) -> Op[None]: ...
+    def _open_write(self) -> Op[None]: ...
     def _index(self, ns: str, entries: Mapping[str, StoredEntry | None]) -> Op[None]: ...
     def create(
         self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
@@ -102,10 +101,7 @@ def update_flow(core: StoreCore, ns: str, path: str, change: Change) -> Op[Store
 
 def _update_held(core: StoreCore, ns: str, path: str, change: Change) -> Op[StoredEntry | None]:
     path = yield from core._spelled(ns, path)
-    if core._pending:
-        yield from core._flush()
-    if core._undeclared:
-        yield from declare_flow(core.ops, core._undeclared)
+    yield from core._open_write()
     return (yield from holding(core, ns, (path,), _update(core, ns, path, change)))
 
 
@@ -162,10 +158,7 @@ def _rename_held(
 ) -> Op[bool | None]:
     path = yield from core._spelled(ns, path)
     new_path = yield from core._spelled(ns, new_path)
-    if core._pending:
-        yield from core._flush()
-    if core._undeclared:
-        yield from declare_flow(core.ops, core._undeclared)
+    yield from core._open_write()
     moved = _rename(core, ns, path, new_path, change)
     outcome = yield from holding(core, ns, (path, new_path), moved)
     if outcome:
