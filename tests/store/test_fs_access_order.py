@@ -136,3 +136,22 @@ def test_two_backends_over_one_root_share_the_read_times(
         for reader in (first, second):  # each sees every time logged so far, whoever wrote it
             times = {item.path: item.meta["accessed_at"] for item in reader.list("notes")}
             assert {p: times[p] for p in expected} == expected
+
+
+def test_a_read_logged_before_an_entry_was_recreated_is_not_its_read(tmp_path: Path) -> None:
+    """Deleting an entry leaves its line in the log until compaction: a new entry at the same
+    path must not inherit that older read time (it would look least recently read)."""
+    clock = Clock(time.time() - 1000)  # behind the files' own times, which a fresh entry reports
+    store = Store(FileSystemBackend(tmp_path, fsync=False), clock=clock)
+    notes = store.namespace("notes")
+    notes.put("a.md", "old")
+    notes.get("a.md")
+    store.namespace("scratch").put("log", "x")  # flushes the read time
+    notes.delete("a.md")
+    clock.advance(100)
+    notes.put("a.md", "new")
+    store.close()
+    reopened = Store(FileSystemBackend(tmp_path, fsync=False), clock=clock)
+    entry = reopened.namespace("notes").get("a.md")
+    assert entry is not None
+    assert entry.meta["accessed_at"] >= entry.meta["created_at"]

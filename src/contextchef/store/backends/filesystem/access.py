@@ -1,22 +1,23 @@
 """Read times for least-recently-read eviction, kept in a log beside a namespace's entries.
 
 `touch` used to set each file's `atime`, and the order of reads did not survive a restart: a
-file read again less than a second after its last recorded read kept the older time (so a
-later read of another file outranked it), another program reading a file could move its atime,
-and some filesystems keep atime coarsely or not at all. So each namespace keeps its read times
-in `.accessed`, a hidden file in its directory (listing, the temporary-file sweep and the
+file read again less than a second after its last recorded read kept the older time (so a later
+read of another file outranked it), another program reading a file could move its atime, and
+some filesystems keep atime coarsely or not at all. So each namespace keeps its read times in
+`.accessed`, a hidden file in its directory (listing, the temporary-file sweep and the
 TypeScript reference all skip dotfiles): one JSON line `[path, seconds]` appended per `touch`,
-and for each path the latest time wins. `touch` is only ever called from the store's flush
-(reads never write: see `store/pending.py`); appends need no lock, and when the log passes
-`COMPACT_BYTES` it is rewritten atomically, under the namespace lock, with one line per entry
-still present. A torn last
-line (a crash mid-append) is skipped, and the next append starts a line of its own. An entry
-with no line (never read since, written by the TypeScript reference, or read by an older
-build) reports its file's atime, as before.
+and for each path the latest time wins; a delete appends `[path, null]`, which drops the times
+logged before it (an entry created there later has not been read). `touch` is only ever called
+from the store's flush (reads never write: see `store/pending.py`); appends need no lock, and
+when the log passes `COMPACT_BYTES` it is rewritten atomically, under the namespace lock, with
+one line per entry still present. A torn last line (a crash mid-append) is skipped, and the next
+append starts a line of its own. An entry with no line (never read since, written by the
+TypeScript reference, or read by an older build) reports its file's atime, as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -58,7 +59,12 @@ def parse_log(data: bytes) -> dict[str, float]:
         if not isinstance(pair, list) or len(pair) != 2:
             continue
         path, at = pair
-        if not isinstance(path, str) or not isinstance(at, int | float) or isinstance(at, bool):
+        if not isinstance(path, str):
+            continue
+        if at is None:  # the entry was deleted: the reads logged before are not a new one's
+            times.pop(path, None)
+            continue
+        if not isinstance(at, int | float) or isinstance(at, bool):
             continue
         at = float(at)
         if math.isfinite(at) and at > times.get(path, -math.inf):
@@ -76,7 +82,7 @@ def _pair(line: bytes) -> object:
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
-def _line(path: str, at: float) -> bytes:
+def _line(path: str, at: float | None) -> bytes:
     return _encode([path, at]).encode("utf-8") + b"\n"
 
 
@@ -123,11 +129,18 @@ class AccessLog:
             self._cache[directory] = ((st.st_ino, st.st_size, st.st_mtime_ns), times)
         return times
 
-    def append(self, top: int, path: str, at: float) -> bool:
-        """Log that `path` was read at `at`, in the namespace directory `top`: one append, which
-        other appenders never interleave with. True when the log has grown past
-        `COMPACT_BYTES` (the caller then takes the namespace lock and calls `compact`)."""
-        fd = os.open(LOG_NAME, _APPEND_FLAGS, 0o600, dir_fd=top)
+    def forget(self, top: int, path: str) -> None:
+        """Log that `path` was deleted (a `[path, null]` line), so that an entry created there
+        later does not inherit the old entry's read times; nothing without a log."""
+        with contextlib.suppress(FileNotFoundError):
+            self.append(top, path, None, create=False)
+
+    def append(self, top: int, path: str, at: float | None, *, create: bool = True) -> bool:
+        """Log that `path` was read at `at` (None: deleted), in the namespace directory `top`:
+        one append, which other appenders never interleave with. True when the log has grown
+        past `COMPACT_BYTES` (the caller then takes the namespace lock and calls `compact`)."""
+        flags = _APPEND_FLAGS if create else _APPEND_FLAGS & ~os.O_CREAT
+        fd = os.open(LOG_NAME, flags, 0o600, dir_fd=top)
         try:
             st = os.fstat(fd)
             if linked_elsewhere(top, st, lambda: os.fstat(fd)):

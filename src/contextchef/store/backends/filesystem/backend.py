@@ -185,10 +185,12 @@ class FileSystemBackend:
                 os.close(top)
 
     def delete(self, ns: str, path: str) -> bool:
-        with self._locked(ns, create=False):
+        with self._locked(ns, create=False) as top:
             deleted = self._delete(ns, path)
             if deleted:
                 self._versions.record(ns, path, None)
+                if top is not None and path in self._access.times(self._places.ns_dir(ns)):
+                    self._access.forget(top, path)
             return deleted
 
     def _delete(self, ns: str, path: str) -> bool:
