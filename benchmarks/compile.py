@@ -11,6 +11,8 @@ results of 50-2000 characters) and each target, in one run:
 - compile alone: the `compile` part of a fresh chef's cold run, and of the appending turns (the
   setter is not timed);
 - floors: `orjson.dumps` and `json.dumps` of the very payload, and every figure's ratio to them;
+  and the turn's: the host's list `==` the chef's copies of it (`compare_floor`), the least a
+  `set_history` that sees in-place edits can do;
 - peak RSS (VmHWM) after a cold compile and a few turns, in a fresh process per (size, target);
 - the TypeScript reference @context-chef/core 4.2.1 on the same history and turn messages, when
   Node and a scratch install exist (CONTEXTCHEF_TS_REF, default
@@ -65,6 +67,7 @@ from compile_report import (
 from ts_bridge import Reference, node_command, reference_package, run_json
 
 from contextchef import ContextChef, summarize
+from contextchef._intake import intake_messages
 from contextchef.adapters import adapter_registry
 
 HERE = Path(__file__).parent
@@ -245,6 +248,21 @@ def floors(payload: Any, repeats: int = 5) -> dict[str, float]:
     return {"orjson_ms": median(fast), "json_ms": median(slow), "payload_bytes": len(body)}
 
 
+def compare_floor(history: list[dict[str, Any]], repeats: int = 5) -> float:
+    """The host's list `==` the chef's private copies of it (`intake_messages`, which share the
+    host's strings): one C-level comparison, the least a `set_history` can do that still sees an
+    edit the host made in place. TS's `setHistory` keeps the array and its compile converts every
+    message again, so it sees edits by redoing the work."""
+    copies = intake_messages(history)
+    times: list[float] = []
+    for _ in range(repeats):
+        start = clock()
+        equal = history == copies
+        times.append(since(start))
+    assert equal
+    return median(times)
+
+
 def measure_ours(
     history: list[dict[str, Any]], extra: list[dict[str, Any]], target: str
 ) -> dict[str, float]:
@@ -255,6 +273,7 @@ def measure_ours(
     append, payload = turns(chef, history, extra, target, fresh=False)
     row.update(turn_append_ms=append["turn_ms"], compile_alone_ms=append["compile_ms"])
     row.update(floors(payload))
+    row["compare_ms"] = compare_floor([*history, *extra])
     by_api, _ = turns(chef, [], extra, target, fresh=False, appending=True)
     row["turn_api_append_ms"] = by_api["turn_ms"]
     del chef, payload
