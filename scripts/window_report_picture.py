@@ -15,20 +15,11 @@ import sys
 from pathlib import Path
 
 from contextchef.cli.demo_session import Session, SessionOptions
-from contextchef.cli.report_svg import composition_chart
+from contextchef.cli.report_svg import CHART_STYLE, composition_chart
 from contextchef.store.backends import InMemoryBackend
 
 PICTURE = Path(__file__).resolve().parents[1] / "docs" / "assets" / "window-report.svg"
 OPTIONS = SessionOptions(turns=60, seed=7, window=6000, target="openai")
-STYLE = """
-svg.chart { background: #fbfcfe; }
-svg.chart text { font: 11px system-ui, sans-serif; fill: #4a5568; }
-svg.chart .grid { stroke: #e2e8f0; stroke-width: 1; }
-svg.chart .axis { stroke: #718096; stroke-width: 1; }
-svg.chart text.panel-title { font-weight: 600; fill: #1d2330; }
-svg.chart .window-line { fill: none; stroke: #2d3748; stroke-width: 1.5; stroke-dasharray: 6 4; }
-svg.chart .series-reuse { fill: none; stroke-width: 2; }
-"""
 
 
 def picture() -> str:
@@ -40,7 +31,7 @@ def picture() -> str:
     chart = composition_chart(turns, events)
     chart = chart.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
     head, _, rest = chart.partition(">")
-    return f"{head}>\n<style>{STYLE}</style>{rest}\n"
+    return f"{head}>\n<style>{CHART_STYLE}</style>{rest}\n"
 
 
 def comparable(svg: str) -> str:

@@ -23,6 +23,7 @@ from contextchef.cli.report_model import (
     payload_layers,
 )
 from contextchef.cli.report_svg import (
+    CHART_STYLE,
     LAYER_COLOURS,
     REUSE_COLOUR,
     composition_chart,
@@ -32,7 +33,8 @@ from contextchef.cli.report_svg import (
     mark_kinds,
 )
 
-_STYLE = """
+_STYLE = (
+    """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1040px;
        color: #1d2330; background: #ffffff; padding: 0 16px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
@@ -51,15 +53,11 @@ code { font-size: 12px; word-break: break-all; }
        vertical-align: 4px; border-top: 2px solid; }
 .legend span.dashed { border-top: 2px dashed #2d3748; }
 .legend span.glyph { display: inline-block; width: 14px; margin-right: 3px; text-align: center; }
-svg.chart { width: 100%; height: auto; background: #fbfcfe; border: 1px solid #e2e8f0; }
-svg.chart text { font: 11px system-ui, sans-serif; fill: #4a5568; }
-svg.chart .grid { stroke: #e2e8f0; stroke-width: 1; }
-svg.chart .axis { stroke: #718096; stroke-width: 1; }
-svg.chart text.panel-title { font-weight: 600; fill: #1d2330; }
-svg.chart .window-line { fill: none; stroke: #2d3748; stroke-width: 1.5; stroke-dasharray: 6 4; }
-svg.chart .series-reuse { fill: none; stroke-width: 2; }
+svg.chart { width: 100%; height: auto; border: 1px solid #e2e8f0; }
 svg.chart .marker:hover { opacity: 0.6; }
 """
+    + CHART_STYLE
+)
 
 
 def render_report(

@@ -71,6 +71,18 @@ def mark_kinds(events: Sequence[ReportEvent]) -> list[str]:
     return [kind for kind in MARKS if kind in present] + sorted(present - set(MARKS))
 
 
+CHART_STYLE = """
+svg.chart { background: #fbfcfe; }
+svg.chart text { font: 11px system-ui, sans-serif; fill: #4a5568; }
+svg.chart .grid { stroke: #e2e8f0; stroke-width: 1; }
+svg.chart .axis { stroke: #718096; stroke-width: 1; }
+svg.chart text.panel-title { font-weight: 600; fill: #1d2330; }
+svg.chart .window-line { fill: none; stroke: #2d3748; stroke-width: 1.5; stroke-dasharray: 6 4; }
+svg.chart .series-reuse { fill: none; stroke-width: 2; }
+"""
+"""The chart's own CSS: the report page carries it, and so does the SVG the docs show."""
+
+
 def css_name(kind: str) -> str:
     """`kind` reduced to the characters a CSS class or id may hold."""
     return "".join(char if char.isalnum() or char == "-" else "_" for char in kind) or "_"
