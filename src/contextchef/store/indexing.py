@@ -56,6 +56,7 @@ __all__ = [
     "check_min_score",
     "embed_query_flow",
     "fuse",
+    "hybrid_hits",
     "index_flow",
     "require_vectors",
     "resolve_mode",
@@ -339,26 +340,31 @@ def semantic_search_flow(
     if orphans and defer is not None:
         gone = tuple(orphans)
         defer(("orphan vectors", ns, gone), lambda: _prune_later(ops, ns, gone))
-    semantic = [path for path in similarity if path in found]
+    semantic = [
+        semantic_hit(path, found[path], similarity[path]) for path in similarity if path in found
+    ]
     if lexical is None:
-        alone = [semantic_hit(path, found[path], similarity[path]) for path in semantic]
-        return alone if limit is None else alone[:limit]
-    text_hits = yield from lexical(pool)
-    by_path = {hit.path: hit for hit in text_hits}
-    fused = fuse((("lexical", [hit.path for hit in text_hits]), ("semantic", semantic)))
-    hits: list[SearchHit] = []
-    for path, score, matched in fused[:limit] if limit is not None else fused:
-        text_hit = by_path.get(path)
-        if text_hit is None:
-            hits.append(semantic_hit(path, found[path], score))
-            continue
-        hits.append(
-            SearchHit(
-                path=path,
-                meta=text_hit.meta,
-                snippet=text_hit.snippet,
-                score=score,
-                matched=matched,
-            )
+        return semantic if limit is None else semantic[:limit]
+    return hybrid_hits((yield from lexical(pool)), semantic, limit)
+
+
+def hybrid_hits(
+    text_hits: Sequence[SearchHit], semantic: Sequence[SearchHit], limit: int | None
+) -> list[SearchHit]:
+    """Hits by text and by meaning (each best first) fused by reciprocal rank fusion, at most
+    `limit`: a hit keeps its text snippet when its text matched, the entry's head otherwise."""
+    by_path = {hit.path: hit for hit in semantic}
+    by_path.update((hit.path, hit) for hit in text_hits)
+    fused = fuse(
+        (("lexical", [h.path for h in text_hits]), ("semantic", [h.path for h in semantic]))
+    )
+    return [
+        SearchHit(
+            path=path,
+            meta=by_path[path].meta,
+            snippet=by_path[path].snippet,
+            score=score,
+            matched=matched,
         )
-    return hits
+        for path, score, matched in (fused if limit is None else fused[:limit])
+    ]
