@@ -1,9 +1,10 @@
 """The vectors of a semantic index in SQLite: rows of `entry_vectors` (see `steps.m007`).
 
-Each vector is a little-endian float64 BLOB (`contextchef.store.vectors.pack`); `nearest`
-scores the namespace's vectors exactly, as a `VectorSet` (NumPy when it is importable), so
-SQLite ranks exactly as the in-memory and filesystem backends do. The set is read once and
-kept (`VectorCache`) until the database changes.
+Each vector is a little-endian float64 BLOB (`contextchef.store.vectors.pack`), and a float32
+copy for sqlite-vec (`_vec.py`), which ranks in SQL where this interpreter can load it. Else
+`nearest` scores the namespace's vectors exactly, as a `VectorSet` (NumPy when it is
+importable), so SQLite ranks exactly as the in-memory and filesystem backends do. The set is
+read once and kept (`VectorCache`) until the database changes.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from contextchef.store.backends.sqlite._vec import load, nearest_in_sql, pack_f32
 from contextchef.store.vectors import VectorSet, pack, unpack
 
 __all__ = ["VectorCache", "delete_vectors", "nearest_vectors", "put_vectors"]
@@ -22,10 +24,13 @@ def put_vectors(
     conn: sqlite3.Connection, pid: int, ns: str, vectors: Mapping[str, Sequence[float]]
 ) -> None:
     conn.executemany(
-        "INSERT INTO entry_vectors(project_id, namespace, path, dims, vector) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(project_id, namespace, path) "
-        "DO UPDATE SET dims = excluded.dims, vector = excluded.vector",
-        [(pid, ns, path, len(vector), pack(vector)) for path, vector in vectors.items()],
+        "INSERT INTO entry_vectors(project_id, namespace, path, dims, vector, vector_f32) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(project_id, namespace, path) DO UPDATE SET "
+        "dims = excluded.dims, vector = excluded.vector, vector_f32 = excluded.vector_f32",
+        [
+            (pid, ns, path, len(vector), pack(vector), pack_f32(vector))
+            for path, vector in vectors.items()
+        ],
     )
 
 
@@ -44,14 +49,22 @@ def delete_vectors(
 class VectorCache:
     """The vectors of the namespaces searched lately, as `VectorSet`s (a NumPy matrix kept with
     them), reused until the database changes: another connection's commit moves SQLite's
-    `PRAGMA data_version`, this backend's own vector writes move `writes`."""
+    `PRAGMA data_version`, this backend's own vector writes move `writes`. Also whether
+    sqlite-vec is loaded into the connection (tried once per connection, see `_vec`)."""
 
-    __slots__ = ("_sets", "_stamp", "writes")
+    __slots__ = ("_sets", "_stamp", "vec", "writes")
 
     def __init__(self) -> None:
         self._sets: dict[tuple[int, str], VectorSet] = {}
         self._stamp: tuple[int, int] | None = None
         self.writes = 0
+        self.vec: tuple[sqlite3.Connection, bool] | None = None
+
+    def vec_loaded(self, conn: sqlite3.Connection) -> bool:
+        """Whether sqlite-vec ranks on `conn` (loaded on the first call for a connection)."""
+        if self.vec is None or self.vec[0] is not conn:
+            self.vec = (conn, load(conn))
+        return self.vec[1]
 
     def put(
         self, conn: sqlite3.Connection, pid: int, ns: str, vectors: Mapping[str, Sequence[float]]
@@ -91,5 +104,9 @@ def nearest_vectors(
     prefix: str,
     limit: int | None,
 ) -> list[tuple[str, float]]:
+    if cache.vec_loaded(conn):
+        ranked = nearest_in_sql(conn, pid, ns, vector, metric, prefix, limit)
+        if ranked is not None:
+            return ranked
     found = cache.vectors(conn, pid, ns)
     return found.nearest(vector, metric=metric, prefix=prefix, limit=limit)
