@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from contextchef.store.backends.sqlite._vec import load, nearest_in_sql, pack_f32
 from contextchef.store.vectors import VectorSet, pack, unpack
 
-__all__ = ["VectorCache", "delete_vectors", "nearest_vectors", "put_vectors"]
+__all__ = ["VectorCache", "delete_orphans", "delete_vectors", "nearest_vectors", "put_vectors"]
 
 _SCOPE = "project_id = ? AND namespace = ?"
 
@@ -44,6 +44,26 @@ def delete_vectors(
         f"DELETE FROM entry_vectors WHERE {_SCOPE} AND path = ?",
         [(pid, ns, path) for path in paths],
     )
+
+
+_ENTRY_OF_KEY = (
+    "CASE WHEN instr(v.path, '//') > 0 THEN substr(v.path, 1, instr(v.path, '//') - 1) "
+    "ELSE v.path END"
+)
+"""The entry path of a vector key (`contextchef.store.orphans.entry_of`), in SQL."""
+
+
+def delete_orphans(conn: sqlite3.Connection) -> int:
+    """Delete every vector whose entry is gone, in every project (`contextchef db vacuum`);
+    how many. An entry is a row of `entries`, or the current version in `memories`."""
+    cursor = conn.execute(
+        "DELETE FROM entry_vectors AS v WHERE NOT EXISTS (SELECT 1 FROM entries AS e "
+        "WHERE e.project_id = v.project_id AND e.namespace = v.namespace "
+        f"AND e.path = {_ENTRY_OF_KEY}) AND NOT EXISTS (SELECT 1 FROM memories AS m "
+        "WHERE m.project_id = v.project_id AND m.namespace = v.namespace "
+        f"AND m.key = {_ENTRY_OF_KEY} AND m.superseded_by IS NULL AND m.deleted_at IS NULL)"
+    )
+    return max(cursor.rowcount, 0)
 
 
 class VectorCache:
