@@ -10,6 +10,7 @@ import pytest
 
 from contextchef.store.backends.sqlite import SQLiteBackend
 from contextchef.store.backends.sqlite._vec import load
+from contextchef.store.backends.sqlite._vectors import READ_AFTER
 from contextchef.store.vectors import rank
 from tests.semantic_embedding import embed_one
 
@@ -55,3 +56,12 @@ def test_sqlite_vec_ranks_in_sql_and_scores_exactly(tmp_path: Path, metric: str)
     cache = backend._vectors
     assert cache.vec is not None and cache.vec[1]  # loaded into the backend's connection
     assert bool(cache._sets) == (metric == "inner_product")  # read into Python only then
+    expected = rank(query, list(vectors.items()), metric=metric, limit=3)
+    for _ in range(READ_AFTER):  # searched on without a change: then read, answering alike
+        assert backend.nearest("notes", query, metric=metric, limit=3) == expected
+    assert cache._sets
+    backend.put_vectors("notes", {"n/000.md": query})  # a change: sqlite-vec answers again
+    vectors["n/000.md"] = query
+    expected = rank(query, list(vectors.items()), metric=metric, limit=3)
+    assert backend.nearest("notes", query, metric=metric, limit=3) == expected
+    assert bool(cache._sets) == (metric == "inner_product")

@@ -4,7 +4,8 @@ Each vector is a little-endian float64 BLOB (`contextchef.store.vectors.pack`), 
 copy for sqlite-vec (`_vec.py`), which ranks in SQL where this interpreter can load it. Else
 `nearest` scores the namespace's vectors exactly, as a `VectorSet` (NumPy when it is
 importable), so SQLite ranks exactly as the in-memory and filesystem backends do. The set is
-read once and kept (`VectorCache`) until the database changes.
+read once and kept (`VectorCache`) until the database changes. With sqlite-vec, the set is read
+only once the namespace was searched `READ_AFTER` times without a change in between.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ from contextchef.store.vectors import VectorSet, pack, unpack
 __all__ = ["VectorCache", "delete_orphans", "delete_vectors", "nearest_vectors", "put_vectors"]
 
 _SCOPE = "project_id = ? AND namespace = ?"
+
+READ_AFTER = 8
+"""Queries of a namespace sqlite-vec answers after a change before its vectors are read into
+memory (about what those queries cost in all, ~0.1 s each for 100,000 vectors): a store that
+writes between its searches never reads them all, one that searches on gets an in-memory product
+(see `_vec`)."""
 
 
 def put_vectors(
@@ -70,15 +77,36 @@ class VectorCache:
     """The vectors of the namespaces searched lately, as `VectorSet`s (a NumPy matrix kept with
     them), reused until the database changes: another connection's commit moves SQLite's
     `PRAGMA data_version`, this backend's own vector writes move `writes`. Also whether
-    sqlite-vec is loaded into the connection (tried once per connection, see `_vec`)."""
+    sqlite-vec is loaded into the connection (tried once per connection, see `_vec`), and
+    how many queries it answered per namespace since the last change (`in_sql`)."""
 
-    __slots__ = ("_sets", "_stamp", "vec", "writes")
+    __slots__ = ("_in_sql", "_sets", "_stamp", "vec", "writes")
 
     def __init__(self) -> None:
         self._sets: dict[tuple[int, str], VectorSet] = {}
+        self._in_sql: dict[tuple[int, str], int] = {}
         self._stamp: tuple[int, int] | None = None
         self.writes = 0
         self.vec: tuple[sqlite3.Connection, bool] | None = None
+
+    def _refresh(self, conn: sqlite3.Connection) -> None:
+        stamp = (int(conn.execute("PRAGMA data_version").fetchone()[0]), self.writes)
+        if stamp != self._stamp:
+            self._sets.clear()
+            self._in_sql.clear()
+            self._stamp = stamp
+
+    def in_sql(self, conn: sqlite3.Connection, pid: int, ns: str) -> bool:
+        """Whether sqlite-vec should answer this query of `ns`: it is loaded, the vectors are
+        not in memory already, and it answered fewer than `READ_AFTER` queries since the last
+        change (counting this one)."""
+        if not self.vec_loaded(conn):
+            return False
+        self._refresh(conn)
+        if (pid, ns) in self._sets:
+            return False
+        count = self._in_sql[pid, ns] = self._in_sql.get((pid, ns), 0) + 1
+        return count <= READ_AFTER
 
     def vec_loaded(self, conn: sqlite3.Connection) -> bool:
         """Whether sqlite-vec ranks on `conn` (loaded on the first call for a connection)."""
@@ -101,10 +129,7 @@ class VectorCache:
         delete_vectors(conn, pid, ns, paths)
 
     def vectors(self, conn: sqlite3.Connection, pid: int, ns: str) -> VectorSet:
-        stamp = (int(conn.execute("PRAGMA data_version").fetchone()[0]), self.writes)
-        if stamp != self._stamp:
-            self._sets.clear()
-            self._stamp = stamp
+        self._refresh(conn)
         found = self._sets.get((pid, ns))
         if found is None:
             rows = conn.execute(
@@ -124,7 +149,7 @@ def nearest_vectors(
     prefix: str,
     limit: int | None,
 ) -> list[tuple[str, float]]:
-    if cache.vec_loaded(conn):
+    if cache.in_sql(conn, pid, ns):
         ranked = nearest_in_sql(conn, pid, ns, vector, metric, prefix, limit)
         if ranked is not None:
             return ranked
