@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from contextchef.errors import StoreCapabilityError
+from contextchef.errors import ConfigError, StoreCapabilityError
 from contextchef.store import StoredEntry
 from contextchef.store.backend import backend_supports
 from tests.semantic_embedding import DIMS, Embedding, cosine, embed_one
@@ -136,3 +136,51 @@ def test_hybrid_fuses_text_and_meaning(make_store: Any, backend: Any, ns: str) -
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
     lexical = view.search("401", mode="lexical")
     assert [(hit.path, hit.matched) for hit in lexical] == [("auth/retry.md", ())]
+
+
+def _vector_paths(backend: Any, ns: str) -> list[str]:
+    return sorted(path for path, _ in backend.nearest(ns, embed_one("x"), prefix="", limit=None))
+
+
+def test_a_vector_whose_entry_is_gone_is_skipped_then_deleted(
+    make_store: Any, backend: Any, ns: str
+) -> None:
+    if not backend_supports(backend, "vectors", ns):
+        return
+    store, _ = _indexed(make_store, backend)
+    view = store.namespace(ns)
+    for path, text in NOTES.items():
+        view.put(path, text)
+    backend.delete(ns, "auth/retry.md")  # behind the index's back: its vector stays
+    backend.put_vectors(ns, {"auth/tokens.md//title": embed_one("retry on 401")})
+    backend.delete(ns, "auth/tokens.md")  # an entry with two vectors
+    notes = {p: t for p, t in NOTES.items() if not p.startswith("auth/")}
+    query = "retry on 401 in auth.py"
+    _check(view.search(query, mode="semantic"), _expected(query, notes))
+    assert "auth/retry.md" in _vector_paths(backend, ns)  # a search never writes...
+    store.flush()  # ...it leaves the deletion to the next write
+    assert _vector_paths(backend, ns) == sorted(notes)
+
+
+def test_min_score_cuts_matches_by_meaning_but_not_by_text(
+    make_store: Any, backend: Any, ns: str
+) -> None:
+    if not backend_supports(backend, "vectors", ns):
+        return
+    store, _ = _indexed(make_store, backend, min_score=0.3)
+    view = store.namespace(ns)
+    for path, text in NOTES.items():
+        view.put(path, text)
+    query = "401 login"
+    expected = _expected(query, NOTES)
+    above = [(path, score) for path, score in expected if score >= 0.3]
+    assert 0 < len(above) < len(expected)  # the cut-off has something to cut
+    _check(view.search(query, mode="semantic"), above)
+    _check(view.search(query, mode="semantic", min_score=None), above)  # the index's default
+    cut = [(path, score) for path, score in expected if score >= 0.5]
+    _check(view.search(query, mode="semantic", min_score=0.5), cut)  # the call's own
+    _check(view.search(query, mode="semantic", min_score=-1), expected)
+    hybrid = view.search("lunch", min_score=0.9)  # no note means lunch that much
+    assert [(hit.path, hit.matched) for hit in hybrid] == [("misc/lunch.md", ("lexical",))]
+    with pytest.raises(ConfigError, match="min_score"):
+        view.search(query, min_score=float("nan"))

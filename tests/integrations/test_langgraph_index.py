@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("langgraph.store.base")
 
-from contextchef.errors import StoreCapabilityError
+from contextchef.errors import ConfigError, StoreCapabilityError
 from contextchef.integrations.langgraph import ContextChefStore
 from contextchef.store import InMemoryBackend, Store
 from contextchef.store.backends.sqlite import SQLiteBackend
 from tests.contract.helpers import Minimal
-from tests.semantic_embedding import DIMS, cosine, embed, embed_one
+from tests.semantic_embedding import DIMS, Embedding, cosine, embed, embed_one
 
 DOCS = {
     "auth": {"text": "retry on 401 in auth.py", "owner": "ana"},
@@ -101,3 +101,38 @@ def test_a_ttl_sweep_takes_the_vectors_along() -> None:
     assert store.sweep_ttl() == 1
     store.put(("docs",), "x", {"a": "weather"})  # the same item again, one field only
     assert [path.split("//")[1] for path, _ in backend.nearest(store._ns, embed_one("x"))] == ["a"]
+
+
+def test_an_item_over_a_store_with_its_own_index_is_embedded_once(source: object) -> None:
+    recorder = Embedding()
+    backend = InMemoryBackend() if source == "memory" else source
+    shared = Store(backend, index={"embed": recorder, "dims": DIMS})  # type: ignore[arg-type]
+    graph = ContextChefStore(shared, index={"embed": recorder, "dims": DIMS, "fields": ["text"]})
+    graph.put(("docs",), "auth", DOCS["auth"])
+    graph.put(("docs",), "food", DOCS["food"], ttl=None)
+    assert recorder.batches == [[DOCS["auth"]["text"]], [DOCS["food"]["text"]]]
+    # the store's own search scores the item by the vectors the LangGraph layer wrote
+    hits = shared.namespace("langgraph").search("flaky login test", mode="semantic")
+    assert hits[0].path.endswith("auth")
+    assert hits[0].score == pytest.approx(
+        cosine(embed_one("flaky login test"), embed_one(DOCS["auth"]["text"]))
+    )
+    assert graph.search(("docs",), query="flaky login test")[0].key == "auth"
+
+
+def test_a_langgraph_index_embedding_otherwise_than_the_store_is_refused() -> None:
+    shared = Store(InMemoryBackend(), index={"embed": Embedding(), "dims": DIMS})
+    with pytest.raises(ConfigError, match="same embed"):
+        ContextChefStore(shared, index={"embed": embed, "dims": DIMS, "fields": ["text"]})
+
+
+def test_min_score_leaves_out_items_scoring_below_it() -> None:
+    index = {"embed": embed, "dims": DIMS, "fields": ["text"], "min_score": 0.5}
+    store = ContextChefStore("memory", index=index)
+    for key, value in DOCS.items():
+        store.put(("docs",), key, value)
+    query = "lunch menu"
+    scores = {key: cosine(embed_one(query), embed_one(v["text"])) for key, v in DOCS.items()}
+    got = [item.key for item in store.search(("docs",), query=query)]
+    assert got == [key for key in sorted(scores, key=lambda k: -scores[k]) if scores[key] >= 0.5]
+    assert "food" in got and len(got) < len(DOCS)

@@ -84,3 +84,20 @@ def test_the_tool_says_its_search_finds_by_meaning_only_over_an_indexed_store() 
     chef = ContextChef(store=Store(InMemoryBackend(), index=index), tools="unified")
     assert _context_description(chef) == prompts.CONTEXT_TOOL_DESCRIPTION_BY_MEANING
     assert "(by meaning)" in prompts.CONTEXT_TOOL_DESCRIPTION_BY_MEANING
+
+
+def test_a_memory_fact_stored_in_one_wording_is_found_by_another() -> None:
+    index = {"embed": Embedding(), "dims": DIMS}
+    chef = ContextChef(store=Store(InMemoryBackend(), index=index), memory={}, tools="unified")
+    facts = {"auth": FIX_TEXT, "weather": OTHERS["context://notes/weather.md"]}
+    for key, text in facts.items():
+        create = {"command": "create", "path": f"context://memory/{key}", "file_text": text}
+        assert chef.handle_tool("context", create) == prompts.created(f"context://memory/{key}")
+    search = {"command": "search", "path": "context://memory/", "query": QUERY}
+    lines = chef.handle_tool("context", search).splitlines()
+    assert lines[0] == prompts.search_header(2, QUERY, "context://memory/")
+    assert lines[1] == prompts.search_hit("context://memory/auth", FIX_TEXT, True)
+    assert lines[-1] == prompts.search_by_meaning_note()
+    by_text = {"command": "search", "path": "context://memory/", "query": "token refresh"}
+    lines = chef.handle_tool("context", by_text).splitlines()
+    assert lines[1].startswith("- context://memory/auth: ") and "(by meaning)" not in lines[1]

@@ -367,9 +367,11 @@ def vacuum(db: DbOption = None) -> None:
 
     with _progress("vacuuming") as progress:
         report = _run(lambda: maintenance.vacuum(_db(db), progress=progress))
+    gone = report.orphaned_vectors
     out_console().print(
         f"{_size(report.bytes_before)} → {_size(report.bytes_after)}; "
         f"pruned {report.pruned_log_rows} mutation-log rows"
+        + (f"; deleted {gone} vectors whose entry was gone" if gone else "")
     )
 
 

@@ -10,6 +10,12 @@ an item has is kept in its entry's meta (`vectors`), so a rewrite or a delete re
 those. Scores are the metric's (`distance_type`, as `PostgresStore` takes it: `cosine`, the
 default, reports the similarity; `l2` the negative distance; `inner_product` the product).
 
+`min_score` (our addition to LangGraph's config) leaves out the items whose best score is below
+it. Over a `Store` with its own index of the namespace, the two must embed alike (the same
+`embed`, `dims` and metric, else `ConfigError`): this layer embeds each item's fields once, the
+store does not embed the entry again (`StoreCore.put(vectors=False)`), and the store's own
+search scores the entry by these vectors (`indexing.KEY_SEPARATOR`).
+
 Sync batches call `embed_documents` / `embed_query`, async ones `aembed_documents` /
 `aembed_query` (LangGraph's `ensure_embeddings` gives any function both).
 """
@@ -24,6 +30,7 @@ from contextchef._effects import Call, Flow
 from contextchef.errors import ConfigError, StoreCapabilityError
 from contextchef.store.backend import StoredEntry
 from contextchef.store.core import StoreCore
+from contextchef.store.indexing import KEY_SEPARATOR, check_min_score
 from contextchef.store.vectors import METRICS
 
 try:
@@ -39,7 +46,7 @@ __all__ = ["META_KEY", "GraphIndex"]
 META_KEY = "vectors"
 """The entry meta key listing the fields an item has vectors for."""
 
-_SEP = "//"
+_SEP = KEY_SEPARATOR
 
 
 class GraphIndex:
@@ -54,6 +61,7 @@ class GraphIndex:
         if self.metric not in METRICS:
             raise ConfigError(f"distance_type must be one of {', '.join(METRICS)}")
         self.embeddings = ensure_embeddings(config["embed"])
+        self.min_score = check_min_score(config.get("min_score"))
         self.fields = [
             (path, tokenize_path(path) if path != "$" else path)
             for path in (config.get("fields") or config.get("text_fields") or ["$"])
@@ -62,6 +70,24 @@ class GraphIndex:
     @classmethod
     def of(cls, config: Mapping[str, Any] | None) -> GraphIndex | None:
         return None if config is None else cls(config)
+
+    def shares_vectors(self, core: StoreCore, ns: str) -> bool:
+        """Whether the store's own index covers `ns` (then it embeds nothing this layer
+        writes); `ConfigError` when that index embeds otherwise than this one."""
+        index = core.index
+        if index is None or not index.covers(ns):
+            return False
+        if (
+            index.embed is not self.config["embed"]
+            or index.dims != self.dims
+            or index.metric != self.metric
+        ):
+            raise ConfigError(
+                f"the store's own index covers namespace {ns!r}: a LangGraph index over it "
+                "must use the same embed, dims and distance_type (or pass no index= to search "
+                "by the store's)"
+            )
+        return True
 
     def require(self, core: StoreCore, ns: str) -> None:
         if not core.supports("vectors", ns):

@@ -58,7 +58,12 @@ def search_flow(
         hits: Any = ()
         if op.query and index is not None:  # by meaning; items without vectors last
             ranked = yield from index.ranked(core, ns, op.query, prefix, asynchronous)
-            found = [(path, entries[path], score) for path, score in ranked if path in entries]
+            cut = index.min_score
+            found = [
+                (path, entries[path], score)
+                for path, score in ranked
+                if path in entries and (cut is None or score >= cut)
+            ]
             scored = {path for path, _ in ranked}
             found += [(p, entry, None) for p, entry in entries.items() if p not in scored]
         elif not op.query:

@@ -104,7 +104,7 @@ def refresh_flow(core: StoreCore, ns: str, read: dict[str, StoredEntry], now: fl
         yield core.ops.op(write_many, ns, fresh)
         return
     for path, entry in fresh.items():
-        yield from core.put(ns, path, entry.content, entry.meta)
+        yield from core.put(ns, path, entry.content, entry.meta, vectors=False)  # same text
 
 
 def sweep_flow(core: StoreCore, ns: str, index: GraphIndex | None) -> Flow[int]:

@@ -114,6 +114,8 @@ class ContextChefStore(BaseStore):
         self._sweeper = ttls.Sweeper(self.sweep_ttl)
         self._directories: dict[tuple[str, ...], str] = {}
         self._cores = Cores(store, pool_size)  # see `_langgraph_cores`
+        if self._index is not None and self._cores.sync is not None:
+            self._index.shares_vectors(self._cores.sync, self._ns)  # a mismatch fails here
 
     # -- construction and lifetime ------------------------------------------------------
 
@@ -289,10 +291,12 @@ class ContextChefStore(BaseStore):
         content = items.value_text(op)
         existing = yield from core.get(self._ns, path)
         meta = self._put_meta(op, existing, now)
+        shared = False
         if self._index is not None:
+            shared = self._index.shares_vectors(core, self._ns)  # then the store embeds nothing
             index = self._index.embed_put(core, self._ns, path, op, existing, asynchronous)
             meta = {**(meta or {}), META_KEY: (yield from index)}
-        yield from core.put(self._ns, path, content, meta)
+        yield from core.put(self._ns, path, content, meta, vectors=not shared)
 
     def _put_meta(
         self, op: PutOp, existing: StoredEntry | None, now: float

@@ -33,6 +33,7 @@ from contextchef.memory.entry import MEMORY_NAMESPACE, UNSET
 from contextchef.retrieval.arguments import Address, ToolInputError
 from contextchef.store.backend import StoredEntry
 from contextchef.store.core import StoreCore
+from contextchef.store.indexing import hybrid_hits
 from contextchef.store.paths import format_uri
 from contextchef.store.search import scan
 
@@ -203,10 +204,18 @@ class MemorySpace:
         yield from _memory_refusals(address, self.memory.rename(address.path, new.path))
 
     def search(self, prefix: str, query: str, limit: int | None) -> Flow[list[Hit]]:
+        """The live entries whose value or description holds `query`; where the store's
+        semantic index covers memory, fused with those close in meaning (see `indexing`)."""
         entries = yield from self.memory.entries()
         texts = [
             (entry.key, StoredEntry(f"{entry.value}\n{entry.description or ''}"))
             for entry in entries
             if entry.key.startswith(prefix)
         ]
-        return _hits(scan(texts, query, limit))
+        store = self.memory.store
+        if store.index is None or not store.index.covers(MEMORY_NAMESPACE):
+            return _hits(scan(texts, query, limit))
+        live = {key for key, _ in texts}  # expired entries stay stored until swept
+        near = yield from store.search(MEMORY_NAMESPACE, query, prefix, None, "semantic")
+        semantic = [hit for hit in near if hit.path in live]
+        return _hits(hybrid_hits(scan(texts, query), semantic, limit))

@@ -160,9 +160,10 @@ class AsyncNamespaceView(ViewBase):
         prefix: str = "",
         limit: int | None = None,
         mode: SearchMode | None = None,
+        min_score: float | None = None,
     ) -> builtins.list[SearchHit]:
         """See `NamespaceView.search`."""
-        return await drive_async(self._core.search(self._ns, query, prefix, limit, mode))
+        return await drive_async(self._core.search(self._ns, query, prefix, limit, mode, min_score))
 
     async def reindex(self, prefix: str = "") -> int:
         """See `NamespaceView.reindex`."""

@@ -255,8 +255,15 @@ class StoreCore:
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 
     def put(
-        self, ns: str, path: str | None, content: str, meta: Mapping[str, Any] | None
+        self,
+        ns: str,
+        path: str | None,
+        content: str,
+        meta: Mapping[str, Any] | None,
+        *,
+        vectors: bool = True,
     ) -> Op[PutResult]:
+        """`vectors=False`: the caller keeps the entry's vectors (see `indexing`)."""
         if path is not None:
             spellings = entry_spellings(path)
             if len(spellings) == 1:
@@ -277,7 +284,7 @@ class StoreCore:
         # The hottest write: its request is yielded inline rather than through `self.ops.write`.
         entry = StoredEntry(content, prepared)
         yield self.ops.call(StorageBackend.write, (ns, path, entry))
-        if self.index is not None:
+        if self.index is not None and vectors:
             yield from self._index(ns, {path: entry})
         return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
 
@@ -345,11 +352,28 @@ class StoreCore:
         return (yield from flow)
 
     def search(
-        self, ns: str, query: str, prefix: str, limit: int | None, mode: str | None = None
+        self,
+        ns: str,
+        query: str,
+        prefix: str,
+        limit: int | None,
+        mode: str | None = None,
+        min_score: float | None = None,
     ) -> Op[builtins.list[SearchHit]]:
-        """Text search, or by meaning (`mode`, hybrid by default where `ns` is indexed; see
-        `indexing`)."""
-        flow = search_flow(self.ops, self.index, ns, query, prefix, limit, mode, self.supports)
+        """Text search, or by meaning (`mode`, hybrid by default where `ns` is indexed;
+        `min_score` cuts the matches by meaning; see `indexing`)."""
+        flow = search_flow(
+            self.ops,
+            self.index,
+            ns,
+            query,
+            prefix,
+            limit,
+            mode,
+            self.supports,
+            min_score,
+            self.defer,
+        )
         return (yield from flow)
 
     def _index(self, ns: str, entries: Mapping[str, StoredEntry | None]) -> Op[None]:

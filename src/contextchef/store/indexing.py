@@ -20,14 +20,21 @@ Search (`NamespaceView.search(query, mode=…)`): `"lexical"` is the backend's t
 `"semantic"` the nearest vectors (score: the metric's, see `contextchef.store.vectors`), and
 `"hybrid"` (the default when the namespace is indexed) fuses both rankings by reciprocal rank
 fusion — each hit scores `sum(1 / (RRF_K + rank))` over the rankings it appears in. Every hit
-says how it matched in `SearchHit.matched`.
+says how it matched in `SearchHit.matched`. `min_score` (the index's, or the search call's) cuts
+the semantic ranking: a vector scoring below it is no match by meaning, so neither mode returns
+such noise; text matches are never cut.
+
+An entry may have several vectors: besides the one keyed by its path, any number keyed
+`<path>//<name>` (`KEY_SEPARATOR`; LangGraph's fields, see `integrations._langgraph_index`). A
+search scores an entry by its best vector. A vector whose entry is gone (deleted by a process
+without the index) is skipped, and deleted with the next write (see `orphans`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
@@ -35,17 +42,21 @@ from contextchef._effects import Call
 from contextchef.errors import ConfigError, StoreCapabilityError, StoreError
 from contextchef.store.backend import SearchHit, StoredEntry, backend_supports
 from contextchef.store.ops import BackendOps, Op
+from contextchef.store.orphans import KEY_SEPARATOR, entry_of, prune_flow
 from contextchef.store.paths import validate_namespace
 from contextchef.store.search import SNIPPET_RADIUS, snippet
 from contextchef.store.vectors import METRICS, Metric
 
 __all__ = [
+    "KEY_SEPARATOR",
     "RRF_K",
     "SEARCH_MODES",
     "IndexConfig",
     "SearchMode",
+    "check_min_score",
     "embed_query_flow",
     "fuse",
+    "hybrid_hits",
     "index_flow",
     "require_vectors",
     "resolve_mode",
@@ -73,6 +84,8 @@ class IndexConfig:
             `"inner_product"`.
         namespaces: the namespaces indexed; None (default) for every namespace.
         batch_size: texts per call of the embedding function.
+        min_score: the lowest score (the metric's) a match by meaning may have; None (default)
+            for no cut-off. A search's own `min_score` overrides it.
     """
 
     embed: Any
@@ -81,6 +94,7 @@ class IndexConfig:
     metric: Metric = "cosine"
     namespaces: frozenset[str] | None = None
     batch_size: int = 64
+    min_score: float | None = None
 
     def __post_init__(self) -> None:
         if not (callable(self.embed) or _method(self.embed, "documents") is not None):
@@ -98,6 +112,7 @@ class IndexConfig:
             raise ConfigError(f"index batch_size must be an int, got {self.batch_size!r}")
         if self.batch_size < 1:
             raise ConfigError(f"index batch_size must be at least 1, got {self.batch_size}")
+        check_min_score(self.min_score)
 
     @classmethod
     def coerce(cls, value: IndexConfig | Mapping[str, Any]) -> IndexConfig:
@@ -106,7 +121,7 @@ class IndexConfig:
             return value
         if not isinstance(value, Mapping):
             raise ConfigError(f"index must be a dict or IndexConfig, got {value!r}")
-        known = {"embed", "dims", "fields", "metric", "namespaces", "batch_size"}
+        known = {"embed", "dims", "fields", "metric", "namespaces", "batch_size", "min_score"}
         unknown = sorted(set(value) - known)
         if unknown:
             raise ConfigError(f"unknown index option(s): {', '.join(map(str, unknown))}")
@@ -125,11 +140,23 @@ class IndexConfig:
             if namespaces is None
             else frozenset(validate_namespace(ns) for ns in namespaces),
             batch_size=value.get("batch_size", 64),
+            min_score=value.get("min_score"),
         )
 
     def covers(self, ns: str) -> bool:
         """Whether namespace `ns` is indexed."""
         return self.namespaces is None or ns in self.namespaces
+
+
+def check_min_score(min_score: object) -> float | None:
+    """`min_score` when it is None or a finite number, else `ConfigError`."""
+    if min_score is None:
+        return None
+    if isinstance(min_score, bool) or not isinstance(min_score, int | float):
+        raise ConfigError(f"min_score must be a number or None, got {min_score!r}")
+    if not math.isfinite(min_score):
+        raise ConfigError(f"min_score must be finite, got {min_score!r}")
+    return float(min_score)
 
 
 def require_vectors(index: IndexConfig, backend: object) -> None:
@@ -267,6 +294,10 @@ def resolve_mode(index: IndexConfig | None, ns: str, mode: str | None) -> Search
     return mode
 
 
+def _prune_later(ops: BackendOps, ns: str, keys: Sequence[str]) -> Op[None]:
+    yield from prune_flow(ops, ns, keys)
+
+
 def semantic_search_flow(
     ops: BackendOps,
     index: IndexConfig,
@@ -275,41 +306,65 @@ def semantic_search_flow(
     prefix: str,
     limit: int | None,
     lexical: Callable[[int | None], Op[list[SearchHit]]] | None,
+    *,
+    min_score: float | None = None,
+    defer: Callable[[Hashable, Callable[[], Op[None]]], None] | None = None,
 ) -> Op[list[SearchHit]]:
     """The `semantic` search (`lexical` None) or the `hybrid` one (`lexical(pool)` runs the
-    text search): hits best first, each entry read for its meta and snippet. A vector whose
-    entry is gone (evicted by another writer) is skipped."""
+    text search): hits best first, each entry read for its meta and snippet. Vectors scoring
+    below `min_score` (else the index's) are left out; an entry scores its best vector. A
+    vector whose entry is gone is skipped, and its deletion handed to `defer` (the core's
+    deferred writes: a read never writes)."""
     if limit is not None and limit <= 0:
         return []
+    cut = index.min_score if min_score is None else check_min_score(min_score)
     pool = None if limit is None else max(limit * 4, 20)
     vector = yield from embed_query_flow(index, query)
     near = yield from ops.nearest(ns, vector, index.metric, prefix, pool)
-    similarity = dict(near)
+    similarity: dict[str, float] = {}
+    keys: dict[str, list[str]] = {}
+    for key, score in near:  # best first: an entry's first vector is its best one
+        if cut is not None and score < cut:
+            break
+        path = entry_of(key)
+        similarity.setdefault(path, score)
+        keys.setdefault(path, []).append(key)
     found: dict[str, StoredEntry] = {}
-    for path, _ in near:
+    orphans: list[str] = []
+    for path in similarity:
         entry = yield from ops.read(ns, path)
-        if entry is not None:
+        if entry is None:
+            orphans += keys[path]
+        else:
             found[path] = entry
-    semantic = [path for path, _ in near if path in found]
+    if orphans and defer is not None:
+        gone = tuple(orphans)
+        defer(("orphan vectors", ns, gone), lambda: _prune_later(ops, ns, gone))
+    semantic = [
+        semantic_hit(path, found[path], similarity[path]) for path in similarity if path in found
+    ]
     if lexical is None:
-        alone = [semantic_hit(path, found[path], similarity[path]) for path in semantic]
-        return alone if limit is None else alone[:limit]
-    text_hits = yield from lexical(pool)
-    by_path = {hit.path: hit for hit in text_hits}
-    fused = fuse((("lexical", [hit.path for hit in text_hits]), ("semantic", semantic)))
-    hits: list[SearchHit] = []
-    for path, score, matched in fused[:limit] if limit is not None else fused:
-        text_hit = by_path.get(path)
-        if text_hit is None:
-            hits.append(semantic_hit(path, found[path], score))
-            continue
-        hits.append(
-            SearchHit(
-                path=path,
-                meta=text_hit.meta,
-                snippet=text_hit.snippet,
-                score=score,
-                matched=matched,
-            )
+        return semantic if limit is None else semantic[:limit]
+    return hybrid_hits((yield from lexical(pool)), semantic, limit)
+
+
+def hybrid_hits(
+    text_hits: Sequence[SearchHit], semantic: Sequence[SearchHit], limit: int | None
+) -> list[SearchHit]:
+    """Hits by text and by meaning (each best first) fused by reciprocal rank fusion, at most
+    `limit`: a hit keeps its text snippet when its text matched, the entry's head otherwise."""
+    by_path = {hit.path: hit for hit in semantic}
+    by_path.update((hit.path, hit) for hit in text_hits)
+    fused = fuse(
+        (("lexical", [h.path for h in text_hits]), ("semantic", [h.path for h in semantic]))
+    )
+    return [
+        SearchHit(
+            path=path,
+            meta=by_path[path].meta,
+            snippet=by_path[path].snippet,
+            score=score,
+            matched=matched,
         )
-    return hits
+        for path, score, matched in (fused if limit is None else fused[:limit])
+    ]

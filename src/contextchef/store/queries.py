@@ -9,12 +9,17 @@ Whether the backend can do a step natively is asked through `supports` (the core
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from operator import attrgetter
 
 from contextchef.errors import ConfigError, StoreCapabilityError
 from contextchef.store.backend import Capability, ListedEntry, SearchHit, StoredEntry
-from contextchef.store.indexing import IndexConfig, resolve_mode, semantic_search_flow
+from contextchef.store.indexing import (
+    IndexConfig,
+    check_min_score,
+    resolve_mode,
+    semantic_search_flow,
+)
 from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import prefix_spellings
 
@@ -59,6 +64,8 @@ def search_flow(
     limit: int | None,
     mode: str | None,
     supports: Supports,
+    min_score: float | None = None,
+    defer: Callable[[Hashable, Callable[[], Op[None]]], None] | None = None,
 ) -> Op[list[SearchHit]]:
     """See `StoreCore.search`."""
     if not isinstance(query, str) or not query:
@@ -67,12 +74,23 @@ def search_flow(
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
         raise ConfigError(f"a search limit must be an int or None, got {limit!r}")
     chosen = resolve_mode(index, ns, mode)
+    check_min_score(min_score)
     if chosen != "lexical" and index is not None:
         lexical = None
         if chosen == "hybrid" and supports("search", ns):
             lexical = lambda pool: _lexical(ops, ns, query, spellings, pool, supports)  # noqa: E731
         return (
-            yield from semantic_search_flow(ops, index, ns, query, spellings[0], limit, lexical)
+            yield from semantic_search_flow(
+                ops,
+                index,
+                ns,
+                query,
+                spellings[0],
+                limit,
+                lexical,
+                min_score=min_score,
+                defer=defer,
+            )
         )
     return (yield from _lexical(ops, ns, query, spellings, limit, supports))
 

@@ -346,11 +346,13 @@ class NamespaceView(ViewBase):
         prefix: str = "",
         limit: int | None = None,
         mode: SearchMode | None = None,
+        min_score: float | None = None,
     ) -> builtins.list[SearchHit]:
         """Entries whose content holds `query` (case-insensitive, for the built-in backends);
         with a semantic index, by meaning too (`mode`: `"lexical"`, `"semantic"`, or
-        `"hybrid"`, the default where this namespace is indexed)."""
-        return self._run(self._core.search(self._ns, query, prefix, limit, mode))
+        `"hybrid"`, the default where this namespace is indexed). `min_score`: the lowest
+        score a match by meaning may have (default: the index's); text matches are not cut."""
+        return self._run(self._core.search(self._ns, query, prefix, limit, mode, min_score))
 
     def reindex(self, prefix: str = "") -> int:
         """Embed every entry under `prefix` again (those written before the index was

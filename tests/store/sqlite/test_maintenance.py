@@ -117,6 +117,24 @@ def test_vacuum_shrinks_and_prunes(db_path: Path, monkeypatch: pytest.MonkeyPatc
     assert mt.check(db_path).ok
 
 
+def test_vacuum_deletes_the_vectors_whose_entry_is_gone(db_path: Path) -> None:
+    with SQLiteBackend(db_path, project="test:maint") as backend:
+        backend.keep_versions("memory")
+        for ns in ("notes", "memory"):
+            for key in ("kept", "gone"):
+                backend.write(ns, key, StoredEntry(f"{ns} {key}"))
+            backend.put_vectors(ns, {"kept": [1.0, 0.0], "kept//title": [0.0, 1.0]})
+            backend.put_vectors(ns, {"gone": [1.0, 1.0], "gone//title": [1.0, 0.5]})
+            backend.delete(ns, "gone")  # behind the index's back: its vectors stay
+            backend.put_vectors(ns, {"never//x": [0.5, 0.5]})
+    report = mt.vacuum(db_path)
+    assert report.orphaned_vectors == 6
+    with SQLiteBackend(db_path, project="test:maint") as backend:
+        for ns in ("notes", "memory"):
+            found = backend.nearest(ns, [1.0, 0.0], prefix="", limit=None)
+            assert sorted(path for path, _ in found) == ["kept", "kept//title"]
+
+
 def test_backup_and_restore_round_trip(tmp_path: Path, db_path: Path) -> None:
     expected = populate(db_path, 50)
     result = backup(db_path, tmp_path / "copy.db")

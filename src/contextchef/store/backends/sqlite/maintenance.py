@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contextchef.errors import ForeignDatabaseError, MigrationError, StoreError
+from contextchef.store.backends.sqlite._vectors import delete_orphans
 from contextchef.store.backends.sqlite._versioned import prune_memory_log
 from contextchef.store.backends.sqlite.connection import (
     connect,
@@ -304,15 +305,18 @@ def check(path: Path, *, max_problems: int = 100) -> CheckReport:
 
 @dataclass(frozen=True, slots=True)
 class VacuumReport:
-    """Sizes before and after `vacuum`, and the mutation-log rows the retention policy pruned."""
+    """Sizes before and after `vacuum`, the mutation-log rows the retention policy pruned and
+    the vectors of a semantic index whose entry was gone."""
 
     bytes_before: int
     bytes_after: int
     pruned_log_rows: int
+    orphaned_vectors: int = 0
 
 
 def vacuum(path: Path, *, progress: Progress | None = None) -> VacuumReport:
-    """Prune the mutation log, optimise the FTS index, checkpoint and VACUUM the file."""
+    """Prune the mutation log and the vectors whose entry is gone, optimise the FTS index,
+    checkpoint and VACUUM the file."""
     if not path.is_file():
         raise StoreError(f"no database at {path}; nothing to vacuum")
     require_ours(path, doing="vacuum")
@@ -334,15 +338,16 @@ def vacuum(path: Path, *, progress: Progress | None = None) -> VacuumReport:
                 "PRAGMA wal_checkpoint(TRUNCATE)",
                 "PRAGMA optimize",
             )
-            pruned = 0
+            pruned = orphans = 0
             for done, step in enumerate(steps, start=1):
                 if step == "prune":
                     with write_transaction(conn):
                         pruned = prune_memory_log(conn, now=time.time())
+                        orphans = delete_orphans(conn)
                 else:
                     conn.execute(step).fetchall()
                 if progress is not None:
                     progress(done, len(steps))
     finally:
         conn.close()
-    return VacuumReport(before, sum(file_sizes(path).values()), pruned)
+    return VacuumReport(before, sum(file_sizes(path).values()), pruned, orphans)

@@ -25,7 +25,8 @@ Tables (the current shape is the sum of the migrations below):
 - `versioned_namespaces`: per project, the namespaces whose entries live in `memories`, as the
   store declared them (`keep_versions`); a namespace once declared stays versioned.
 - `entry_vectors`: a semantic index's vector of an entry (m007), a float64 BLOB keyed by
-  project, namespace and path, written and deleted by the store beside the entry.
+  project, namespace and path, written and deleted by the store beside the entry; since m008
+  also as float32 (`vector_f32`), what sqlite-vec scores in SQL where it loads (`_vec.py`).
 - `entry_access`: the last read time of an entry, one small row per entry that was ever read
   (or written with an explicit `accessed_at`), deleted with the entry by its foreign key.
 
@@ -37,6 +38,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from contextchef.store.backends.sqlite._vec import pack_f32
+from contextchef.store.vectors import unpack
 
 __all__ = ["MIGRATIONS", "Migration"]
 
@@ -275,6 +279,18 @@ def m007_add_entry_vectors(conn: sqlite3.Connection) -> None:
         PRIMARY KEY (project_id, namespace, path)
     )""",
         ),
+    )
+
+
+@migration
+def m008_add_entry_vectors_f32(conn: sqlite3.Connection) -> None:
+    """Each vector also as little-endian float32 (`vector_f32`), filled in for the vectors
+    already stored: sqlite-vec ranks by it in SQL, the float64 `vector` rescores exactly."""
+    conn.execute("ALTER TABLE entry_vectors ADD COLUMN vector_f32 BLOB")
+    rows = conn.execute("SELECT rowid, vector FROM entry_vectors").fetchall()
+    conn.executemany(
+        "UPDATE entry_vectors SET vector_f32 = ? WHERE rowid = ?",
+        [(pack_f32(unpack(blob)), rowid) for rowid, blob in rows],
     )
 
 
