@@ -99,8 +99,29 @@ class InMemoryBackend:
         bucket = self._data.get(ns)
         return bucket.get(path) if bucket is not None else None
 
+    def entry_table(self, ns: str) -> Mapping[str, StoredEntry]:
+        """The live entries of `ns` by path, read-only (a hot-path hook, see
+        `StorageBackend`): what `read` answers from, one table for the backend's life."""
+        with self._lock:
+            bucket = self._data.get(ns)
+            if bucket is None:
+                bucket = self._data[ns] = {}
+        return MappingProxyType(bucket)
+
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
-        frozen = self._freeze(entry.content, entry.meta)
+        self._keep(ns, path, self._freeze(entry.content, entry.meta))
+
+    def write_fresh(self, ns: str, path: str, content: str, meta: dict[str, Any]) -> None:
+        """`write(ns, path, StoredEntry(content, meta))` of a `meta` the caller made for this
+        call and hands over (a hot-path hook, see `StorageBackend`): kept, not copied."""
+        for key, value in meta.items():  # the caller's containers are still copied
+            if type(value) not in _IMMUTABLE:
+                meta[key] = copy.deepcopy(value)
+        meta["bytes"] = len(content) if content.isascii() else utf8_length(content)
+        self._keep(ns, path, StoredEntry(content, MappingProxyType(meta)))
+
+    def _keep(self, ns: str, path: str, frozen: StoredEntry) -> None:
+        """Make `frozen` the entry at `ns/path`."""
         with self._lock:
             bucket = self._data.get(ns)
             if bucket is None:
@@ -211,7 +232,7 @@ class InMemoryBackend:
             if ns in self._kept:
                 for path in self._data.get(ns, {}).keys() - snapshot.keys():
                     self._mark_deleted(ns, path)
-            self._data.pop(ns, None)
+            self._data.get(ns, {}).clear()  # in place: `entry_table` hands it out
             self._dirs.pop(ns, None)
             self._holding.pop(ns, None)
             for key in [key for key in self._versions if key[0] == ns]:
