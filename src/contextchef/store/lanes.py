@@ -26,14 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
-from contextchef.store.backend import StoredEntry
+from contextchef.store.backend import Capability, StoredEntry
+from contextchef.store.indexing import IndexConfig
 from contextchef.store.paths import URI_PREFIX, entry_spellings
+from contextchef.store.pending import Pending
 from contextchef.store.validation import check_content, prepare_meta
-
-if TYPE_CHECKING:
-    from contextchef.store.core import StoreCore
 
 __all__ = ["KNOWN_PATHS", "Lane", "PutResult"]
 
@@ -46,6 +45,20 @@ class PutResult(NamedTuple):
 
     path: str
     uri: str
+
+
+class StoreCore(Protocol):
+    """What a lane uses of `contextchef.store.core.StoreCore` (which makes it; a protocol, so
+    that this module does not import the one that imports it)."""
+
+    backend: object
+    clock: Callable[[], float]
+    index: IndexConfig | None
+    _pending: Pending
+    _undeclared: set[str]
+
+    def supports(self, capability: Capability, ns: str) -> bool: ...
+    def _note_read(self, ns: str, path: str) -> None: ...
 
 
 class Lane:
