@@ -101,10 +101,27 @@ class Paths:
 
 
 def address(path: str) -> tuple[tuple[str, ...], str] | None:
-    *labels, last = path.split("/")
-    if not last.startswith(KEY_MARK):
-        return None  # not written by this store
-    return tuple(decode_segment(label) for label in labels), decode_segment(last[1:])
+    """The namespace and key of an item's entry path; None for a path this store did not
+    write."""
+    cut = path.rfind("/") + 1
+    if not path.startswith(KEY_MARK, cut):
+        return None
+    return _namespace_of(path[:cut]), decode_segment(path[cut + 1 :])
+
+
+_NAMESPACES: dict[str, tuple[str, ...]] = {}
+"""The namespaces of directories decoded (at most `Paths.LIMIT`): the items a search returns
+share a few."""
+
+
+def _namespace_of(directory: str) -> tuple[str, ...]:
+    namespace = _NAMESPACES.get(directory)
+    if namespace is None:
+        namespace = tuple(decode_segment(label) for label in directory.split("/")[:-1])
+        if len(_NAMESPACES) >= Paths.LIMIT:
+            _NAMESPACES.clear()
+        _NAMESPACES[directory] = namespace
+    return namespace
 
 
 _DATES: dict[float, datetime] = {}
@@ -167,14 +184,18 @@ def item(
     found = address(path)
     assert found is not None
     namespace, key = found
-    fields: dict[str, Any] = {
-        "value": decode(entry.content) if value is None else value,
-        "key": key,
-        "namespace": namespace,
-        "created_at": _time(entry, "created_at"),
-        "updated_at": _time(entry, "updated_at"),
-    }
-    return SearchItem(**fields, score=score) if hit else Item(**fields)
+    value = loads(entry.content) if value is None else value
+    created, updated = _time(entry, "created_at"), _time(entry, "updated_at")
+    if hit:
+        return SearchItem(
+            namespace=namespace,
+            key=key,
+            value=value,
+            created_at=created,
+            updated_at=updated,
+            score=score,
+        )
+    return Item(value=value, key=key, namespace=namespace, created_at=created, updated_at=updated)
 
 
 def fixed_prefix(op: ListNamespacesOp) -> tuple[str, ...]:

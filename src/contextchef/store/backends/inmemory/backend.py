@@ -168,7 +168,7 @@ class InMemoryBackend:
         return dict(self._items(ns, prefix)[-count:]) if count > 0 else {}
 
     def read_recent(self, ns: str, prefix: str, limit: int, offset: int) -> dict[str, StoredEntry]:
-        ordered = sorted(self._items(ns, prefix), key=recency_key)
+        ordered = sorted(self._items(ns, prefix, ordered=False), key=recency_key)
         return dict(ordered[offset : offset + limit])
 
     def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
@@ -307,7 +307,10 @@ class InMemoryBackend:
         if versions and versions[-1].live:
             versions[-1].deleted_at = time.time()
 
-    def _items(self, ns: str, prefix: str) -> builtins.list[tuple[str, StoredEntry]]:
+    def _items(
+        self, ns: str, prefix: str, *, ordered: bool = True
+    ) -> builtins.list[tuple[str, StoredEntry]]:
+        """The entries of `ns` under `prefix`, sorted by path unless not `ordered`."""
         bucket = self._data.get(ns, {})
         if not prefix:
             items = list(bucket.items())
@@ -319,7 +322,8 @@ class InMemoryBackend:
                 if inside != prefix:
                     paths += [p for p in holding.get(inside, ()) if p.startswith(prefix)]
             items = [(path, bucket[path]) for path in paths if path in bucket]
-        items.sort(key=lambda item: item[0])
+        if ordered:
+            items.sort(key=lambda item: item[0])
         return items
 
     def _claim(self, ns: str, bucket: dict[str, StoredEntry], path: str) -> None:
