@@ -19,17 +19,47 @@ from contextchef.store.backend import StoredEntry
 from contextchef.store.core import StoreCore
 
 try:
-    from langgraph.store.base import NotProvided, TTLConfig
+    from langgraph.store.base import (
+        GetOp,
+        NotProvided,
+        Op,
+        PutOp,
+        TTLConfig,
+        validate_op_namespace,
+    )
 
     from contextchef.integrations import _langgraph_items as items
     from contextchef.integrations import _langgraph_ttl as ttls
 except ImportError as exc:  # pragma: no cover - exercised by the runtime-only install gate
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
-__all__ = ["FLOW", "get_now", "put_meta", "put_now"]
+__all__ = ["FLOW", "get_now", "put_meta", "put_now", "single"]
 
 FLOW: Any = object()
 """The answer for an operation that needs the batch flow."""
+
+
+def single(
+    core: StoreCore,
+    ns: str,
+    paths: items.Paths,
+    op: Op,
+    index: object | None,
+    config: TTLConfig | None,
+) -> Any:
+    """A batch of one get or put as plain calls (its result), or `FLOW` when it needs the
+    flow (a TTL refresh, a delete, a put to embed into `index`, any other operation)."""
+    if isinstance(op, GetOp):
+        validate_op_namespace(op)
+        namespace = tuple(op.namespace)
+        path = paths.path(namespace, op.key)
+        return get_now(core, ns, path, namespace, op.key, op.refresh_ttl, config)
+    if isinstance(op, PutOp) and op.value is not None and index is None:
+        validate_op_namespace(op)
+        path = paths.path(op.namespace, op.key)
+        put_now(core, ns, path, op.namespace, op.key, op.value, op.ttl, config)
+        return None
+    return FLOW
 
 
 def get_now(

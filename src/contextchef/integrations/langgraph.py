@@ -177,29 +177,10 @@ class ContextChefStore(BaseStore):
         core = self._sync_core()
         ops = list(ops)
         if len(ops) == 1 and not core.native_async:  # `get` and `put`: no flow to drive
-            done = self._single(core, ops[0])
+            done = hot.single(core, self._ns, self._paths, ops[0], self._index, self.ttl_config)
             if done is not hot.FLOW:
                 return [done]
         return drive_sync(self._batch(core, ops, asynchronous=False))
-
-    def _single(self, core: StoreCore, op: Op) -> Any:
-        """A batch of one get or put, as plain calls on a synchronous backend (`_langgraph_hot`),
-        or `hot.FLOW` when it needs the flow (a TTL refresh, a delete, any other operation)."""
-        if isinstance(op, GetOp):
-            validate_op_namespace(op)
-            namespace = tuple(op.namespace)
-            path = self._path(namespace, op.key)
-            return hot.get_now(
-                core, self._ns, path, namespace, op.key, op.refresh_ttl, self.ttl_config
-            )
-        if isinstance(op, PutOp) and op.value is not None and self._index is None:
-            validate_op_namespace(op)
-            path = self._path(op.namespace, op.key)
-            hot.put_now(
-                core, self._ns, path, op.namespace, op.key, op.value, op.ttl, self.ttl_config
-            )
-            return None
-        return hot.FLOW
 
     # `BaseStore.get` and `put` (a batch of one operation), without building the operation
     # where the namespace was accepted before and a synchronous backend answers.
@@ -254,9 +235,6 @@ class ContextChefStore(BaseStore):
             return None
         return core
 
-    def _path(self, namespace: tuple[str, ...], key: str) -> str:
-        return self._paths.path(namespace, key)
-
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """`batch`, awaited."""
         core = self._async_core()
@@ -300,7 +278,7 @@ class ContextChefStore(BaseStore):
     def _get(
         self, core: StoreCore, op: GetOp, now: float, refresh: dict[str, StoredEntry]
     ) -> Flow[Item | None]:
-        path = self._path(op.namespace, op.key)
+        path = self._paths.path(op.namespace, op.key)
         entry = yield from core.get(self._ns, path)
         found = self._found(op, entry, now)
         if found is not None and ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
@@ -315,7 +293,7 @@ class ContextChefStore(BaseStore):
         return items.item_of(tuple(op.namespace), op.key, entry)
 
     def _put(self, core: StoreCore, op: PutOp, now: float, asynchronous: bool) -> Flow[None]:
-        path = self._path(op.namespace, op.key)
+        path = self._paths.path(op.namespace, op.key)
         if op.value is None:
             if self._index is not None:
                 yield from self._index.forget(
