@@ -172,7 +172,11 @@ def test_in_memory_freeze_matches_the_plain_copy(
     if stamped:
         meta = {**meta, "created_at": 1.0, "updated_at": 2.0}
     before = time.time()
-    ours = dict(InMemoryBackend._freeze(content, meta).meta)
+    backend = InMemoryBackend()
+    backend.write("notes", "a.md", StoredEntry(content, meta))
+    stored = backend.read("notes", "a.md")
+    assert stored is not None
+    ours = dict(stored.meta)
     theirs = oracle_freeze(content, meta)
     if not stamped:  # each side stamps its own clock reading: compare where they land
         for key in ("created_at", "updated_at"):

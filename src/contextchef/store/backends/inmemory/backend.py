@@ -109,19 +109,22 @@ class InMemoryBackend:
         return MappingProxyType(bucket)
 
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
-        self._keep(ns, path, self._freeze(entry.content, entry.meta))
+        meta: dict[str, Any] = dict(entry.meta)  # the caller's: copied, then handed over
+        meta.pop("accessed_at", None)
+        if "created_at" not in meta or "updated_at" not in meta:
+            now = time.time()
+            meta.setdefault("created_at", now)
+            meta.setdefault("updated_at", now)
+        self.write_fresh(ns, path, entry.content, meta)
 
     def write_fresh(self, ns: str, path: str, content: str, meta: dict[str, Any]) -> None:
         """`write(ns, path, StoredEntry(content, meta))` of a `meta` the caller made for this
         call and hands over (a hot-path hook, see `StorageBackend`): kept, not copied."""
-        for key, value in meta.items():  # the caller's containers are still copied
+        for key, value in meta.items():  # replacing values in place: the keys stay as they are
             if type(value) not in _IMMUTABLE:
-                meta[key] = copy.deepcopy(value)
+                meta[key] = copy.deepcopy(value)  # the caller's containers are still copied
         meta["bytes"] = len(content) if content.isascii() else utf8_length(content)
-        self._keep(ns, path, StoredEntry(content, MappingProxyType(meta)))
-
-    def _keep(self, ns: str, path: str, frozen: StoredEntry) -> None:
-        """Make `frozen` the entry at `ns/path`."""
+        frozen = StoredEntry(content, MappingProxyType(meta))
         with self._lock:
             bucket = self._data.get(ns)
             if bucket is None:
@@ -355,17 +358,3 @@ class InMemoryBackend:
         if members is None:
             members = holding[directory] = set()
         members.add(path)
-
-    @staticmethod
-    def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
-        stored: dict[str, Any] = dict(meta)
-        stored.pop("accessed_at", None)
-        for key, value in stored.items():  # replacing values in place: the keys stay as they are
-            if type(value) not in _IMMUTABLE:
-                stored[key] = copy.deepcopy(value)
-        if "created_at" not in stored or "updated_at" not in stored:
-            now = time.time()
-            stored.setdefault("created_at", now)
-            stored.setdefault("updated_at", now)
-        stored["bytes"] = utf8_length(content)
-        return StoredEntry(content, MappingProxyType(stored))
