@@ -44,6 +44,7 @@ FOUNDATION = (
     "_hosttext",
     "_jsonvalue",
     "_jsonload",
+    "_jsondump",
     "_repair",
     "_config",
     "_limits",

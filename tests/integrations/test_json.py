@@ -1,13 +1,20 @@
-"""Stored JSON decodes to exactly what `json.loads` gives, orjson or not."""
+"""Stored JSON decodes to exactly what `json.loads` gives, orjson or not, and is encoded from
+exactly what `json.dumps` accepts, meaning what its text means."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import json
+import uuid
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contextchef._jsondump import dumps
 from contextchef._jsonload import loads
 
 CASES = [
@@ -48,3 +55,70 @@ JSON = st.recursive(
 def test_any_value_decodes_as_json_decodes_it(value: object) -> None:
     text = json.dumps(value, ensure_ascii=False)
     assert repr(loads(text)) == repr(json.loads(text))
+
+
+# -- dumps: what `json.dumps(value, ensure_ascii=False, allow_nan=False)` accepts and means --
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+class _Text(str):
+    pass
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+
+
+ODD = [
+    float("nan"),
+    float("inf"),
+    2**64,
+    2**64 - 1,
+    -(2**63) - 1,
+    uuid.UUID(int=7),
+    _Colour.RED,
+    _Text("sub"),
+    _Point(1),
+    (1, 2),
+    {1: "int key"},
+    {"s": {1, 2}},
+    "a\ud800b",
+    datetime.datetime(2024, 1, 1),
+]
+"""Values where orjson and `json` differ (or one of them refuses)."""
+
+DUMPABLE = st.recursive(
+    JSON | st.sampled_from(ODD),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def _outcome(encode: Any, value: object) -> tuple[str, Any]:
+    try:
+        return "ok", json.loads(encode(value))
+    except (TypeError, ValueError) as exc:
+        return "error", type(exc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(DUMPABLE)
+def test_dumps_accepts_refuses_and_means_what_json_dumps_does(value: object) -> None:
+    ours = _outcome(dumps, value)
+    theirs = _outcome(lambda v: json.dumps(v, ensure_ascii=False, allow_nan=False), value)
+    assert ours[0] == theirs[0]
+    assert repr(ours[1]) == repr(theirs[1])
+
+
+@pytest.mark.parametrize("value", ODD)
+def test_dumps_of_an_odd_value_matches_json_dumps(value: object) -> None:
+    for wrapped in (value, {"v": value}, [value]):
+        ours = _outcome(dumps, wrapped)
+        theirs = _outcome(lambda v: json.dumps(v, ensure_ascii=False, allow_nan=False), wrapped)
+        assert ours[0] == theirs[0] and repr(ours[1]) == repr(theirs[1])

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from langgraph.config import get_store
 from langgraph.graph import END, START, StateGraph
@@ -238,3 +238,58 @@ def test_paging_maps_to_in_memory_store_by_latest_write(seed: int) -> None:
         assert ours.list_namespaces(limit=limit, offset=offset) == reference.list_namespaces(
             limit=limit, offset=offset
         )
+
+
+_method_namespaces = st.sampled_from(
+    [("a",), ("a", "b"), ("langgraph", "x"), (), ("a.b",), ("",), ("a", "b/c"), ("é", "%")]
+)
+_method_calls = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), _method_namespaces, _keys, _values),
+        st.tuples(st.just("get"), _method_namespaces, _keys),
+        st.tuples(st.just("delete"), _method_namespaces, _keys),
+    ),
+    max_size=16,
+)
+
+
+def _call(store: Any, call: tuple[Any, ...]) -> Any:
+    name, *args = call
+    try:
+        return _comparable(getattr(store, name)(*args))
+    except Exception as exc:
+        return type(exc).__name__
+
+
+@settings(max_examples=60, deadline=None)
+@given(_method_calls)
+@example(  # a namespace a get accepted, refused for a put
+    [
+        ("get", ("langgraph", "x"), "k"),
+        ("put", ("langgraph", "x"), "k", {"n": 1}),
+        ("get", (), "k"),
+        ("put", (), "k", {"n": 1}),
+        ("get", ("a",), "k"),
+        ("put", ("a",), "k", {"n": 1}),
+        ("get", ("a",), "k"),
+    ]
+)
+def test_get_put_and_delete_calls_give_what_in_memory_store_gives(calls: list[Any]) -> None:
+    """`get` and `put` skip building an operation for a namespace accepted before: the rules
+    `BaseStore` applies (a `langgraph` root or an empty namespace refused for a put, a bad
+    label for any call) hold all the same, whatever was called first."""
+    ours, reference = ContextChefStore("memory"), Reference()
+    for call in calls:
+        assert _call(ours, call) == _call(reference, call)
+
+
+def test_a_value_read_is_the_callers_own() -> None:
+    store = ContextChefStore("memory")
+    store.put(("docs",), "a", {"tags": ["x"], "n": 1})
+    first = store.get(("docs",), "a")
+    assert first is not None
+    first.value["tags"].append("changed")
+    first.value["n"] = 2
+    again = store.get(("docs",), "a")
+    assert again is not None and again.value == {"tags": ["x"], "n": 1}
+    assert store.search(("docs",))[0].value == {"tags": ["x"], "n": 1}

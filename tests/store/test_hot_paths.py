@@ -172,7 +172,11 @@ def test_in_memory_freeze_matches_the_plain_copy(
     if stamped:
         meta = {**meta, "created_at": 1.0, "updated_at": 2.0}
     before = time.time()
-    ours = dict(InMemoryBackend._freeze(content, meta).meta)
+    backend = InMemoryBackend()
+    backend.write("notes", "a.md", StoredEntry(content, meta))
+    stored = backend.read("notes", "a.md")
+    assert stored is not None
+    ours = dict(stored.meta)
     theirs = oracle_freeze(content, meta)
     if not stamped:  # each side stamps its own clock reading: compare where they land
         for key in ("created_at", "updated_at"):
@@ -391,3 +395,77 @@ def test_defaults_are_fresh_empty_dicts() -> None:
     op, other = StoreOp("b", StorageBackend.read), StoreOp("b", StorageBackend.read)
     assert op.args == () and op.kwargs == {} and op.kwargs is not other.kwargs
     assert op.native is False
+
+
+# -- the hot lane (`contextchef.store.lanes`) --------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_get_after_a_restore_reads_what_the_restore_left() -> None:
+    """The in-memory backend hands the lane its live entry table: a restore refills that
+    table, it never swaps in another one behind the lane's back."""
+    store = Store(InMemoryBackend())
+    notes = store.namespace("notes")
+    notes.put("a.md", "old")
+    assert notes.get("a.md") is not None  # the lane now reads the table
+    notes.restore({"b.md": StoredEntry("new")})
+    assert notes.get("a.md") is None
+    assert notes.get("b.md").content == "new"  # type: ignore[union-attr]
+    notes.put("a.md", "again")
+    assert store.namespace("notes").get("a.md").content == "again"  # type: ignore[union-attr]
+
+
+def test_reads_through_the_lane_keep_an_entry_from_eviction_even_after_a_restore() -> None:
+    clock = Clock()
+    store = Store(InMemoryBackend(), clock=clock)
+    notes = store.namespace("notes")
+    for number, path in enumerate(("a.md", "b.md"), start=1):
+        clock.now = float(number)
+        notes.put(path, path)
+    clock.now = 3.0
+    notes.get("a.md")  # read last: b.md is the least recently used
+    assert [e.path for e in notes.cleanup(max_files=1).evicted] == ["b.md"]
+    notes.restore({"a.md": StoredEntry("a", {"created_at": 1.0, "updated_at": 1.0})})
+    notes.put("c.md", "c")  # written at 3.0
+    clock.now = 4.0
+    notes.get("a.md")  # read after the restore: a.md stays, c.md goes
+    assert [e.path for e in notes.cleanup(max_files=1).evicted] == ["c.md"]
+
+
+def test_the_lane_remembers_a_bounded_number_of_paths() -> None:
+    from contextchef.store.lanes import KNOWN_PATHS
+
+    notes = Store(InMemoryBackend()).namespace("notes")
+    lane = notes._lane  # type: ignore[attr-defined]
+    for number in range(KNOWN_PATHS + 10):
+        notes.get(f"p{number}.md")
+    assert 0 < len(lane._known) <= KNOWN_PATHS
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(content=st.text(max_size=20), meta=st.dictionaries(texts, json_values, max_size=4))
+def test_write_fresh_stores_what_write_stores(content: str, meta: dict[str, Any]) -> None:
+    """The lane's `write_fresh` keeps the meta it prepared; the entry is the one `write` makes
+    of a copy, and the caller's containers are copies there too."""
+    try:
+        prepared = prepare_meta(meta, 5.0)
+    except Exception:
+        return  # refused before any backend: nothing to compare
+    backend = InMemoryBackend()
+    backend.write("notes", "plain.md", StoredEntry(content, dict(prepared)))
+    backend.write_fresh("notes", "fresh.md", content, prepared)
+    plain, fresh = backend.read("notes", "plain.md"), backend.read("notes", "fresh.md")
+    assert plain is not None and fresh is not None
+    assert fresh.content == plain.content and same(dict(fresh.meta), dict(plain.meta))
+    for key, value in fresh.meta.items():
+        if isinstance(value, list | dict):
+            assert value is not meta.get(key)
+    with pytest.raises(TypeError):
+        fresh.meta["bytes"] = 0  # type: ignore[index]

@@ -64,7 +64,14 @@ def _at(value: Any, key: str) -> Any:
 
 def matches_filter(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
     """Whether the item value `value` passes `filter` (checked by `check_filter`)."""
-    return all(_compare(_at(value, key), wanted) for key, wanted in (filter or {}).items())
+    for key, wanted in (filter or {}).items():
+        found = _at(value, key)
+        if type(wanted) in _SCALARS:  # `_compare`'s first case, inline: the common filter
+            if found is _MISSING or not _same(found, wanted):
+                return False
+        elif not _compare(found, wanted):
+            return False
+    return True
 
 
 def _compare(value: Any, wanted: Any) -> bool:

@@ -114,13 +114,15 @@ def _matching(
     """The items of `found` (in order) that `op` keeps, with their decoded values; decoding
     stops once `enough` are kept (None: all)."""
     kept: list[Match] = []
+    omit = bool((ttl_config or {}).get("omit_expired", False))  # else nothing is hidden
+    wanted, decode = op.filter, items.decode
     for path, entry, score in found:
         if enough is not None and len(kept) >= enough:
             break
-        if not items.is_item(path) or ttls.hidden(entry.meta, now, ttl_config):
+        if not items.is_item(path) or (omit and ttls.hidden(entry.meta, now, ttl_config)):
             continue
-        value = items.decode(entry.content)
-        if op.filter and not filters.matches_filter(value, op.filter):
+        value = decode(entry.content)
+        if wanted and not filters.matches_filter(value, wanted):
             continue
         kept.append((path, entry, score, value))
     return kept

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from typing import Any, Literal, cast
 
 from contextchef._effects import Flow, drive_async, drive_sync
 from contextchef.errors import ConfigError, MissingDependencyError
-from contextchef.integrations._keys import encode_segment
 from contextchef.integrations._langgraph_cores import (
     Cores,
     conn_options,
@@ -48,10 +47,12 @@ from contextchef.store.store import StoreBase
 
 try:
     from langgraph.store.base import (
+        NOT_PROVIDED,
         BaseStore,
         GetOp,
         Item,
         ListNamespacesOp,
+        NotProvided,
         Op,
         PutOp,
         Result,
@@ -62,6 +63,7 @@ try:
     from langgraph.store.base.batch import AsyncBatchedBaseStore
 
     from contextchef.integrations import _langgraph_filter as filters
+    from contextchef.integrations import _langgraph_hot as hot
     from contextchef.integrations import _langgraph_items as items
     from contextchef.integrations import _langgraph_ttl as ttls
     from contextchef.integrations._langgraph_index import META_KEY, GraphIndex
@@ -71,12 +73,6 @@ except ImportError as exc:  # pragma: no cover - exercised by simulating the mis
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
 __all__ = ["AsyncContextChefStore", "ContextChefStore"]
-
-_FLOW: Any = object()
-"""`_single`'s answer for an operation that needs the batch flow."""
-
-_DIRECTORIES = 4096
-"""Namespace directories a store remembers (forgotten all at once past that)."""
 
 
 class ContextChefStore(BaseStore):
@@ -112,7 +108,7 @@ class ContextChefStore(BaseStore):
         self.embeddings = None if self._index is None else self._index.embeddings
         self._guard_loop = False  # set for a store opened with `async with`
         self._sweeper = ttls.Sweeper(self.sweep_ttl)
-        self._directories: dict[tuple[str, ...], str] = {}
+        self._paths = items.Paths()  # entry paths, remembered
         self._cores = Cores(store, pool_size)  # see `_langgraph_cores`
         if self._index is not None and self._cores.sync is not None:
             self._index.shares_vectors(self._cores.sync, self._ns)  # a mismatch fails here
@@ -183,44 +179,63 @@ class ContextChefStore(BaseStore):
         core = self._sync_core()
         ops = list(ops)
         if len(ops) == 1 and not core.native_async:  # `get` and `put`: no flow to drive
-            done = self._single(core, ops[0])
-            if done is not _FLOW:
+            done = hot.single(core, self._ns, self._paths, ops[0], self._index, self.ttl_config)
+            if done is not hot.FLOW:
                 return [done]
         return drive_sync(self._batch(core, ops, asynchronous=False))
 
-    def _single(self, core: StoreCore, op: Op) -> Any:
-        """A batch of one get or put, as plain calls on a synchronous backend (the steps of
-        `_get` and `_put`), or `_FLOW` when it needs the flow (a TTL refresh, a delete, a
-        write with pending ones before it, any other operation)."""
-        if isinstance(op, GetOp):
-            validate_op_namespace(op)
-            now = core.clock()
-            entry = core.get_now(self._ns, self._path(op.namespace, op.key))
-            found = self._found(op, entry, now)
-            if found is not None and ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
-                assert entry is not None
-                if ttls.refreshed(entry.meta, now) is not None:
-                    return _FLOW  # an item with a TTL: its expiry moves on, a write
-            return found
-        if isinstance(op, PutOp) and op.value is not None and self._index is None:
-            validate_op_namespace(op)
-            now = core.clock()
-            path = self._path(op.namespace, op.key)
-            content = items.value_text(op)
-            meta = self._put_meta(op, core.get_now(self._ns, path), now)
-            if core.put_now(self._ns, path, content, meta) is None:
-                drive_sync(core.put(self._ns, path, content, meta))
-            return None
-        return _FLOW
+    # `BaseStore.get` and `put` (a batch of one operation), without building the operation
+    # where the namespace was accepted before and a synchronous backend answers.
 
-    def _path(self, namespace: tuple[str, ...], key: str) -> str:
-        """`items.path_of`, each namespace's directory remembered (a few thousand at most)."""
-        directory = self._directories.get(namespace)
-        if directory is None:
-            if len(self._directories) >= _DIRECTORIES:
-                self._directories.clear()
-            directory = self._directories[namespace] = items.directory(namespace)
-        return directory + items.KEY_MARK + encode_segment(key, what="key")
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        cores, key = self._cores, key if type(key) is str else str(key)
+        core, path = cores.sync, self._paths.known(namespace, key)
+        # Plain calls unless closed, async, or an `AsyncContextChefStore` (through its loop).
+        if (
+            path
+            and core is not None
+            and not (cores.closed or self._guard_loop or core.native_async)
+        ):
+            found = hot.get_now(core, self._ns, path, namespace, key, refresh_ttl, self.ttl_config)
+            if found is not hot.FLOW:
+                return cast("Item | None", found)
+        return super().get(namespace, key, refresh_ttl=refresh_ttl)
+
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
+    ) -> None:
+        core = self._hot_core()
+        key = key if type(key) is str else str(key)
+        path = self._paths.known(namespace, key)
+        if (
+            core is not None
+            and path is not None
+            and namespace  # `BaseStore.put`'s own rules: not empty, not under "langgraph"
+            and namespace[0] != "langgraph"
+            and value is not None
+            and self._index is None
+            and (ttl is NOT_PROVIDED or ttl is None)
+        ):
+            hot.put_now(core, self._ns, path, namespace, key, value, ttl, self.ttl_config)
+            return
+        super().put(namespace, key, value, index, ttl=ttl)
+
+    def _hot_core(self) -> StoreCore | None:
+        """The core a single get or put runs on as plain calls, or None (closed, an async
+        backend, or an `AsyncContextChefStore`, whose sync calls go through its loop)."""
+        cores = self._cores
+        core = cores.sync
+        if core is None or cores.closed or self._guard_loop or core.native_async:
+            return None
+        return core
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """`batch`, awaited."""
@@ -265,7 +280,7 @@ class ContextChefStore(BaseStore):
     def _get(
         self, core: StoreCore, op: GetOp, now: float, refresh: dict[str, StoredEntry]
     ) -> Flow[Item | None]:
-        path = self._path(op.namespace, op.key)
+        path = self._paths.path(op.namespace, op.key)
         entry = yield from core.get(self._ns, path)
         found = self._found(op, entry, now)
         if found is not None and ttls.wants_refresh(op.refresh_ttl, self.ttl_config):
@@ -280,7 +295,7 @@ class ContextChefStore(BaseStore):
         return items.item_of(tuple(op.namespace), op.key, entry)
 
     def _put(self, core: StoreCore, op: PutOp, now: float, asynchronous: bool) -> Flow[None]:
-        path = self._path(op.namespace, op.key)
+        path = self._paths.path(op.namespace, op.key)
         if op.value is None:
             if self._index is not None:
                 yield from self._index.forget(
@@ -288,24 +303,15 @@ class ContextChefStore(BaseStore):
                 )
             yield from core.delete(self._ns, path)
             return
-        content = items.value_text(op)
+        content = items.value_text(op.namespace, op.key, op.value)
         existing = yield from core.get(self._ns, path)
-        meta = self._put_meta(op, existing, now)
+        meta = hot.put_meta(op.ttl, self.ttl_config, existing, now)
         shared = False
         if self._index is not None:
             shared = self._index.shares_vectors(core, self._ns)  # then the store embeds nothing
             index = self._index.embed_put(core, self._ns, path, op, existing, asynchronous)
             meta = {**(meta or {}), META_KEY: (yield from index)}
         yield from core.put(self._ns, path, content, meta, vectors=not shared)
-
-    def _put_meta(
-        self, op: PutOp, existing: StoredEntry | None, now: float
-    ) -> dict[str, Any] | None:
-        """The meta a put of `op` writes over `existing`: its TTL, the first `created_at`."""
-        meta: dict[str, Any] = ttls.expiry_meta(op.ttl, self.ttl_config, now)
-        if existing is not None:
-            meta["created_at"] = existing.meta["created_at"]
-        return meta or None
 
     # -- TTL ----------------------------------------------------------------------------
 

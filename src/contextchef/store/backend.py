@@ -211,6 +211,18 @@ class StorageBackend(Protocol):
       never embeds. `supports("vectors", ns)` declares it (the method names alone do not).
     - `supports(capability, ns) -> bool` (when absent: "the method exists")
 
+    Hot-path hooks (not capabilities: no flow requests them; only the synchronous `Store`'s
+    hot lane uses them, see `contextchef.store.lanes`):
+
+    - `entry_table(ns) -> Mapping[str, StoredEntry]`: the namespace's entries by path, live
+      and read-only, one table for the backend's life (it never hands out another): for a
+      backend that holds its entries in this process as immutable `StoredEntry`s, so a lookup
+      there is a `read` (the in-memory one).
+    - `write_fresh(ns, path, content, meta) -> None`: `write(ns, path, StoredEntry(content,
+      meta))`, where `meta` is a dict the store made for this call and never touches again
+      (JSON values, no derived keys, `created_at` and `updated_at` set): the backend may keep
+      it rather than copy it (values it does not own, such as lists, still need copying).
+
     What the built-in backends do for `create`, `read_versioned` and `replace_if` (the version
     tokens are theirs alone), and for `transact`:
 

@@ -36,7 +36,7 @@ import builtins
 import logging
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import Any, NamedTuple, Unpack
+from typing import Any, Unpack
 
 from contextchef._effects import Flow
 from contextchef.errors import ConfigError, StoreCapabilityError
@@ -54,6 +54,7 @@ from contextchef.store.dirs import dirs_flow
 from contextchef.store.edits import CAS_ATTEMPTS, Change, rename_flow, update_flow
 from contextchef.store.eviction import Caps, CleanupReport, EvictionPolicy, sweep_flow
 from contextchef.store.indexing import IndexConfig, index_flow, require_vectors
+from contextchef.store.lanes import Lane, PutResult
 from contextchef.store.last import last_flow
 from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import URI_PREFIX, content_path, entry_spellings, validate_namespace
@@ -83,13 +84,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("contextchef.store.core")
-
-
-class PutResult(NamedTuple):
-    """Where a `put` or `append` landed: the entry's path and its `context://` URI."""
-
-    path: str
-    uri: str
 
 
 class StoreCore:
@@ -124,6 +118,7 @@ class StoreCore:
         self._capabilities: dict[tuple[str, str], bool] = {}
         # Read times and deferred writes, written with the next write (see `pending`).
         self._pending = Pending()
+        self._lanes: dict[str, Lane] = {}  # see `lane`
         self.versioned: set[str] = set()  # the namespaces declared versioned through this store
         self.on_evicted: list[Callable[[CleanupReport], Any]] = []  # called after a sweep
         self.offloader: Any = None  # the `offloads.Offloader` of the chef that opened the store
@@ -225,34 +220,25 @@ class StoreCore:
         return None
 
     # The two hottest calls of the synchronous `Store`, short-circuited: over a synchronous
-    # backend, `drive_sync` makes exactly these plain calls, so the generator and the driver
-    # are skipped when nothing else is due. Same steps as the flows above and below (a test
-    # runs both, and `AsyncStore`, call for call).
+    # backend, `drive_sync` makes exactly the plain calls a `Lane` makes (see `lanes`).
+
+    def lane(self, ns: str) -> Lane:
+        """The hot lane of `ns` (`get` and `put` as plain calls; a synchronous backend only)."""
+        lane = self._lanes.get(ns)
+        if lane is None:
+            lane = self._lanes[ns] = Lane(self, ns)
+        return lane
 
     def get_now(self, ns: str, path: str) -> StoredEntry | None:
         """`get`, as plain calls on a synchronous backend."""
-        read = self.backend.read  # type: ignore[attr-defined]
-        for spelling in entry_spellings(path):
-            entry: StoredEntry | None = read(ns, spelling)
-            if entry is not None:
-                self._note_read(ns, spelling)
-                return entry
-        return None
+        return self.lane(ns).get(path)
 
     def put_now(
         self, ns: str, path: str, content: str, meta: Mapping[str, Any] | None
     ) -> PutResult | None:
         """`put` of a named entry as plain calls on a synchronous backend, or None (nothing
-        done) when the flow has more to do: pending writes, an undeclared versioned namespace,
-        a name with several spellings, an index to embed the entry into."""
-        spellings = entry_spellings(path)
-        if len(spellings) > 1 or self._pending or self._undeclared or self.index is not None:
-            return None
-        path = spellings[0]
-        check_content(content, ns=ns, path=path)
-        entry = StoredEntry(content, prepare_meta(meta, self.clock()))
-        self.backend.write(ns, path, entry)  # type: ignore[attr-defined]
-        return PutResult(path, f"{URI_PREFIX}{ns}/{path}")
+        done) when the flow has more to do (see `Lane.put`)."""
+        return self.lane(ns).put(path, content, meta)
 
     def put(
         self,

@@ -62,6 +62,14 @@ class Pending:
             if key in self.unsaved or len(self.unsaved) < MAX_PENDING:
                 self.unsaved[key] = at
 
+    def seen_in(self, ns: str) -> dict[str, float]:
+        """The read times of `ns`, by path: the one table for the life of the core (a
+        `Lane` writes into it directly)."""
+        seen = self.seen.get(ns)
+        if seen is None:
+            seen = self.seen[ns] = {}
+        return seen
+
     def forget(self, ns: str, path: str) -> None:
         """`ns/path` is gone: no read time to keep for it."""
         self.seen.get(ns, {}).pop(path, None)
@@ -69,7 +77,7 @@ class Pending:
 
     def forget_namespace(self, ns: str) -> None:
         """`ns` was replaced wholesale (restore): its read times are void."""
-        self.seen.pop(ns, None)
+        self.seen.get(ns, {}).clear()  # in place: a lane holds it
         for key in [key for key in self.unsaved if key[0] == ns]:
             del self.unsaved[key]
 

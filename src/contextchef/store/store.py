@@ -274,16 +274,20 @@ class Store(StoreBase["NamespaceView"]):
 class NamespaceView(ViewBase):
     """One namespace of a `Store`. Every path is checked before the backend sees it."""
 
+    def __init__(self, core: StoreCore, ns: str) -> None:
+        super().__init__(core, ns)
+        self._lane = core.lane(self._ns)  # `get` and `put` as plain calls (see `lanes`)
+
     def _run(self, flow: Op[T]) -> T:
         return drive_sync(flow)
 
     def get(self, path: str) -> StoredEntry | None:
         """The entry at `path`, or None; a hit refreshes its last-read time."""
-        return self._core.get_now(self._ns, path)
+        return self._lane.get(path)
 
     def put(self, path: str, content: str, meta: Mapping[str, Any] | None = None) -> PutResult:
         """Write `content` at `path` (replacing what is there); `meta` is free-form JSON."""
-        done = self._core.put_now(self._ns, path, content, meta)
+        done = self._lane.put(path, content, meta)
         if done is not None:
             return done
         return drive_sync(self._core.put(self._ns, path, content, meta))

@@ -99,8 +99,32 @@ class InMemoryBackend:
         bucket = self._data.get(ns)
         return bucket.get(path) if bucket is not None else None
 
+    def entry_table(self, ns: str) -> Mapping[str, StoredEntry]:
+        """The live entries of `ns` by path, read-only (a hot-path hook, see
+        `StorageBackend`): what `read` answers from, one table for the backend's life."""
+        with self._lock:
+            bucket = self._data.get(ns)
+            if bucket is None:
+                bucket = self._data[ns] = {}
+        return MappingProxyType(bucket)
+
     def write(self, ns: str, path: str, entry: StoredEntry) -> None:
-        frozen = self._freeze(entry.content, entry.meta)
+        meta: dict[str, Any] = dict(entry.meta)  # the caller's: copied, then handed over
+        meta.pop("accessed_at", None)
+        if "created_at" not in meta or "updated_at" not in meta:
+            now = time.time()
+            meta.setdefault("created_at", now)
+            meta.setdefault("updated_at", now)
+        self.write_fresh(ns, path, entry.content, meta)
+
+    def write_fresh(self, ns: str, path: str, content: str, meta: dict[str, Any]) -> None:
+        """`write(ns, path, StoredEntry(content, meta))` of a `meta` the caller made for this
+        call and hands over (a hot-path hook, see `StorageBackend`): kept, not copied."""
+        for key, value in meta.items():  # replacing values in place: the keys stay as they are
+            if type(value) not in _IMMUTABLE:
+                meta[key] = copy.deepcopy(value)  # the caller's containers are still copied
+        meta["bytes"] = len(content) if content.isascii() else utf8_length(content)
+        frozen = StoredEntry(content, MappingProxyType(meta))
         with self._lock:
             bucket = self._data.get(ns)
             if bucket is None:
@@ -147,7 +171,7 @@ class InMemoryBackend:
         return dict(self._items(ns, prefix)[-count:]) if count > 0 else {}
 
     def read_recent(self, ns: str, prefix: str, limit: int, offset: int) -> dict[str, StoredEntry]:
-        ordered = sorted(self._items(ns, prefix), key=recency_key)
+        ordered = sorted(self._items(ns, prefix, ordered=False), key=recency_key)
         return dict(ordered[offset : offset + limit])
 
     def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
@@ -211,7 +235,7 @@ class InMemoryBackend:
             if ns in self._kept:
                 for path in self._data.get(ns, {}).keys() - snapshot.keys():
                     self._mark_deleted(ns, path)
-            self._data.pop(ns, None)
+            self._data.get(ns, {}).clear()  # in place: `entry_table` hands it out
             self._dirs.pop(ns, None)
             self._holding.pop(ns, None)
             for key in [key for key in self._versions if key[0] == ns]:
@@ -286,7 +310,10 @@ class InMemoryBackend:
         if versions and versions[-1].live:
             versions[-1].deleted_at = time.time()
 
-    def _items(self, ns: str, prefix: str) -> builtins.list[tuple[str, StoredEntry]]:
+    def _items(
+        self, ns: str, prefix: str, *, ordered: bool = True
+    ) -> builtins.list[tuple[str, StoredEntry]]:
+        """The entries of `ns` under `prefix`, sorted by path unless not `ordered`."""
         bucket = self._data.get(ns, {})
         if not prefix:
             items = list(bucket.items())
@@ -298,7 +325,8 @@ class InMemoryBackend:
                 if inside != prefix:
                     paths += [p for p in holding.get(inside, ()) if p.startswith(prefix)]
             items = [(path, bucket[path]) for path in paths if path in bucket]
-        items.sort(key=lambda item: item[0])
+        if ordered:
+            items.sort(key=lambda item: item[0])
         return items
 
     def _claim(self, ns: str, bucket: dict[str, StoredEntry], path: str) -> None:
@@ -330,17 +358,3 @@ class InMemoryBackend:
         if members is None:
             members = holding[directory] = set()
         members.add(path)
-
-    @staticmethod
-    def _freeze(content: str, meta: Mapping[str, Any]) -> StoredEntry:
-        stored: dict[str, Any] = dict(meta)
-        stored.pop("accessed_at", None)
-        for key, value in stored.items():  # replacing values in place: the keys stay as they are
-            if type(value) not in _IMMUTABLE:
-                stored[key] = copy.deepcopy(value)
-        if "created_at" not in stored or "updated_at" not in stored:
-            now = time.time()
-            stored.setdefault("created_at", now)
-            stored.setdefault("updated_at", now)
-        stored["bytes"] = utf8_length(content)
-        return StoredEntry(content, MappingProxyType(stored))
