@@ -2,12 +2,13 @@
 `fast` extra) and the value is plain JSON, else by `json`.
 
 `dumps(value)` is `json.dumps(value, ensure_ascii=False, allow_nan=False)` in what it accepts,
-refuses (the same `TypeError` or `ValueError`) and what its text decodes to; only the spacing
-differs (orjson writes no space after `,` and `:`). orjson takes a value only when it is made
-of exact built-in `dict` (string keys), `list`, `str`, `int` (64 bits), finite `float`, `bool`
-and None, nested at most `MAX_FAST_DEPTH` deep: what orjson would encode where `json` refuses
-(a NaN as `null`, a UUID, a dataclass, an enum) or encode differently (a subclass) goes to
-`json`, and so does a string orjson refuses (a lone surrogate).
+refuses (the same `TypeError` or `ValueError`) and what its text decodes to, written compact (no
+space after `,` and `:`) by either encoder, so a value stored with and without orjson is the same
+text (only a float's spelling may differ, as `1e+16` against `1e16`). orjson takes a value only
+when it is made of exact built-in `dict` (string keys), `list`, `str`, `int` (64 bits), finite
+`float`, `bool` and None, nested at most `MAX_FAST_DEPTH` deep: what orjson would encode where
+`json` refuses (a NaN as `null`, a UUID, a dataclass, an enum) or encode differently (a subclass)
+goes to `json`, and so does a string orjson refuses (a lone surrogate).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __all__ = ["MAX_FAST_DEPTH", "dumps"]
 MAX_FAST_DEPTH = 32
 """Nesting past this goes to `json` (orjson's own limit is 254)."""
 
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
 _orjson: Any
 try:
@@ -33,7 +34,8 @@ _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson encodes without OPT_STRI
 
 
 def dumps(value: Any) -> str:
-    """`json.dumps(value, ensure_ascii=False, allow_nan=False)`, faster where orjson can."""
+    """`json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))`, faster
+    where orjson can."""
     if _orjson is not None and _plain(value, 0):
         try:
             text: str = _orjson.dumps(value).decode()

@@ -122,3 +122,18 @@ def test_dumps_of_an_odd_value_matches_json_dumps(value: object) -> None:
         ours = _outcome(dumps, wrapped)
         theirs = _outcome(lambda v: json.dumps(v, ensure_ascii=False, allow_nan=False), wrapped)
         assert ours[0] == theirs[0] and repr(ours[1]) == repr(theirs[1])
+
+
+def test_a_value_is_stored_as_the_same_text_with_and_without_orjson(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import contextchef._jsondump as module
+
+    value = {"kind": "note", "n": 7, "tags": ["a", "é"], "done": False, "at": None, "x": 1.5}
+    with_orjson = module.dumps(value)
+    monkeypatch.setattr(module, "_orjson", None)
+    assert (
+        module.dumps(value)
+        == with_orjson
+        == '{"kind":"note","n":7,"tags":["a","é"],"done":false,"at":null,"x":1.5}'
+    )
