@@ -174,7 +174,7 @@ def execute(conn: Any, query: Query) -> Rows:
         with conn.cursor() as cursor:
             cursor.executemany(query.sql, query.params)
         return []
-    cursor = conn.execute(query.sql, query.params)
+    cursor = conn.execute(query.sql, query.params, binary=query.binary)
     return cursor.fetchall() if cursor.description else []
 
 
@@ -184,7 +184,7 @@ async def execute_async(conn: Any, query: Query) -> Rows:
         async with conn.cursor() as cursor:
             await cursor.executemany(query.sql, query.params)
         return []
-    cursor = await conn.execute(query.sql, query.params)
+    cursor = await conn.execute(query.sql, query.params, binary=query.binary)
     return await cursor.fetchall() if cursor.description else []
 
 
