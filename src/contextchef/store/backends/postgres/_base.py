@@ -98,7 +98,8 @@ class Base:
                 vectors are scored exactly in the client. Found once per pool: `pgvector`.
         """
         require_psycopg()
-        self._pgvector_mode = _pgvector.validate_mode(pgvector)
+        self.pgvector_mode = _pgvector.validate_mode(pgvector)
+        """The `pgvector` option, as given."""
         self.pgvector: _pgvector.PgVector | None = None
         """The `vector` extension this backend ranks with, once open (None: scored in the
         client); also declared as the `pgvector` capability."""
@@ -157,11 +158,11 @@ class Base:
     def _pgvector_steps(self) -> PgVectorSteps:
         """Find pgvector (see `_pgvector`), install it when the mode and the server allow,
         ready the schema for it: the driver runs each plan and sends its value back."""
-        if self._pgvector_mode == "off":
+        if self.pgvector_mode == "off":
             return None
         found: _pgvector.PgVector | None
         found, creatable = yield _pgvector.find(), "looking for pgvector"
-        if found is None and creatable and self._pgvector_mode == "auto":
+        if found is None and creatable and self.pgvector_mode == "auto":
             yield _pgvector.create_extension(), "installing pgvector"
             found, _ = yield _pgvector.find(), "looking for pgvector"
         if found is None or not (yield _pgvector.enable(self.schema), "enabling pgvector"):
