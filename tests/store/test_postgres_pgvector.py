@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from contextchef.errors import ConfigError
+from contextchef.errors import ConfigError, StoreCapabilityError
 from contextchef.store.backends.postgres import PostgresBackend, _pgvector
 from contextchef.store.backends.postgres._vectors import POOL_SLACK
 from contextchef.store.vectors import METRICS, rank
@@ -107,6 +107,21 @@ def test_float32_ties_are_ranked_by_the_exact_vectors(tmp_path: Path) -> None:
     assert [path for path, _ in found] == [f"n/{count - 1:03d}", f"n/{count - 2:03d}"]
 
 
+def test_an_hnsw_index_is_built_once_and_answers_with_exact_scores(tmp_path: Path) -> None:
+    backend = pg.open_postgres_pgvector(tmp_path)
+    rows = _gaussian(6 * POOL_SLACK, 12, seed=11)
+    vectors = {f"{'a' if i % 3 else 'b'}/{i:03d}": row for i, row in enumerate(rows)}
+    backend.put_vectors("notes", vectors)
+    name = backend.build_vector_index(12, "l2")
+    assert backend.build_vector_index(12, "l2") == name  # once
+    query = _gaussian(1, 12, seed=12)[0]
+    items = [(path, v) for path, v in vectors.items() if path.startswith("b/")]
+    expected = rank(query, items, metric="l2", limit=5)
+    found = backend.nearest("notes", query, metric="l2", prefix="b/", limit=5)
+    assert len(found) == 5 and found[0] == expected[0]  # filtered, yet `limit` answers
+    assert dict(found) == pytest.approx({p: s for p, s in expected if p in dict(found)})
+
+
 def test_vectors_written_without_pgvector_are_ranked_once_it_is_used(tmp_path: Path) -> None:
     exact = pg.open_postgres(tmp_path, pgvector="off")
     rows = _gaussian(3 * POOL_SLACK, 8, seed=3)
@@ -170,6 +185,8 @@ def test_a_database_without_the_vector_type_keeps_and_ranks_vectors(
             assert backend.nearest("notes", [1.0, 0.0], limit=2) == [("a", 1.0), ("b", 0.6)]
             backend.delete_vectors("notes", ["a"])
             assert backend.nearest("notes", [1.0, 0.0], limit=1) == [("b", 0.6)]
+            with pytest.raises(StoreCapabilityError, match="pgvector"):
+                backend.build_vector_index(2)
     finally:
         with psycopg.connect(database_without_pgvector, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

@@ -172,6 +172,13 @@ class Base:
             log.info("pgvector: %d vectors of schema %s embedded", filled, self.schema)
         return found
 
+    def _hnsw_plan(self, dims: int, metric: str) -> Plan:
+        if self.pgvector is None:
+            raise StoreCapabilityError(
+                "*", ["pgvector"], hint="An HNSW index needs the `vector` extension."
+            )
+        return _pgvector.hnsw_index(self.pgvector, dims, metric)
+
     @staticmethod
     def _without_pgvector(exc: Exception) -> None:
         """A failure finding or readying pgvector leaves the backend scoring in the client."""

@@ -33,6 +33,7 @@ __all__ = [
     "embedding_of",
     "enable",
     "find",
+    "hnsw_index",
     "validate_mode",
 ]
 
@@ -54,6 +55,13 @@ class PgVector:
     @property
     def type(self) -> str:
         return f"{self.schema}.vector"
+
+    @property
+    def iterative_scans(self) -> bool:
+        """Whether an HNSW scan can go on past its first `ef_search` candidates until the
+        query's filters let `LIMIT` rows through (pgvector 0.8 and later)."""
+        numbers = [int(part) if part.isdigit() else 0 for part in self.version.split(".")[:2]]
+        return tuple(numbers) >= (0, 8)
 
     def operator(self, name: str) -> str:
         """`OPERATOR(schema.<name>)`: the backend's `search_path` is its own schema only."""
@@ -100,6 +108,34 @@ def enable(schema: str) -> Plan:
     yield Query("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"contextchef:{schema}",))
     rows = yield Query("SELECT entry_vectors_enable_pgvector()")
     return bool(rows and rows[0][0])
+
+
+HNSW_MAX_DIMS = 2000
+"""The most dimensions pgvector indexes a `vector` with."""
+
+_OPERATOR_CLASSES = {
+    "cosine": "vector_cosine_ops",
+    "l2": "vector_l2_ops",
+    "inner_product": "vector_ip_ops",
+}
+
+
+def hnsw_index(pv: PgVector, dims: int, metric: str) -> Plan:
+    """Build the HNSW index of the `dims`-long embeddings for `metric` (once; its name is
+    returned). It runs in one transaction without a statement timeout, and writers of vectors
+    wait until it is built (minutes for millions of vectors)."""
+    if metric not in _OPERATOR_CLASSES:
+        raise ConfigError(f"unknown metric {metric!r}; known: {', '.join(_OPERATOR_CLASSES)}")
+    if isinstance(dims, bool) or not isinstance(dims, int) or not 1 <= dims <= HNSW_MAX_DIMS:
+        raise ConfigError(f"an HNSW index needs dims between 1 and {HNSW_MAX_DIMS}, got {dims!r}")
+    name = f"entry_vectors_hnsw_{metric}_{dims}"
+    yield Query("SET LOCAL statement_timeout = 0")
+    yield Query(
+        f"CREATE INDEX IF NOT EXISTS {name} ON entry_vectors USING hnsw "
+        f"((embedding::{pv.type}({dims})) {pv.schema}.{_OPERATOR_CLASSES[metric]}) "
+        f"WHERE dims = {dims}"
+    )
+    return name
 
 
 def embedding_of(vector: Sequence[float]) -> list[float] | None:

@@ -248,6 +248,13 @@ class AsyncPostgresBackend(Base):
         plan = _vectors.nearest(self.project, ns, vector, metric, prefix, limit, self.pgvector)
         return await self._run(plan, f"searching the vectors of {ns}", ns)  # type: ignore[no-any-return]
 
+    async def build_vector_index(self, dims: int, metric: str = "cosine") -> str:
+        """See `PostgresBackend.build_vector_index`."""
+        if not self._ready:
+            await self.open()
+        plan = self._hnsw_plan(dims, metric)
+        return await self._run(plan, f"building the HNSW index of {dims}-long vectors")  # type: ignore[no-any-return]
+
     async def touch(self, ns: str, path: str, accessed_at: float) -> None:
         plan = _sql.touch(self.project, ns, path, float(accessed_at))
         await self._run(plan, f"touching {ns}/{path}", ns, path)
