@@ -77,6 +77,15 @@ def test_the_extension_is_installed_only_when_the_mode_and_the_server_allow() ->
         _pgvector.validate_mode("yes")
 
 
+def test_the_dsn_may_choose_the_mode(tmp_path: Path) -> None:
+    pg.require_server()
+    with pytest.raises(ConfigError, match="pgvector must be one of"):
+        PostgresBackend(pg.DSN + pg.JOIN + "contextchef_pgvector=yes", project="test:dsn")
+    dsn = pg.DSN + pg.JOIN + "contextchef_pgvector=off"
+    with PostgresBackend(dsn, schema=pg.SCHEMA, project=pg.project_of(tmp_path)) as backend:
+        assert backend.pgvector_mode == "off" and backend.pgvector is None
+
+
 def _gaussian(count: int, dims: int, seed: int) -> list[list[float]]:
     rng = random.Random(seed)
     return [[rng.gauss(0.0, 1.0) for _ in range(dims)] for _ in range(count)]

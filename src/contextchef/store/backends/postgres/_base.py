@@ -76,7 +76,7 @@ class Base:
         project: str | os.PathLike[str] | None = None,
         statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT_S,
         connect_timeout: float = 10.0,
-        pgvector: _pgvector.PgVectorMode = "auto",
+        pgvector: _pgvector.PgVectorMode | None = None,
     ) -> None:
         """Open a store over `dsn` (the pool of the sync backend opens now, the async one's on
         first use), migrating `schema` to the latest version.
@@ -95,11 +95,10 @@ class Base:
             pgvector: whether a semantic index ranks in the database with the `vector`
                 extension: `"auto"` (use it when installed, install it when available and
                 this role may), `"installed"` (only when installed), `"off"`; without it,
-                vectors are scored exactly in the client. Found once per pool: `pgvector`.
+                vectors are scored exactly in the client. Default: the DSN's
+                `contextchef_pgvector`, else `"auto"`. Found once per pool: `pgvector`.
         """
         require_psycopg()
-        self.pgvector_mode = _pgvector.validate_mode(pgvector)
-        """The `pgvector` option, as given."""
         self.pgvector: _pgvector.PgVector | None = None
         """The `vector` extension this backend ranks with, once open (None: scored in the
         client); also declared as the `pgvector` capability."""
@@ -108,6 +107,8 @@ class Base:
         self._dsn, params = split_dsn(dsn)
         self.schema = validate_schema(chosen("schema", schema, params) or DEFAULT_SCHEMA)
         self.project = project_identity(chosen("project", project, params))
+        self.pgvector_mode = _pgvector.validate_mode(chosen("pgvector", pgvector, params) or "auto")
+        """The `pgvector` option in force."""
         self._pool_size = pool_size
         self._kwargs = connect_kwargs(self.schema, statement_timeout, self._dsn)
         self._connect_timeout = connect_timeout

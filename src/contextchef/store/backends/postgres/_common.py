@@ -41,9 +41,9 @@ __all__ = [
     "validate_schema",
 ]
 
-DSN_PARAMETERS = ("contextchef_schema", "contextchef_project")
+DSN_PARAMETERS = ("contextchef_schema", "contextchef_project", "contextchef_pgvector")
 """Query parameters of a `postgresql://` URI that contextchef reads and removes before libpq
-sees the URI: the backend's `schema` and `project`."""
+sees the URI: the backend's `schema`, `project` and `pgvector`."""
 
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD = re.compile(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)|(://[^:/@\s]*:)([^@/\s]*)@")

@@ -153,11 +153,12 @@ def nearest(
 def _scored(
     rows: Sequence[Sequence[Any]], vector: Sequence[float], metric: str, limit: int | None
 ) -> list[tuple[str, float]]:
-    """The exact `(path, score)` of `(path, float64 bytes)` rows, best first."""
+    """The exact `(path, score)` of `(path, float64 bytes)` rows (binary format: `bytes`
+    already, joined without a copy each), best first."""
     np = numpy_or_none()
     if np is not None:
-        matrix = np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype="<f8")
-        paths = [decode(str(row[0])) for row in rows]
+        matrix = np.frombuffer(b"".join([row[1] for row in rows]), dtype="<f8")
+        paths = [decode(row[0]) for row in rows]
         matrix = matrix.reshape(len(rows), len(vector))
         return rank_matrix(np, vector, paths, matrix, metric=metric, limit=limit)
     items = [(decode(str(path)), unpack(bytes(blob))) for path, blob in rows]
