@@ -166,8 +166,8 @@ def backfill(pv: PgVector, batch: int = 1000) -> Plan:
                 updates.append((embedding, project, ns, path, bytes(blob)))
         if updates:
             yield Query(
-                f"UPDATE entry_vectors SET embedding = %s::float8[]::{pv.type} "
-                "WHERE project = %s AND namespace = %s AND path = %s AND vector = %s",
+                f"UPDATE entry_vectors SET embedding = %b::float8[]::{pv.type} "
+                "WHERE project = %b AND namespace = %b AND path = %b AND vector = %b",
                 updates,
                 many=True,
             )

@@ -44,7 +44,7 @@ from contextchef.store.backends.postgres._pgvector import PgVector, embedding_of
 from contextchef.store.backends.postgres._sql import Plan, Query, decode, encode
 from contextchef.store.vectors import METRICS, numpy_or_none, pack, rank, rank_matrix, unpack
 
-__all__ = ["POOL_SLACK", "delete_vectors", "nearest", "put_vectors", "tolerance"]
+__all__ = ["HNSW_EF_SEARCH", "POOL_SLACK", "delete_vectors", "nearest", "put_vectors", "tolerance"]
 
 _SCOPE = "project = %s AND namespace = %s"
 _IN_SCOPE = f"{_SCOPE} AND dims = %s AND starts_with(path, %s)"
@@ -55,16 +55,22 @@ _OPERATORS = {"cosine": "<=>", "l2": "<->", "inner_product": "<#>"}
 POOL_SLACK = 32
 """Candidates fetched beyond `limit`, so float32 near ties at the cut are rescored exactly."""
 
+HNSW_EF_SEARCH = 200
+"""The fewest candidates an HNSW scan keeps (pgvector's default, 40, found 7 of the true top
+10 among 20k random vectors of 64 numbers here; 200 found 9.5, at ~5 ms)."""
+
 
 def put_vectors(
     pid: str, ns: str, vectors: Mapping[str, Sequence[float]], pv: PgVector | None = None
 ) -> Plan:
+    """Store or replace vectors, their parameters in binary format (`%b`: no float printed
+    and parsed back; twice as fast with pgvector's `float8[]` embeddings)."""
     if not vectors:
         return
     if pv is None:
         yield Query(
             "INSERT INTO entry_vectors (project, namespace, path, dims, vector) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (project, namespace, path) "
+            "VALUES (%b, %b, %b, %b, %b) ON CONFLICT (project, namespace, path) "
             "DO UPDATE SET dims = excluded.dims, vector = excluded.vector",
             [(pid, ns, encode(path), len(v), pack(v)) for path, v in vectors.items()],
             many=True,
@@ -72,7 +78,7 @@ def put_vectors(
         return
     yield Query(
         "INSERT INTO entry_vectors (project, namespace, path, dims, vector, embedding) "
-        f"VALUES (%s, %s, %s, %s, %s, %s::float8[]::{pv.type}) "
+        f"VALUES (%b, %b, %b, %b, %b, %b::float8[]::{pv.type}) "
         "ON CONFLICT (project, namespace, path) DO UPDATE SET dims = excluded.dims, "
         "vector = excluded.vector, embedding = excluded.embedding",
         [(pid, ns, encode(path), len(v), pack(v), embedding_of(v)) for path, v in vectors.items()],
@@ -132,7 +138,7 @@ def nearest(
             yield Query(
                 "SELECT set_config('hnsw.ef_search', %s, true), "
                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                (str(min(max(pool, 40), 1000)),),
+                (str(min(max(4 * pool, HNSW_EF_SEARCH), 1000)),),
             )
         rows = yield Query(
             f"(SELECT path, vector, {distance} AS distance FROM entry_vectors "
