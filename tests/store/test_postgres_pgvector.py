@@ -5,6 +5,7 @@ the `vector` type is not installed."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,12 +124,21 @@ def test_an_hnsw_index_is_built_once_and_answers_with_exact_scores(tmp_path: Pat
     backend.put_vectors("notes", vectors)
     name = backend.build_vector_index(12, "l2")
     assert backend.build_vector_index(12, "l2") == name  # once
+    native = pg.as_async(backend)
+    assert asyncio.run(_build_and_close(native, 12, "l2")) == name
     query = _gaussian(1, 12, seed=12)[0]
     items = [(path, v) for path, v in vectors.items() if path.startswith("b/")]
     expected = rank(query, items, metric="l2", limit=5)
     found = backend.nearest("notes", query, metric="l2", prefix="b/", limit=5)
     assert len(found) == 5 and found[0] == expected[0]  # filtered, yet `limit` answers
     assert dict(found) == pytest.approx({p: s for p, s in expected if p in dict(found)})
+
+
+async def _build_and_close(backend: Any, dims: int, metric: str) -> str:
+    try:
+        return str(await backend.build_vector_index(dims, metric))
+    finally:
+        await backend.close()
 
 
 def test_vectors_written_without_pgvector_are_ranked_once_it_is_used(tmp_path: Path) -> None:

@@ -97,12 +97,11 @@ def delete_vectors(pid: str, ns: str, paths: Sequence[str] | None) -> Plan:
         )
 
 
-def tolerance(metric: str, dims: int, distance: float) -> float:
-    """How far a float32 distance of pgvector may lie from the float64 one, with a wide margin:
+def tolerance(dims: int, distance: float) -> float:
+    """How far pgvector's float32 distance may lie from the float64 one, with a wide margin:
     a dot product of `dims` float32 terms errs by at most about `dims * 2**-24` times the
     product of the norms (1 for cosine; for L2 and inner product, the distance's own scale
-    stands in for it), plus the 9 decimals scores are rounded to."""
-    del metric
+    stands in for it, right for vectors of like norms), plus the 9 decimals scores keep."""
     return 4.0 * dims * 2.0**-24 * (1.0 + abs(distance)) + 1e-9
 
 
@@ -150,7 +149,7 @@ def nearest(
         )
         ranked = sorted(float(row[2]) for row in rows if row[2] is not None)
         if len(ranked) < pool or ranked[-1] - ranked[limit - 1] > tolerance(
-            metric, len(vector), ranked[limit - 1]
+            len(vector), ranked[limit - 1]
         ):
             return _scored([row[:2] for row in rows], vector, metric, limit)
         pool *= 4
