@@ -67,8 +67,9 @@ def project_of(tmp: Path) -> str:
     return "test:" + hashlib.sha256(str(tmp).encode()).hexdigest()[:16]
 
 
-def open_postgres(tmp: Path, pgvector: str = "auto") -> Any:
-    """A sync backend over the session schema, scoped to a project of `tmp`."""
+def open_postgres(tmp: Path, pgvector: str = "installed") -> Any:
+    """A sync backend over the session schema, scoped to a project of `tmp` (using pgvector
+    where the database has it, never installing it: a test suite leaves the server as it is)."""
     require_server()
     from contextchef.errors import StoreUnavailableError
     from contextchef.store.backends.postgres import PostgresBackend
