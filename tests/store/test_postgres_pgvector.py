@@ -6,6 +6,7 @@ the `vector` type is not installed."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from contextchef.errors import ConfigError, StoreCapabilityError
+from contextchef.errors import ConfigError, StoreCapabilityError, StoreError, StoreUnavailableError
 from contextchef.store.backends.postgres import PostgresBackend, _pgvector
 from contextchef.store.backends.postgres._vectors import POOL_SLACK
 from contextchef.store.vectors import METRICS, rank
@@ -76,6 +77,30 @@ def test_the_extension_is_installed_only_when_the_mode_and_the_server_allow() ->
     assert _Steps("off").run() == ([], None)
     with pytest.raises(ConfigError, match="pgvector must be one of"):
         _pgvector.validate_mode("yes")
+
+
+def test_a_failure_readying_pgvector_leaves_the_backend_scoring_in_the_client(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    steps = _Steps("installed")
+    answers = iter([(_pgvector.PgVector("public", "0.8.6"), False)])
+
+    def run(plan: Any, doing: str) -> Any:
+        if doing == "enabling pgvector":  # e.g. a role that does not own the table
+            raise StoreError("enabling pgvector: must be owner of table entry_vectors")
+        return next(answers)
+
+    steps.backend._run = run  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING):
+        assert steps.backend._find_pgvector() is None
+    assert "must be owner" in caplog.text
+
+    def lost(plan: Any, doing: str) -> Any:
+        raise StoreUnavailableError("looking for pgvector: the server is unavailable")
+
+    steps.backend._run = lost  # type: ignore[method-assign]
+    with pytest.raises(StoreUnavailableError):  # a lost server is not swallowed
+        steps.backend._find_pgvector()
 
 
 def test_the_dsn_may_choose_the_mode(tmp_path: Path) -> None:
