@@ -132,6 +132,23 @@ def test_pgvector_answers_exactly_beyond_its_candidate_pool(tmp_path: Path, metr
         assert [score for _, score in found] == pytest.approx([s for _, s in expected], abs=1e-8)
 
 
+@pytest.mark.parametrize("metric", METRICS)
+def test_vectors_pgvector_cannot_rank_are_scored_exactly(tmp_path: Path, metric: str) -> None:
+    backend = pg.open_postgres_pgvector(tmp_path)
+    # Every vector points away from the query, so a zero vector (cosine 0 for the exact
+    # scorer, undefined for pgvector) and one beyond float32 are among the best.
+    rows = [[-abs(x) for x in row] for row in _gaussian(2 * POOL_SLACK, 4, seed=5)]
+    vectors = {f"n/{i:03d}": row for i, row in enumerate(rows)}
+    vectors["n/zero"] = [0.0, 0.0, 0.0, 0.0]
+    vectors["n/huge"] = [1e39, 1.0, 1.0, 1.0]
+    backend.put_vectors("notes", vectors)
+    query = [1.0, 2.0, 3.0, 4.0]
+    expected = rank(query, list(vectors.items()), metric=metric, limit=3)
+    found = backend.nearest("notes", query, metric=metric, limit=3)
+    assert [path for path, _ in found] == [path for path, _ in expected]
+    assert [score for _, score in found] == pytest.approx([s for _, s in expected], abs=1e-8)
+
+
 def test_float32_ties_are_ranked_by_the_exact_vectors(tmp_path: Path) -> None:
     backend = pg.open_postgres_pgvector(tmp_path)
     count = 2 * POOL_SLACK
