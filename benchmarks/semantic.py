@@ -10,25 +10,37 @@ looks each note's vector up, so no model runs and every figure is the store's ow
   pure Python and with NumPy (when importable: the pairs become a matrix on every call), the
   in-memory backend's `nearest` (with NumPy, a matrix kept between queries), the SQLite
   backend's (the first query reads the BLOBs, `first_query_sqlite_ms`; later ones reuse them
-  while the database is unchanged; with sqlite-vec loaded, `sqlite_vec: true`, it ranks in SQL
-  and reads only the candidates) and PostgreSQL's, each as a ratio to a brute-force floor
+  while the database is unchanged) and PostgreSQL's, each as a ratio to a brute-force floor
   on the same vectors held in memory: NumPy (a normalised matrix, one product,
   `argpartition`) when importable, else pure Python (pre-normalised vectors, one dot product
   each, `heapq.nlargest`).
 
 `query_after_write_<backend>_ms`: a query right after one vector is written (what a store
 that writes and searches in turn pays: the SQLite exact scorer reads every vector again, the
-in-memory one rebuilds its matrix, sqlite-vec reads nothing more). Each query figure is the
-median of `--repeats` runs; `_min_ms` is the fastest.
+in-memory one rebuilds its matrix, sqlite-vec reads nothing more), timed after the interleaved
+rounds, since a write drops what the plain queries keep; `_min_ms` is the fastest.
+sqlite-vec needs an interpreter whose `sqlite3` loads extensions, e.g. a venv of Debian's Python
+with `contextchef[vec]` and NumPy (`sqlite_vec` in the results says whether it ranked).
 
 PostgreSQL joins when `--dsn` (default: `CONTEXTCHEF_TEST_PG_DSN`, else the local test server)
-answers: the same two figures in a schema of its own, dropped afterwards (vectors as `bytea`,
-scored in the client; `pgvector` is not used yet).
+answers, twice, each in a schema of its own dropped afterwards: `postgres_exact`
+(`pgvector="off"`: the vectors travel in binary format and are scored in the client) and,
+where the database has the `vector` extension installed, `postgres_pgvector` (the database
+ranks float32 embeddings, the client rescores the best candidates exactly).
 
-Run: `.venv/bin/python benchmarks/semantic.py [--notes 10000] [--dims 64] [--repeats 5]
-[--dsn DSN]`; sqlite-vec needs an interpreter whose `sqlite3` loads extensions, e.g. a venv of
-Debian's Python with `contextchef[vec]` and NumPy. Writes `benchmarks/results/semantic.json`
-(git-ignored).
+Where pgvector is installed, `postgres_hnsw` is the pgvector leg with an HNSW index built
+after the notes are written (`build_vector_index`, `hnsw_build_s`): approximate, so its
+`hnsw_recall_at_10` against the exact top 10 is reported beside its time.
+
+Every figure is wall-clock time (a PostgreSQL call is mostly the server's work, which the CPU
+time of this process would not count); each PostgreSQL table is analysed after the writes, as
+autovacuum would. Indexing runs once. Queries: every contender timed once per round, round
+after round (interleaved, so a burst of load from other work hits them alike):
+`query_<name>_ms` is the median, `query_<name>_min_ms` the best round. The load average before
+and after the queries is in `load`.
+
+Run: `.venv/bin/python benchmarks/semantic.py [--notes 10000 100000] [--dims 64]
+[--repeats 5] [--dsn DSN]`. Writes `benchmarks/results/semantic.json` (git-ignored).
 """
 
 from __future__ import annotations
@@ -56,9 +68,9 @@ for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 RESULTS = Path(__file__).parent / "results" / "semantic.json"
 DSN = os.environ.get("CONTEXTCHEF_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
-CLOCK = time.process_time
-"""CPU time of the process (NumPy's threads included): on a machine shared with other work,
-wall time mostly measures the others."""
+CLOCK = time.perf_counter
+"""Wall-clock time: a PostgreSQL call is mostly the server's work, which the CPU time of this
+process would not count (on a shared machine, report the load and the best round too)."""
 
 
 def vectors(count: int, dims: int, seed: int = 28) -> list[list[float]]:
@@ -66,24 +78,13 @@ def vectors(count: int, dims: int, seed: int = 28) -> list[list[float]]:
     return [[rng.gauss(0.0, 1.0) for _ in range(dims)] for _ in range(count)]
 
 
-def times(fn: Callable[[], Any], repeats: int) -> list[float]:
-    measured = []
+def median_time(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
     for _ in range(repeats):
         start = CLOCK()
         fn()
-        measured.append(CLOCK() - start)
-    return measured
-
-
-def median_time(fn: Callable[[], Any], repeats: int) -> float:
-    return statistics.median(times(fn, repeats))
-
-
-def record(figures: dict[str, Any], key: str, fn: Callable[[], Any], repeats: int) -> None:
-    """`key_ms` (the median of `repeats` runs) and `key_min_ms` (the fastest)."""
-    measured = times(fn, repeats)
-    figures[f"{key}_ms"] = 1e3 * statistics.median(measured)
-    figures[f"{key}_min_ms"] = 1e3 * min(measured)
+        times.append(CLOCK() - start)
+    return statistics.median(times)
 
 
 def python_floor(matrix: Sequence[Sequence[float]], query: Sequence[float]) -> list[int]:
@@ -94,19 +95,44 @@ def python_floor(matrix: Sequence[Sequence[float]], query: Sequence[float]) -> l
     return [i for _, i in heapq.nlargest(10, scores)]
 
 
-def postgres(dsn: str | None, schema: str) -> Any:
-    """A PostgreSQL backend in `schema`, or None when there is no server (or no driver)."""
+def postgres(dsn: str | None, schema: str, pgvector: str = "off") -> Any:
+    """A PostgreSQL backend in `schema`, or None when there is no server (or no driver), or
+    when `pgvector` is asked for and the database does not have it installed."""
     if not dsn:
         return None
     try:
         from contextchef.store.backends.postgres import PostgresBackend
 
-        backend = PostgresBackend(dsn, schema=schema, project="bench:semantic", pool_size=2)
+        backend = PostgresBackend(
+            dsn, schema=schema, project="bench:semantic", pool_size=2, pgvector=pgvector
+        )
         backend.list("notes")
     except Exception as exc:
         print(f"PostgreSQL left out: {exc}")
         return None
+    if pgvector != "off" and backend.pgvector is None:
+        print("PostgreSQL with pgvector left out: the extension is not installed")
+        backend.close()
+        return None
     return backend
+
+
+def interleaved(contenders: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
+    """Wall-clock seconds of each contender, timed once per round, in turn."""
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def analyse(dsn: str | None, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn or "", autocommit=True) as conn:
+        conn.execute(f'ANALYZE "{schema}".entry_vectors')
 
 
 def drop(dsn: str, schema: str) -> None:
@@ -127,16 +153,34 @@ def bench(notes: int, dims: int, repeats: int, dsn: str | None = None) -> dict[s
         return [texts.get(text, query) for text in batch]
 
     index = {"embed": embed, "dims": dims}
+
+    def snapshot_vectors() -> Any:
+        return ((f"n/{i:06d}.md", row) for i, row in enumerate(rows))
+
     figures: dict[str, Any] = {"notes": notes, "dims": dims, "numpy": np is not None}
 
     tag = secrets.token_hex(3)
-    schemas = [f"bench_semantic_{tag}_{i}" for i in range(2)]
+    schemas: list[str] = []
+
+    def pg_maker(mode: str) -> Callable[[int], Any]:
+        def make(i: int) -> Any:
+            schemas.append(f"bench_semantic_{tag}_{len(schemas)}")
+            return postgres(dsn, schemas[-1], pgvector=mode)
+
+        return make
+
     makers: list[tuple[str, Callable[[int], Any]]] = [
         ("memory", lambda i: InMemoryBackend()),
         ("sqlite", lambda i: SQLiteBackend(Path(tmp) / f"s{i}.db", project="bench:s")),
     ]
-    if postgres(dsn, schemas[0]) is not None:
-        makers.append(("postgres", lambda i: postgres(dsn, schemas[i])))
+    pg_legs = (("postgres_exact", "off"), ("postgres_pgvector", "installed"))
+    for name, mode in (*pg_legs, ("postgres_hnsw", "installed")):
+        probe = pg_maker(mode)(0)
+        if probe is not None:
+            probe.close()
+            makers.append((name, pg_maker(mode)))
+    searchers: dict[str, Callable[[], Any]] = {}
+    opened: list[Any] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, make in makers:
             plain = Store(make(0)).namespace("notes")
@@ -147,51 +191,74 @@ def bench(notes: int, dims: int, repeats: int, dsn: str | None = None) -> dict[s
             figures[f"index_{name}_us_per_note"] = cost / notes * 1e6
             figures[f"index_{name}_vs_plain_restore"] = cost / floor
             backend: Any = indexed_store.backend
+            opened.append(backend)
+            if name.startswith("postgres"):
+                analyse(dsn, schemas[-1])
+            if name == "postgres_hnsw":
+                start = CLOCK()
+                backend.build_vector_index(dims, "cosine")
+                figures["hnsw_build_s"] = CLOCK() - start
+                analyse(dsn, schemas[-1])
+                found = {path for path, _ in backend.nearest("notes", query, limit=10)}
+                exact = {path for path, _ in rank(query, list(snapshot_vectors()), limit=10)}
+                figures["hnsw_recall_at_10"] = len(found & exact) / 10
             figures[f"first_query_{name}_ms"] = 1e3 * median_time(
                 lambda backend=backend: backend.nearest("notes", query, limit=10), 1
             )  # SQLite reads its vectors here, then keeps them while the database is unchanged
-            record(
-                figures,
-                f"query_{name}",
-                lambda backend=backend: backend.nearest("notes", query, limit=10),
-                repeats,
-            )
+            searchers[name] = lambda backend=backend: backend.nearest("notes", query, limit=10)
+
+        items = [(f"n/{i:06d}.md", tuple(row)) for i, row in enumerate(rows)]
+        searchers["python"] = lambda: rank(query, items, limit=10)
+        if np is not None:
+            searchers["numpy"] = lambda: rank(query, items, limit=10, numpy=np)
+            matrix = np.asarray(rows, dtype=np.float64)
+            matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+            q = np.asarray(query, dtype=np.float64)
+
+            def numpy_floor() -> Any:
+                scores = matrix @ (q / np.linalg.norm(q))
+                top = np.argpartition(-scores, 10)[:10]
+                return top[np.argsort(-scores[top])]
+
+            searchers["floor"] = numpy_floor
+            figures["floor"] = "numpy brute force"
+        else:
+            normalised = [[x / math.sqrt(sum(y * y for y in row)) for x in row] for row in rows]
+            searchers["floor"] = lambda: python_floor(normalised, query)
+            figures["floor"] = "pure-Python brute force (NumPy is not installed)"
+        figures["load"] = os.getloadavg()
+        times = interleaved(searchers, repeats)
+        figures["load"] = [round(x, 2) for x in (*figures["load"], *os.getloadavg())]
+        for (name, _), backend in zip(makers, opened, strict=True):  # after the plain queries:
+            vec = getattr(getattr(backend, "_vectors", None), "vec", None)  # a write drops caches
+            if vec is not None:
+                figures[f"{name}_vec"] = bool(vec[1])  # sqlite-vec ranked the SQLite queries
 
             def write_then_query(backend: Any = backend) -> Any:
                 backend.put_vectors("notes", {"n/000000.md": rows[0]})
                 return backend.nearest("notes", query, limit=10)
 
-            record(figures, f"query_after_write_{name}", write_then_query, repeats)
-            vec = getattr(getattr(backend, "_vectors", None), "vec", None)
-            if vec is not None:
-                figures[f"{name}_vec"] = bool(vec[1])  # sqlite-vec ranked the SQLite queries
+            spent = []
+            for _ in range(repeats):
+                start = CLOCK()
+                write_then_query()
+                spent.append(CLOCK() - start)
+            figures[f"query_after_write_{name}_ms"] = 1e3 * statistics.median(spent)
+            figures[f"query_after_write_{name}_min_ms"] = 1e3 * min(spent)
+        for backend in opened:
+            if hasattr(backend, "close") and type(backend).__name__ != "InMemoryBackend":
+                backend.close()
 
-    if dsn and len(makers) > 2:
+    if dsn:
         for name in schemas:
             drop(dsn, name)
-    items = [(f"n/{i:06d}.md", tuple(row)) for i, row in enumerate(rows)]
-    record(figures, "query_python", lambda: rank(query, items, limit=10), repeats)
-    if np is not None:
-        record(figures, "query_numpy", lambda: rank(query, items, limit=10, numpy=np), repeats)
-        matrix = np.asarray(rows, dtype=np.float64)
-        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-        q = np.asarray(query, dtype=np.float64)
-
-        def numpy_floor() -> Any:
-            scores = matrix @ (q / np.linalg.norm(q))
-            top = np.argpartition(-scores, 10)[:10]
-            return top[np.argsort(-scores[top])]
-
-        floor_ms = 1e3 * median_time(numpy_floor, max(50, repeats * 10))  # fast: more runs
-        figures["floor"] = "numpy brute force"
-    else:
-        normalised = [[x / math.sqrt(sum(y * y for y in row)) for x in row] for row in rows]
-        floor_ms = 1e3 * median_time(lambda: python_floor(normalised, query), repeats)
-        figures["floor"] = "pure-Python brute force (NumPy is not installed)"
-    figures["floor_ms"] = floor_ms
-    for key in [k for k in figures if k.startswith("query_") and k.endswith("_ms")]:
-        if not key.endswith("_min_ms"):
-            figures[key.replace("_ms", "_vs_floor")] = figures[key] / floor_ms
+    floor_times = times.pop("floor")
+    floor_ms = figures["floor_ms"] = 1e3 * statistics.median(floor_times)
+    figures["floor_min_ms"] = 1e3 * min(floor_times)
+    for name, spent in times.items():
+        figures[f"query_{name}_ms"] = 1e3 * statistics.median(spent)
+        figures[f"query_{name}_min_ms"] = 1e3 * min(spent)
+        figures[f"query_{name}_vs_floor"] = figures[f"query_{name}_ms"] / floor_ms
     return figures
 
 
@@ -203,8 +270,6 @@ def main() -> None:
     parser.add_argument("--dsn", default=DSN, help="PostgreSQL to measure ('' to leave it out)")
     args = parser.parse_args()
     results = [bench(notes, args.dims, args.repeats, args.dsn) for notes in args.notes]
-    for row in results:
-        row["load_average"] = os.getloadavg()
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     for row in results:

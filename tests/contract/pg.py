@@ -67,14 +67,17 @@ def project_of(tmp: Path) -> str:
     return "test:" + hashlib.sha256(str(tmp).encode()).hexdigest()[:16]
 
 
-def open_postgres(tmp: Path) -> Any:
-    """A sync backend over the session schema, scoped to a project of `tmp`."""
+def open_postgres(tmp: Path, pgvector: str = "installed") -> Any:
+    """A sync backend over the session schema, scoped to a project of `tmp` (using pgvector
+    where the database has it, never installing it: a test suite leaves the server as it is)."""
     require_server()
     from contextchef.errors import StoreUnavailableError
     from contextchef.store.backends.postgres import PostgresBackend
 
     try:
-        backend = PostgresBackend(DSN, schema=SCHEMA, project=project_of(tmp), pool_size=2)
+        backend = PostgresBackend(
+            DSN, schema=SCHEMA, project=project_of(tmp), pool_size=2, pgvector=pgvector
+        )
     except StoreUnavailableError as exc:
         if "too many clients" not in str(exc) or os.environ.get("CI") == "true":
             raise
@@ -87,7 +90,26 @@ def as_async(backend: Any) -> Any:
     """The async-native backend over the same schema and project as a sync one."""
     from contextchef.store.backends.postgres import AsyncPostgresBackend
 
-    return AsyncPostgresBackend(DSN, schema=SCHEMA, project=backend.project, pool_size=2)
+    return AsyncPostgresBackend(
+        DSN, schema=SCHEMA, project=backend.project, pool_size=2, pgvector=backend.pgvector_mode
+    )
+
+
+NO_PGVECTOR = (
+    "pgvector (the `vector` extension) is not installed in the test database; it is optional. "
+    "To run these cases, build it (`apt-get install postgresql-server-dev-15`, then `make && "
+    "make install` in a checkout of github.com/pgvector/pgvector) and run `CREATE EXTENSION "
+    "vector` in the database of CONTEXTCHEF_TEST_PG_DSN"
+)
+
+
+def open_postgres_pgvector(tmp: Path) -> Any:
+    """`open_postgres` ranking with pgvector; skips (even under CI=true: the extension is
+    optional) when the database does not have it installed."""
+    backend = open_postgres(tmp, pgvector="installed")
+    if backend.pgvector is None:
+        pytest.skip(NO_PGVECTOR)
+    return backend
 
 
 def close_opened() -> None:

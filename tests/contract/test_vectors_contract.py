@@ -7,7 +7,9 @@ refuses an index with `StoreCapabilityError` when the store is built.
 
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +17,27 @@ import pytest
 from contextchef.errors import ConfigError, StoreCapabilityError
 from contextchef.store import StoredEntry
 from contextchef.store.backend import backend_supports
+from tests.contract import pg
+from tests.contract.conftest import BACKENDS, VERSIONED
 from tests.semantic_embedding import DIMS, Embedding, cosine, embed_one
+
+VECTOR_BACKENDS = {name: make for name, make in BACKENDS.items() if name != "postgres"}
+VECTOR_BACKENDS["postgres-exact"] = functools.partial(pg.open_postgres, pgvector="off")
+VECTOR_BACKENDS["postgres-pgvector"] = pg.open_postgres_pgvector
+"""PostgreSQL twice: scoring in the client, and ranking with pgvector (skipped without it)."""
+
+
+@pytest.fixture(params=sorted(VECTOR_BACKENDS))
+def backend_name(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def backend(backend_name: str, tmp_path: Path) -> Any:
+    opened = VECTOR_BACKENDS[backend_name](tmp_path)
+    opened.keep_versions(VERSIONED)
+    return opened
+
 
 NOTES = {
     "auth/retry.md": "retry on 401 in auth.py",

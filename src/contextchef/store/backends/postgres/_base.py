@@ -4,8 +4,9 @@ asynchronous.py for the drivers themselves)."""
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from contextchef.errors import (
@@ -15,7 +16,7 @@ from contextchef.errors import (
     StoreUnavailableError,
 )
 from contextchef.store.backend import CAPABILITIES
-from contextchef.store.backends.postgres import _sql
+from contextchef.store.backends.postgres import _pgvector, _sql
 from contextchef.store.backends.postgres._common import (
     chosen,
     connect_kwargs,
@@ -27,7 +28,19 @@ from contextchef.store.backends.postgres._common import (
 )
 from contextchef.store.backends.postgres._sql import Plan
 
-__all__ = ["DEFAULT_SCHEMA", "DEFAULT_STATEMENT_TIMEOUT_S", "RACES", "Base", "raced"]
+__all__ = [
+    "DEFAULT_SCHEMA",
+    "DEFAULT_STATEMENT_TIMEOUT_S",
+    "RACES",
+    "Base",
+    "PgVectorSteps",
+    "raced",
+]
+
+log = logging.getLogger("contextchef.store.backends.postgres")
+
+PgVectorSteps = Generator[tuple[Plan, str], Any, "_pgvector.PgVector | None"]
+"""The plans finding pgvector, each with what it does; each receives its plan's value."""
 
 
 DEFAULT_STATEMENT_TIMEOUT_S = 30.0
@@ -63,6 +76,7 @@ class Base:
         project: str | os.PathLike[str] | None = None,
         statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT_S,
         connect_timeout: float = 10.0,
+        pgvector: _pgvector.PgVectorMode | None = None,
     ) -> None:
         """Open a store over `dsn` (the pool of the sync backend opens now, the async one's on
         first use), migrating `schema` to the latest version.
@@ -78,13 +92,23 @@ class Base:
                 default: the DSN's `contextchef_project`, else the working directory's project.
             statement_timeout: seconds one statement may run (server-side `statement_timeout`).
             connect_timeout: seconds to wait for a connection from the pool.
+            pgvector: whether a semantic index ranks in the database with the `vector`
+                extension: `"auto"` (use it when installed, install it when available and
+                this role may), `"installed"` (only when installed), `"off"`; without it,
+                vectors are scored exactly in the client. Default: the DSN's
+                `contextchef_pgvector`, else `"auto"`. Found once per pool: `pgvector`.
         """
         require_psycopg()
+        self.pgvector: _pgvector.PgVector | None = None
+        """The `vector` extension this backend ranks with, once open (None: scored in the
+        client); also declared as the `pgvector` capability."""
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ConfigError(f"pool_size must be an int of at least 1, got {pool_size!r}")
         self._dsn, params = split_dsn(dsn)
         self.schema = validate_schema(chosen("schema", schema, params) or DEFAULT_SCHEMA)
         self.project = project_identity(chosen("project", project, params))
+        self.pgvector_mode = _pgvector.validate_mode(chosen("pgvector", pgvector, params) or "auto")
+        """The `pgvector` option in force."""
         self._pool_size = pool_size
         self._kwargs = connect_kwargs(self.schema, statement_timeout, self._dsn)
         self._connect_timeout = connect_timeout
@@ -128,7 +152,38 @@ class Base:
         namespaces known to be versioned (an async backend knows them once open)."""
         if capability == "history":
             return ns in self._versioned
+        if capability == "pgvector":
+            return self.pgvector is not None
         return capability in CAPABILITIES and capability != "get_physical_path"
+
+    def _pgvector_steps(self) -> PgVectorSteps:
+        """Find pgvector (see `_pgvector`), install it when the mode and the server allow,
+        ready the schema for it: the driver runs each plan and sends its value back."""
+        if self.pgvector_mode == "off":
+            return None
+        found: _pgvector.PgVector | None
+        found, creatable = yield _pgvector.find(), "looking for pgvector"
+        if found is None and creatable and self.pgvector_mode == "auto":
+            yield _pgvector.create_extension(), "installing pgvector"
+            found, _ = yield _pgvector.find(), "looking for pgvector"
+        if found is None or not (yield _pgvector.enable(self.schema), "enabling pgvector"):
+            return None
+        filled = yield _pgvector.backfill(found), "embedding the vectors for pgvector"
+        if filled:
+            log.info("pgvector: %d vectors of schema %s embedded", filled, self.schema)
+        return found
+
+    def _hnsw_plan(self, dims: int, metric: str) -> Plan:
+        if self.pgvector is None:
+            raise StoreCapabilityError(
+                "*", ["pgvector"], hint="An HNSW index needs the `vector` extension."
+            )
+        return _pgvector.hnsw_index(self.pgvector, dims, metric)
+
+    @staticmethod
+    def _without_pgvector(exc: Exception) -> None:
+        """A failure finding or readying pgvector leaves the backend scoring in the client."""
+        log.warning("pgvector left unused (vectors are scored in the client): %s", exc)
 
     def _versioned_plan(self) -> tuple[Plan, str]:
         """The plan reading this project's versioned namespaces, and what it is doing."""

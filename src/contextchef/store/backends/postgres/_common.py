@@ -41,9 +41,9 @@ __all__ = [
     "validate_schema",
 ]
 
-DSN_PARAMETERS = ("contextchef_schema", "contextchef_project")
+DSN_PARAMETERS = ("contextchef_schema", "contextchef_project", "contextchef_pgvector")
 """Query parameters of a `postgresql://` URI that contextchef reads and removes before libpq
-sees the URI: the backend's `schema` and `project`."""
+sees the URI: the backend's `schema`, `project` and `pgvector`."""
 
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD = re.compile(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)|(://[^:/@\s]*:)([^@/\s]*)@")
@@ -174,7 +174,7 @@ def execute(conn: Any, query: Query) -> Rows:
         with conn.cursor() as cursor:
             cursor.executemany(query.sql, query.params)
         return []
-    cursor = conn.execute(query.sql, query.params)
+    cursor = conn.execute(query.sql, query.params, binary=query.binary)
     return cursor.fetchall() if cursor.description else []
 
 
@@ -184,7 +184,7 @@ async def execute_async(conn: Any, query: Query) -> Rows:
         async with conn.cursor() as cursor:
             await cursor.executemany(query.sql, query.params)
         return []
-    cursor = await conn.execute(query.sql, query.params)
+    cursor = await conn.execute(query.sql, query.params, binary=query.binary)
     return await cursor.fetchall() if cursor.description else []
 
 

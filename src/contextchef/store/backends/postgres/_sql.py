@@ -31,12 +31,14 @@ class Query:
     `alone`: the plan's only statement. It runs in autocommit (one statement is atomic by
     itself), saving the BEGIN and COMMIT round trips; any other query runs inside the plan's
     transaction. `many`: `params` is a sequence of parameter tuples, run with `executemany`
-    (pipelined: no round trip per row)."""
+    (pipelined: no round trip per row). `binary`: rows come in PostgreSQL's binary format (a
+    `BYTEA` as its bytes, not as hex text to decode)."""
 
     sql: str
     params: Any = ()
     alone: bool = False
     many: bool = False
+    binary: bool = False
 
 
 def _only(sql: str, params: tuple[Any, ...] = ()) -> Query:

@@ -12,11 +12,12 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextchef.errors import StoreUnavailableError
+from contextchef.errors import StoreError, StoreUnavailableError
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.backends.postgres import _sql, _vectors
 from contextchef.store.backends.postgres._base import RACES, Base, raced
 from contextchef.store.backends.postgres._common import NOT_ALONE, execute_async, redact, translate
+from contextchef.store.backends.postgres._pgvector import PgVector
 from contextchef.store.backends.postgres._sql import Plan
 from contextchef.store.backends.postgres.migrations import migrate_plan
 
@@ -69,6 +70,7 @@ class AsyncPostgresBackend(Base):
         try:
             await self._run(migrate_plan(self.schema), "migrating the schema")
             self._versioned = await self._run(*self._versioned_plan())
+            self.pgvector = await self._find_pgvector()
         except BaseException:
             self._pool = None
             await pool.close()
@@ -76,6 +78,21 @@ class AsyncPostgresBackend(Base):
         finally:
             _OPENING.reset(token)
         self._ready = True
+
+    async def _find_pgvector(self) -> PgVector | None:
+        """See `PostgresBackend._find_pgvector`."""
+        steps = self._pgvector_steps()
+        try:
+            plan, doing = next(steps)
+            while True:
+                plan, doing = steps.send(await self._run(plan, doing))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        except StoreUnavailableError:
+            raise
+        except StoreError as exc:
+            self._without_pgvector(exc)
+            return None
 
     async def close(self) -> None:
         """Close every pooled connection."""
@@ -211,7 +228,9 @@ class AsyncPostgresBackend(Base):
         return None
 
     async def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
-        await self._run(_vectors.put_vectors(self.project, ns, vectors), f"indexing {ns}", ns)
+        await self._run(
+            _vectors.put_vectors(self.project, ns, vectors, self.pgvector), f"indexing {ns}", ns
+        )
 
     async def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
         plan = _vectors.delete_vectors(self.project, ns, paths)
@@ -226,8 +245,15 @@ class AsyncPostgresBackend(Base):
         prefix: str = "",
         limit: int | None = None,
     ) -> builtins.list[tuple[str, float]]:
-        plan = _vectors.nearest(self.project, ns, vector, metric, prefix, limit)
+        plan = _vectors.nearest(self.project, ns, vector, metric, prefix, limit, self.pgvector)
         return await self._run(plan, f"searching the vectors of {ns}", ns)  # type: ignore[no-any-return]
+
+    async def build_vector_index(self, dims: int, metric: str = "cosine") -> str:
+        """See `PostgresBackend.build_vector_index`."""
+        if not self._ready:
+            await self.open()
+        plan = self._hnsw_plan(dims, metric)
+        return await self._run(plan, f"building the HNSW index of {dims}-long vectors")  # type: ignore[no-any-return]
 
     async def touch(self, ns: str, path: str, accessed_at: float) -> None:
         plan = _sql.touch(self.project, ns, path, float(accessed_at))

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextchef.errors import StoreUnavailableError
+from contextchef.errors import StoreError, StoreUnavailableError
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.backends.postgres import _sql, _vectors
 from contextchef.store.backends.postgres._base import RACES, Base, raced
@@ -40,6 +40,7 @@ from contextchef.store.backends.postgres._common import (
     redact,
     translate,
 )
+from contextchef.store.backends.postgres._pgvector import PgVector
 from contextchef.store.backends.postgres._sql import Plan
 from contextchef.store.backends.postgres.migrations import migrate_plan
 
@@ -63,9 +64,25 @@ class PostgresBackend(Base):
         try:
             self._run(migrate_plan(self.schema), "migrating the schema")
             self._versioned = self._run(*self._versioned_plan())
+            self.pgvector = self._find_pgvector()
         except BaseException:
             self._pool.close()
             raise
+
+    def _find_pgvector(self) -> PgVector | None:
+        """Run `_pgvector_steps`; a failure (not a lost connection) only leaves it unused."""
+        steps = self._pgvector_steps()
+        try:
+            plan, doing = next(steps)
+            while True:
+                plan, doing = steps.send(self._run(plan, doing))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        except StoreUnavailableError:
+            raise
+        except StoreError as exc:
+            self._without_pgvector(exc)
+            return None
 
     def close(self) -> None:
         """Close every pooled connection; the backend is unusable after."""
@@ -188,7 +205,9 @@ class PostgresBackend(Base):
         return None
 
     def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
-        self._run(_vectors.put_vectors(self.project, ns, vectors), f"indexing {ns}", ns)
+        self._run(
+            _vectors.put_vectors(self.project, ns, vectors, self.pgvector), f"indexing {ns}", ns
+        )
 
     def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
         self._run(_vectors.delete_vectors(self.project, ns, paths), f"unindexing {ns}", ns)
@@ -202,8 +221,15 @@ class PostgresBackend(Base):
         prefix: str = "",
         limit: int | None = None,
     ) -> builtins.list[tuple[str, float]]:
-        plan = _vectors.nearest(self.project, ns, vector, metric, prefix, limit)
+        plan = _vectors.nearest(self.project, ns, vector, metric, prefix, limit, self.pgvector)
         return self._run(plan, f"searching the vectors of {ns}", ns)  # type: ignore[no-any-return]
+
+    def build_vector_index(self, dims: int, metric: str = "cosine") -> str:
+        """Build an HNSW index over the `dims`-long vectors for `metric` (its name is
+        returned): approximate answers in ~1 ms instead of an exact scan (see `_vectors.py`
+        for when that pays). Needs pgvector (`StoreCapabilityError` without)."""
+        plan = self._hnsw_plan(dims, metric)
+        return self._run(plan, f"building the HNSW index of {dims}-long vectors")  # type: ignore[no-any-return]
 
     def touch(self, ns: str, path: str, accessed_at: float) -> None:
         plan = _sql.touch(self.project, ns, path, float(accessed_at))

@@ -20,7 +20,10 @@ when the row is deleted; a `touch` records nothing. `history` reads them. Until 
 namespace was versioned (m002); since, the store declares which (`keep_versions`), and the
 table's name is historical. The search index keeps no pending list (m003), so a search never
 scans unindexed writes. `entry_vectors` (m005) holds a semantic index's vectors, one
-little-endian float64 `BYTEA` per (project, namespace, path), scored exactly in the client.
+little-endian float64 `BYTEA` per (project, namespace, path), the exact value. m006 adds, where
+the `vector` extension (pgvector) is installed, an `embedding vector` column beside it (float32:
+what the database ranks by, see `_pgvector.py`); on a database without the extension it only
+creates the function that adds the column, which a backend calls once it finds the extension.
 """
 
 from __future__ import annotations
@@ -186,10 +189,51 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )""",
         ),
     ),
+    (
+        "m006_entry_vectors_pgvector",
+        (
+            # An UPDATE that changes a vector without giving its `embedding` (a writer not
+            # using pgvector) clears the embedding, so no stale one is ever scored.
+            """CREATE FUNCTION entry_vectors_unembed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        NEW.embedding := NULL;
+        RETURN NEW;
+    END
+    $$""",
+            # Called here and whenever a backend finds `vector` installed (it may come later):
+            # adds the pgvector column, its trigger and an index of the rows without an
+            # embedding, once; true when the column exists. Without the extension: nothing.
+            """CREATE FUNCTION entry_vectors_enable_pgvector() RETURNS boolean
+    LANGUAGE plpgsql AS $$
+    DECLARE
+        ext TEXT := (SELECT quote_ident(n.nspname) FROM pg_extension AS e
+                     JOIN pg_namespace AS n ON n.oid = e.extnamespace
+                     WHERE e.extname = 'vector');
+    BEGIN
+        IF ext IS NULL THEN
+            RETURN FALSE;
+        END IF;
+        IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'entry_vectors'::regclass
+                   AND attname = 'embedding' AND NOT attisdropped) THEN
+            RETURN TRUE;
+        END IF;
+        EXECUTE 'ALTER TABLE entry_vectors ADD COLUMN embedding ' || ext || '.vector';
+        CREATE INDEX entry_vectors_unembedded ON entry_vectors (project, namespace, path)
+            WHERE embedding IS NULL;
+        EXECUTE 'CREATE TRIGGER entry_vectors_stale BEFORE UPDATE ON entry_vectors '
+            'FOR EACH ROW WHEN (NEW.vector IS DISTINCT FROM OLD.vector AND NEW.embedding IS '
+            'NOT NULL AND NEW.embedding OPERATOR(' || ext || '.=) OLD.embedding) '
+            'EXECUTE FUNCTION entry_vectors_unembed()';
+        RETURN TRUE;
+    END
+    $$""",
+            "SELECT entry_vectors_enable_pgvector()",
+        ),
+    ),
 )
 """`(name, statements)` per step, oldest first; the position (from 1) is the version."""
 
-LATEST_SCHEMA_VERSION = 5
+LATEST_SCHEMA_VERSION = 6
 """The newest schema version this build writes; a test keeps it equal to len(MIGRATIONS)."""
 
 
