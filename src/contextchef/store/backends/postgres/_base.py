@@ -51,6 +51,10 @@ def raced(ns: str, paths: Sequence[str]) -> StoreConflictError:
     )
 
 
+_WITHOUT = ("get_physical_path", "read_recent_where")
+"""Capabilities it lacks: entries are rows, not files; filters are tested by the caller."""
+
+
 class Base:
     """Options shared by both drivers; the capabilities they report."""
 
@@ -128,7 +132,7 @@ class Base:
         namespaces known to be versioned (an async backend knows them once open)."""
         if capability == "history":
             return ns in self._versioned
-        return capability in CAPABILITIES and capability != "get_physical_path"
+        return capability in CAPABILITIES and capability not in _WITHOUT
 
     def _versioned_plan(self) -> tuple[Plan, str]:
         """The plan reading this project's versioned namespaces, and what it is doing."""

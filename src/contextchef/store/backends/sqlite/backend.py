@@ -85,9 +85,11 @@ from contextchef.store.backends.sqlite._vectors import (
     VectorCache,
     nearest_vectors,
 )
+from contextchef.store.backends.sqlite._where import recent_entries_where
 from contextchef.store.backends.sqlite.identity import ProjectRef
 from contextchef.store.datadir import default_database_path
 from contextchef.store.recent import recency_key
+from contextchef.store.where import Condition, matches
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
 
@@ -310,6 +312,19 @@ class SQLiteBackend:
             return dict(ordered[offset : offset + limit])
         with self.connection(f"reading a page of {ns}/{prefix}*", ns=ns) as conn:
             return recent_entries(conn, pid, ns, prefix, limit, offset)
+
+    def read_recent_where(
+        self, ns: str, prefix: str, where: Condition, limit: int, offset: int
+    ) -> dict[str, StoredEntry]:
+        """`read_recent` of the entries matching `where`, tested in SQL (see `_where`)."""
+        if limit <= 0:
+            return {}
+        pid = self.project.id
+        if ns in self._db.versioned:  # rows of `memories`: the generic way
+            kept = {p: e for p, e in self.read_all(ns, prefix).items() if matches(where, p, e)}
+            return dict(sorted(kept.items(), key=recency_key)[offset : offset + limit])
+        with self.connection(f"reading a filtered page of {ns}/{prefix}*", ns=ns) as conn:
+            return recent_entries_where(conn, pid, ns, prefix, where, limit, offset)
 
     def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
         pid = self.project.id
