@@ -94,6 +94,9 @@ def test_pushed_filters_find_what_the_python_filter_finds(tmp_path: Path) -> Non
         offset, limit = rng.randint(0, 4), rng.randint(1, 4)
         page = store.search(("users",), filter=filter, limit=limit, offset=offset)
         assert [(i.namespace, i.key) for i in page] == expected[offset : offset + limit]
+        one = store.search(("users", "u1"), filter=filter, limit=limit, offset=offset)
+        in_one = [found for found in expected if found[0] == ("users", "u1")]
+        assert [(i.namespace, i.key) for i in one] == in_one[offset : offset + limit]
         reference = [
             (i.namespace, i.key)
             for i in everything

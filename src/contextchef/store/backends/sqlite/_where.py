@@ -12,12 +12,15 @@ points; numbers exactly across INTEGER and REAL). The content conditions are tes
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 from contextchef.store.backend import StoredEntry
 from contextchef.store.backends.sqlite._atomic import ENTRY_FROM
 from contextchef.store.backends.sqlite._query import prefix_bounds, row_meta
+from contextchef.store.recent import recency_key
 from contextchef.store.where import (
     All,
     Compare,
@@ -28,9 +31,10 @@ from contextchef.store.where import (
     Length,
     NameStarts,
     Not,
+    matches,
 )
 
-__all__ = ["recent_entries_where", "render"]
+__all__ = ["has_json1", "page_where", "recent_entries_where", "render"]
 
 _TYPES = {
     "object": ("object",),
@@ -45,6 +49,20 @@ _TYPES = {
 _CONTENT = "e.content"
 _NAME = "substr(e.path, length(rtrim(e.path, replace(e.path, '/', ''))) + 1)"
 """The last segment of the entry's path (`rtrim` strips back to the last `/`)."""
+
+
+@functools.cache
+def has_json1() -> bool:
+    """Whether this Python's SQLite has the JSON functions (built in since 3.38, an option
+    before)."""
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.execute("SELECT json_valid('{}'), json_type('{}', '$')")
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 def _path(field: Field) -> str:
@@ -119,10 +137,47 @@ def recent_entries_where(
     test = render(where, params)
     if _uses_content(where):
         test = f"CASE WHEN json_valid({_CONTENT}) THEN {test} ELSE 0 END"
+    order = _RECENT if _by_recency(conn, pid, ns, prefix, limit + offset) else _PATHS
     sql = (
         "SELECT e.path, e.content, e.meta, e.created_at, e.updated_at, a.accessed_at, e.bytes "
-        f"FROM {ENTRY_FROM} WHERE e.project_id = ? AND e.namespace = ? AND {bound} AND {test} "
+        f"FROM {order} WHERE e.project_id = ? AND e.namespace = ? AND {bound} AND {test} "
         "ORDER BY e.updated_at DESC, e.path LIMIT ? OFFSET ?"
     )
     rows = conn.execute(sql, (*params, limit, offset)).fetchall()
     return {row[0]: StoredEntry(row[1], row_meta(row)) for row in rows}
+
+
+_RECENT = ENTRY_FROM.replace("entries AS e", "entries AS e INDEXED BY entries_recent", 1)
+_PATHS = ENTRY_FROM.replace("entries AS e", "entries AS e INDEXED BY sqlite_autoindex_entries_1", 1)
+_SELECTIVITY = 0.1
+"""The share of entries a filter is taken to keep, for the choice of `_by_recency`."""
+
+
+def _by_recency(conn: sqlite3.Connection, pid: int, ns: str, prefix: str, wanted: int) -> bool:
+    """Whether to read the namespace newest first (index `entries_recent`, m009) and stop once
+    the page is full, rather than every entry under `prefix` (the primary key's range), sorted.
+
+    Newest first reads about `wanted / selectivity` entries of the prefix, and the namespace's
+    other entries in between: `wanted * total / (selectivity * under)` rows, against the
+    `under` rows (and a sort) of the range. The counts come from the namespace index
+    (`entry_dirs`, m008)."""
+    if not prefix:
+        return True
+    low, high = prefix_bounds(prefix)
+    in_range = "dir >= ?" if high is None else "dir >= ? AND dir < ?"
+    row = conn.execute(
+        f"SELECT coalesce(sum(entries), 0), coalesce(sum(CASE WHEN {in_range} THEN entries END), 0)"
+        " FROM entry_dirs WHERE project_id = ? AND namespace = ?",
+        (low, pid, ns) if high is None else (low, high, pid, ns),
+    ).fetchone()
+    total, under = int(row[0]), int(row[1])
+    return under * under * _SELECTIVITY > wanted * total
+
+
+def page_where(
+    entries: Mapping[str, StoredEntry], where: Condition, limit: int, offset: int
+) -> dict[str, StoredEntry]:
+    """The same page of `entries` (read by the caller), `where` tested in Python: for the
+    versioned namespaces' rows (`memories`), and where SQLite lacks JSON1."""
+    kept = [(path, entry) for path, entry in entries.items() if matches(where, path, entry)]
+    return dict(sorted(kept, key=recency_key)[offset : offset + limit])

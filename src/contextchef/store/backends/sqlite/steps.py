@@ -31,7 +31,8 @@ Tables (the current shape is the sum of the migrations below):
 - `entry_dirs` (m008): the namespace index of `entries`: per (project, namespace, directory)
   the number of entries directly in it (`a/b/` for `a/b/c.md`, `""` for a top-level entry),
   kept by triggers in the writing statement's transaction; a directory's row goes with its
-  last entry. `list_dirs` reads a key range of it instead of every entry path.
+  last entry. `list_dirs` reads a key range of it instead of every entry path. The index
+  `entries_recent` (m009) orders each namespace's entries by `updated_at`.
 
 How the steps are applied (the fence, one transaction per step, races) is `migrations.py`.
 """
@@ -317,6 +318,15 @@ def m008_add_entry_dirs(conn: sqlite3.Connection) -> None:
         SELECT project_id, namespace, rtrim(path, replace(path, '/', '')), count(*)
         FROM entries GROUP BY 1, 2, 3""",
         ),
+    )
+
+
+@migration
+def m009_index_entries_by_recency(conn: sqlite3.Connection) -> None:
+    """Entries in recency order per namespace, so a filtered page of a large prefix reads from
+    the newest entry on and stops once the page is full (see `_where.py`)."""
+    conn.execute(
+        "CREATE INDEX entries_recent ON entries(project_id, namespace, updated_at DESC, path)"
     )
 
 
