@@ -38,6 +38,7 @@ __all__ = [
     "is_label",
     "is_operand",
     "matches",
+    "reads_content",
 ]
 
 Field = tuple[str | int, ...]
@@ -153,8 +154,19 @@ def matches(condition: Condition, path: str, entry: StoredEntry) -> bool:
     try:
         value = json.loads(entry.content)
     except ValueError:
+        if reads_content(condition):
+            return False  # not JSON: no condition on the content holds, nor its `Not`
         value = _MISSING
     return _holds(condition, path[path.rfind("/") + 1 :], value)
+
+
+def reads_content(condition: Condition) -> bool:
+    """Whether `condition` tests the content (anything but the entry's name)."""
+    if isinstance(condition, All):
+        return any(reads_content(c) for c in condition.conditions)
+    if isinstance(condition, Not):
+        return reads_content(condition.condition)
+    return not isinstance(condition, NameStarts)
 
 
 def _at(value: Any, field: Field) -> Any:
@@ -175,8 +187,6 @@ def _holds(condition: Condition, name: str, value: Any) -> bool:
         return all(_holds(c, name, value) for c in condition.conditions)
     if isinstance(condition, Not):
         return not _holds(condition.condition, name, value)
-    if value is _MISSING:
-        return False  # not JSON
     found = _at(value, condition.field)
     if isinstance(condition, IfPresent):
         branch = condition.then if found is not _MISSING else condition.otherwise

@@ -29,9 +29,9 @@ from contextchef.store.where import (
     IfPresent,
     Is,
     Length,
-    NameStarts,
     Not,
     matches,
+    reads_content,
 )
 
 __all__ = ["has_json1", "page_where", "recent_entries_where", "render"]
@@ -112,14 +112,6 @@ def _number(value: Any) -> int | float:
     return int(value) if isinstance(value, bool) else value
 
 
-def _uses_content(condition: Condition) -> bool:
-    if isinstance(condition, All):
-        return any(_uses_content(c) for c in condition.conditions)
-    if isinstance(condition, Not):
-        return _uses_content(condition.condition)
-    return not isinstance(condition, NameStarts)
-
-
 def recent_entries_where(
     conn: sqlite3.Connection,
     pid: int,
@@ -135,7 +127,7 @@ def recent_entries_where(
     bound = "e.path >= ?" if high is None else "e.path >= ? AND e.path < ?"
     params += [low] if high is None else [low, high]
     test = render(where, params)
-    if _uses_content(where):
+    if reads_content(where):
         test = f"CASE WHEN json_valid({_CONTENT}) THEN {test} ELSE 0 END"
     order = _RECENT if _by_recency(conn, pid, ns, prefix, limit + offset) else _PATHS
     sql = (
