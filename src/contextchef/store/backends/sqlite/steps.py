@@ -325,9 +325,7 @@ def m008_add_entry_dirs(conn: sqlite3.Connection) -> None:
 def m009_index_entries_by_recency(conn: sqlite3.Connection) -> None:
     """Entries in recency order per namespace, so a filtered page of a large prefix reads from
     the newest entry on and stops once the page is full (see `_where.py`)."""
-    conn.execute(
-        "CREATE INDEX entries_recent ON entries(project_id, namespace, updated_at DESC, path)"
-    )
+    conn.execute("CREATE INDEX entries_recent ON entries(project_id, namespace, updated_at)")
 
 
 MIGRATIONS: tuple[Migration, ...] = tuple(_CHAIN)
