@@ -2,14 +2,18 @@
 
 A caller that filters entries by their JSON content (the LangGraph store's `search(filter=…)`)
 describes the filter with these nodes, and a backend that has `read_recent_where` renders them
-in its own query language (SQLite: JSON1, `sqlite_where`; PostgreSQL: `jsonb`), so only the
+in its own query language (SQLite: JSON1, see `backends/sqlite/_where.py`), so only the
 matching entries are read and paged. Every node is two-valued: it holds or it does not, never
-"unknown" (a missing field makes a comparison false, and `Not` of it true).
+"unknown" (a missing field makes a comparison false, and `Not` of it true). `matches` is the
+reference: the same conditions tested in Python.
 
 The content is read as JSON; an entry whose content is not JSON matches no condition on it. A
 `Field` walks into the content from its top: a `str` step is an object member, an `int` step an
 array element; a field is missing when a step finds no object member (or array element) there.
 A `str` step uses `[A-Za-z0-9_.-]` only (`is_label`), so every backend can address it exactly.
+
+Not offered on PostgreSQL yet: PostgreSQL 15 has no cast of TEXT to `jsonb` that fails softly
+(`IS JSON` and `pg_input_is_valid` are 16's), so one entry that is not JSON would fail the query.
 """
 
 from __future__ import annotations
