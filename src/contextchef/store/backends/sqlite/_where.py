@@ -152,18 +152,25 @@ def _by_recency(conn: sqlite3.Connection, pid: int, ns: str, prefix: str, wanted
     Newest first reads about `wanted / selectivity` entries of the prefix, and the namespace's
     other entries in between: `wanted * total / (selectivity * under)` rows, against the
     `under` rows (and a sort) of the range. The counts come from the namespace index
-    (`entry_dirs`, m008)."""
+    (`entry_dirs`, m008), read no further than a few times the prefix's own directories: a
+    namespace with more than that is taken to be too large to walk for a small prefix."""
     if not prefix:
         return True
     low, high = prefix_bounds(prefix)
+    scope = "project_id = ? AND namespace = ?"
     in_range = "dir >= ?" if high is None else "dir >= ? AND dir < ?"
-    row = conn.execute(
-        f"SELECT coalesce(sum(entries), 0), coalesce(sum(CASE WHEN {in_range} THEN entries END), 0)"
-        " FROM entry_dirs WHERE project_id = ? AND namespace = ?",
-        (low, pid, ns) if high is None else (low, high, pid, ns),
+    bounds = (low,) if high is None else (low, high)
+    under, dirs = conn.execute(
+        f"SELECT coalesce(sum(entries), 0), count(*) FROM entry_dirs WHERE {scope} AND {in_range}",
+        (pid, ns, *bounds),
     ).fetchone()
-    total, under = int(row[0]), int(row[1])
-    return under * under * _SELECTIVITY > wanted * total
+    cap = 8 * dirs + 64
+    total, seen = conn.execute(
+        "SELECT coalesce(sum(entries), 0), count(*) FROM "
+        f"(SELECT entries FROM entry_dirs WHERE {scope} LIMIT ?)",
+        (pid, ns, cap),
+    ).fetchone()
+    return bool(seen < cap and under * under * _SELECTIVITY > wanted * total)
 
 
 def page_where(
