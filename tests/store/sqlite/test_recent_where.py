@@ -10,7 +10,7 @@ import pytest
 
 from contextchef.store.backend import StoredEntry
 from contextchef.store.backends.sqlite import SQLiteBackend
-from contextchef.store.backends.sqlite._where import page_where
+from contextchef.store.backends.sqlite._where import _by_recency, page_where
 from contextchef.store.where import (
     All,
     Compare,
@@ -80,3 +80,19 @@ def test_only_json_content_meets_a_condition_on_it(filled: SQLiteBackend) -> Non
     assert "d0/notes.md" in filled.read_recent_where("plain", "", All(()), 100, 0)
     assert filled.supports("read_recent_where", "plain")
     assert not filled.supports("read_recent_where", "kept")  # its rows are tested in Python
+
+
+def test_a_large_prefix_is_read_newest_first_and_a_small_one_by_its_range(
+    backend: SQLiteBackend,
+) -> None:
+    with backend.batch():
+        for n in range(600):
+            backend.write("many", f"u/{n % 200}/={n}", StoredEntry("{}"))
+    pid = backend.project.id
+    with backend.connection() as conn:
+        assert _by_recency(conn, pid, "many", "", 10)
+        assert _by_recency(conn, pid, "many", "u/", 10)  # the whole namespace
+        assert not _by_recency(conn, pid, "many", "u/7/", 10)  # 3 of 600 entries
+        assert not _by_recency(conn, pid, "many", "u/19", 10)  # 33 of 600 entries
+    condition = Compare(("k",), "=", 1)
+    assert backend.read_recent_where("many", "u/7/", condition, 10, 0) == {}
