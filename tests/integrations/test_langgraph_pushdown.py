@@ -107,3 +107,24 @@ def test_pushed_filters_find_what_the_python_filter_finds(tmp_path: Path) -> Non
     assert pushed > examples(150) * 0.6  # most filters go to SQL whole
     store.close()
     backend.close()
+
+
+def test_expired_items_and_the_keys_left_to_python_page_alike(tmp_path: Path) -> None:
+    backend = SQLiteBackend(tmp_path / "context.db", project="test:expiry")
+    store = ContextChefStore(backend, ttl={"omit_expired": True})
+    values = {}
+    for n in range(30):
+        values[f"k{n}"] = {"n": n % 3, "tags": {"é": n % 2}}
+        meta: dict[str, Any] = {"updated_at": 1000.0 + n}
+        if n % 4 == 0:
+            meta["expires_at"] = 1.0  # expired long ago, not swept
+        backend.write("langgraph", f"users/=k{n}", StoredEntry(json.dumps(values[f"k{n}"]), meta))
+    # {"n": 1} goes to SQL whole; a nested key outside [A-Za-z0-9_.-] stays in Python
+    for filter in ({"n": 1}, {"tags": {"é": 1}}, {"n": 1, "tags": {"é": 1}}):
+        live = [f"k{n}" for n in reversed(range(30)) if n % 4]
+        expected = [key for key in live if matches_filter(values[key], filter)]
+        for offset, limit in ((0, 100), (2, 3), (5, 4)):
+            page = store.search(("users",), filter=filter, limit=limit, offset=offset)
+            assert [item.key for item in page] == expected[offset : offset + limit]
+    store.close()
+    backend.close()
