@@ -157,18 +157,15 @@ def _by_recency(conn: sqlite3.Connection, pid: int, ns: str, prefix: str, wanted
     if not prefix:
         return True
     low, high = prefix_bounds(prefix)
-    scope = "project_id = ? AND namespace = ?"
-    in_range = "dir >= ?" if high is None else "dir >= ? AND dir < ?"
-    bounds = (low,) if high is None else (low, high)
-    under, dirs = conn.execute(
-        f"SELECT coalesce(sum(entries), 0), count(*) FROM entry_dirs WHERE {scope} AND {in_range}",
-        (pid, ns, *bounds),
-    ).fetchone()
-    cap = 8 * dirs + 64
-    total, seen = conn.execute(
-        "SELECT coalesce(sum(entries), 0), count(*) FROM "
-        f"(SELECT entries FROM entry_dirs WHERE {scope} LIMIT ?)",
-        (pid, ns, cap),
+    in_range = "dir >= ?3" if high is None else "dir >= ?3 AND dir < ?4"
+    namespace = "FROM entry_dirs WHERE project_id = ?1 AND namespace = ?2"
+    first = f"{namespace} LIMIT (SELECT cap FROM r)"  # a few times the prefix's directories
+    under, cap, total, seen = conn.execute(
+        "WITH r AS (SELECT coalesce(sum(entries), 0) AS under, 8 * count(*) + 64 AS cap "
+        f"{namespace} AND {in_range}) SELECT under, cap, "
+        f"(SELECT coalesce(sum(entries), 0) FROM (SELECT entries {first})), "
+        f"(SELECT count(*) FROM (SELECT 1 {first})) FROM r",
+        (pid, ns, low) if high is None else (pid, ns, low, high),
     ).fetchone()
     return bool(seen < cap and under * under * _SELECTIVITY > wanted * total)
 
