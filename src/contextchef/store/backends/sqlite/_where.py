@@ -29,6 +29,7 @@ from contextchef.store.where import (
     IfPresent,
     Is,
     Length,
+    NameStarts,
     Not,
     matches,
     reads_content,
@@ -81,7 +82,13 @@ def render(condition: Condition, params: list[Any]) -> str:
     if isinstance(condition, All):
         if not condition.conditions:
             return "1"
-        return "(" + " AND ".join(render(c, params) for c in condition.conditions) + ")"
+        # Nested CASEs stop at the first condition that fails (an `AND` in a value is
+        # evaluated whole); the name test last, as it costs more than a JSON field.
+        first, *rest = sorted(condition.conditions, key=lambda c: isinstance(c, NameStarts))
+        if not rest:
+            return render(first, params)
+        test = render(first, params)
+        return f"(CASE WHEN {test} THEN {render(All(tuple(rest)), params)} ELSE 0 END)"
     if isinstance(condition, Not):
         return f"(NOT {render(condition.condition, params)})"
     if isinstance(condition, Is):
