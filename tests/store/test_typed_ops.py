@@ -20,6 +20,7 @@ from contextchef.store.backend import (
 )
 from contextchef.store.core import StoreCore
 from contextchef.store.ops import BackendOps, CapableBackend
+from contextchef.store.where import NameStarts
 
 REQUIRED = ("read", "write", "delete", "list")
 ENTRY = StoredEntry("hello", {"bytes": 5})
@@ -55,6 +56,7 @@ REQUESTS: list[tuple[str, tuple[Any, ...], Any]] = [
     ("read_last", ("notes", "", 1), {"a.md": ENTRY}),
     ("list_dirs", ("notes", ""), ["dir/"]),
     ("read_recent", ("notes", "", 1, 0), {"a.md": ENTRY}),
+    ("read_recent_where", ("notes", "", NameStarts("a"), 1, 0), {"a.md": ENTRY}),
     ("exists", ("notes", "a.md"), True),
     ("append", ("notes", "a.md", "more"), None),
     ("search", ("notes", "hello", "", 3), [SearchHit("a.md")]),

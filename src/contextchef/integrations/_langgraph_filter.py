@@ -6,6 +6,11 @@ A filter maps a key to a wanted value or to operators (`$eq`, `$ne`, `$gt`, `$gt
 `[A-Za-z0-9_.-]` is refused with `SqliteStore`'s `ValueError` before anything is read. A wanted
 dict without operators matches a dict holding at least those fields; a wanted list matches an
 equal list.
+
+`pushdown` translates a filter into conditions a backend tests where the entries are
+(`contextchef.store.where`), each key exactly or not at all: what it cannot say exactly (a
+non-finite or 65-bit number, an `$eq` of a dict or list, an order against a list, a dict or
+None, a nested key outside `[A-Za-z0-9_.-]`) stays in the filter that `matches_filter` checks.
 """
 
 from __future__ import annotations
@@ -15,13 +20,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef.errors import MissingDependencyError
+from contextchef.store import where as w
 
 try:
     from langgraph.store.base import MatchCondition
 except ImportError as exc:  # pragma: no cover - exercised by the runtime-only install gate
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
-__all__ = ["check_filter", "matches_filter", "matches_namespace"]
+__all__ = ["ITEM", "check_filter", "matches_filter", "matches_namespace", "pushdown"]
 
 _FILTER_KEY = re.compile(r"^[a-zA-Z0-9_.-]+$")
 _OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
@@ -115,6 +121,82 @@ def _operator(value: Any, operator: str, operand: Any) -> bool:
         return bool(value <= operand)
     except TypeError:  # a string against a number, say: no match, as in SQL
         return False
+
+
+ITEM = w.NameStarts("=")
+"""The entries that are items: their name starts with the key mark (see `_langgraph_items`)."""
+
+
+def pushdown(filter: Mapping[str, Any] | None) -> tuple[w.Condition, dict[str, Any]]:
+    """`(condition, rest)`: the entries that are items and pass the keys of `filter` a backend
+    can test exactly, and the keys left for `matches_filter` (checked by `check_filter`)."""
+    pushed: list[w.Condition] = [ITEM]
+    rest: dict[str, Any] = {}
+    for key, wanted in (filter or {}).items():
+        condition = _key_condition(key, wanted)
+        if condition is None:
+            rest[key] = wanted
+        else:
+            pushed.append(condition)
+    return w.All(tuple(pushed)), rest
+
+
+def _key_condition(key: str, wanted: Any) -> w.Condition | None:
+    """`_compare(_at(value, key), wanted)` as a condition: the literal key first, then the
+    dotted path (as `_at` reads it)."""
+    literal = _condition((key,), wanted) if w.is_label(key) else None
+    if literal is None or "." not in key:
+        return literal
+    steps = tuple(key.split("."))
+    nested = _condition(steps, wanted) if all(steps) else None
+    return None if nested is None else w.IfPresent((key,), literal, nested)
+
+
+def _condition(field: w.Field, wanted: Any) -> w.Condition | None:
+    """`_compare(<field>, wanted)` as a condition, or None when it cannot be said exactly."""
+    if type(wanted) in _SCALARS:
+        return _equal(field, wanted)
+    if isinstance(wanted, Mapping):
+        if any(str(k).startswith("$") for k in wanted):
+            ops = [_operator_condition(field, op, operand) for op, operand in wanted.items()]
+            return None if None in ops else w.All(tuple(c for c in ops if c is not None))
+        if not all(w.is_label(k) for k in wanted):
+            return None
+        fields = [_condition((*field, k), v) for k, v in wanted.items()]
+        if None in fields:
+            return None
+        return w.All((w.Is(field, frozenset({"object"})), *(c for c in fields if c is not None)))
+    if isinstance(wanted, list | tuple):
+        elements = [_condition((*field, i), v) for i, v in enumerate(wanted)]
+        if None in elements:
+            return None
+        shape = (w.Is(field, frozenset({"array"})), w.Length(field, len(wanted)))
+        return w.All((*shape, *(c for c in elements if c is not None)))
+    return None
+
+
+def _equal(field: w.Field, wanted: Any) -> w.Condition | None:
+    """`value == wanted` for a present value and a scalar `wanted`."""
+    if wanted is None:
+        return w.Is(field, frozenset({"null"}))
+    if type(wanted) in _OPERANDS and w.is_operand(wanted):
+        return w.Compare(field, "=", wanted)
+    return None  # a non-finite or 65-bit number
+
+
+_ORDER = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+_OPERANDS = (str, int, float, bool)
+"""Operands compared in the backend (by exact type: a subclass may compare otherwise)."""
+
+
+def _operator_condition(field: w.Field, op: str, operand: Any) -> w.Condition | None:
+    if op in ("$eq", "$ne"):
+        equal = _equal(field, operand) if type(operand) in _SCALARS else None
+        return equal if equal is None or op == "$eq" else w.Not(equal)
+    order = _ORDER.get(op)
+    if order is None or type(operand) not in _OPERANDS or not w.is_operand(operand):
+        return None
+    return w.Compare(field, order, operand)  # type: ignore[arg-type]
 
 
 def matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:

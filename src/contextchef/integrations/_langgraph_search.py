@@ -12,7 +12,7 @@ are hidden under `TTLConfig["omit_expired"]` (`_langgraph_ttl`); filters are
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from contextchef._effects import Flow
@@ -77,27 +77,57 @@ def search_flow(
             entry = entries.get(hit.path)
             if entry is not None:
                 found.append((hit.path, entry, hit.score))
-        kept = _matching(found, op, now, None if whole else op.offset + op.limit, ttl_config)
+        enough = None if whole else op.offset + op.limit
+        kept = _matching(found, op.filter, now, enough, ttl_config)
+        page = kept[op.offset : op.offset + op.limit]
     else:
-        kept = yield from _recent_matching(core, ns, op, prefix, now, ttl_config)
-    page = kept[op.offset : op.offset + op.limit]
+        page = yield from _recent_page(core, ns, op, prefix, now, ttl_config)
     if ttls.wants_refresh(op.refresh_ttl, ttl_config):
         refresh.update((path, entry) for path, entry, _, _ in page)
     return [items.item(path, entry, score, hit=True, value=v) for path, entry, score, v in page]
 
 
-def _recent_matching(
+def _recent_page(
     core: StoreCore, ns: str, op: SearchOp, prefix: str, now: float, ttl_config: TTLConfig | None
 ) -> Flow[list[Match]]:
-    """The first `offset + limit` matches in recency order, read page by page from the
-    store (each page twice the last), so a search reads about what it returns."""
+    """The page `op` asks for in recency order. Where the backend filters (`read_recent_where`)
+    the filter goes to it (`filters.pushdown`): with nothing left to check here, the backend
+    pages too; else the pages it reads are checked for the rest of the filter and expiry."""
+    if core.supports("read_recent_where", ns):
+        where, rest = filters.pushdown(op.filter)
+        if not rest and not ttls.omits_expired(ttl_config):
+            found = yield from core.recent_where(ns, prefix, where, op.limit, op.offset)
+            return [(p, entry, None, items.decode(entry.content)) for p, entry in found.items()]
+
+        def read(size: int, start: int) -> Flow[dict[str, StoredEntry]]:
+            return (yield from core.recent_where(ns, prefix, where, size, start))
+
+    else:
+        rest = dict(op.filter or {})
+
+        def read(size: int, start: int) -> Flow[dict[str, StoredEntry]]:
+            return (yield from core.recent(ns, prefix, size, start))
+
+    kept = yield from _recent_matching(read, op, rest, now, ttl_config)
+    return kept[op.offset : op.offset + op.limit]
+
+
+def _recent_matching(
+    read: Callable[[int, int], Flow[dict[str, StoredEntry]]],
+    op: SearchOp,
+    filter: dict[str, Any],
+    now: float,
+    ttl_config: TTLConfig | None,
+) -> Flow[list[Match]]:
+    """The first `offset + limit` matches in recency order, read page by page (`read(size,
+    start)`, each page twice the last), so a search reads about what it returns."""
     wanted = op.offset + op.limit
     kept: list[Match] = []
     size, start = max(2 * wanted, 32), 0
     while wanted > 0:
-        batch = yield from core.recent(ns, prefix, size, start)
+        batch = yield from read(size, start)
         found = [(path, entry, None) for path, entry in batch.items()]
-        kept += _matching(found, op, now, wanted - len(kept), ttl_config)
+        kept += _matching(found, filter, now, wanted - len(kept), ttl_config)
         if len(kept) >= wanted or len(batch) < size:
             break
         start, size = start + size, size * 2
@@ -106,23 +136,23 @@ def _recent_matching(
 
 def _matching(
     found: Iterable[tuple[str, StoredEntry, float | None]],
-    op: SearchOp,
+    filter: dict[str, Any] | None,
     now: float,
     enough: int | None,
     ttl_config: TTLConfig | None,
 ) -> list[Match]:
-    """The items of `found` (in order) that `op` keeps, with their decoded values; decoding
-    stops once `enough` are kept (None: all)."""
+    """The items of `found` (in order) that pass `filter` and expiry, with their decoded
+    values; decoding stops once `enough` are kept (None: all)."""
     kept: list[Match] = []
     omit = bool((ttl_config or {}).get("omit_expired", False))  # else nothing is hidden
-    wanted, decode = op.filter, items.decode
+    decode = items.decode
     for path, entry, score in found:
         if enough is not None and len(kept) >= enough:
             break
         if not items.is_item(path) or (omit and ttls.hidden(entry.meta, now, ttl_config)):
             continue
         value = decode(entry.content)
-        if wanted and not filters.matches_filter(value, wanted):
+        if filter and not filters.matches_filter(value, filter):
             continue
         kept.append((path, entry, score, value))
     return kept

@@ -36,6 +36,7 @@ __all__ = [
     "expired",
     "expiry_meta",
     "hidden",
+    "omits_expired",
     "refresh_flow",
     "refreshed",
     "sweep_flow",
@@ -68,10 +69,14 @@ def expired(meta: Mapping[str, Any], now: float) -> bool:
     return isinstance(at, int | float) and at <= now
 
 
+def omits_expired(config: TTLConfig | None) -> bool:
+    """Whether reads leave out expired items (`omit_expired`)."""
+    return bool((config or {}).get("omit_expired", False))
+
+
 def hidden(meta: Mapping[str, Any], now: float, config: TTLConfig | None) -> bool:
     """Whether reads leave out an item with `meta` now: expired, under `omit_expired`."""
-    omit = bool((config or {}).get("omit_expired", False))
-    return omit and expired(meta, now)
+    return omits_expired(config) and expired(meta, now)
 
 
 def wants_refresh(refresh_ttl: bool | None, config: TTLConfig | None) -> bool:

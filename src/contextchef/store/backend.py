@@ -35,6 +35,7 @@ Capability = Literal[
     "read_last",
     "list_dirs",
     "read_recent",
+    "read_recent_where",
     "exists",
     "append",
     "search",
@@ -55,6 +56,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     "read_last",
     "list_dirs",
     "read_recent",
+    "read_recent_where",
     "exists",
     "append",
     "search",
@@ -159,6 +161,11 @@ class StorageBackend(Protocol):
     - `read_recent(ns, prefix, limit, offset) -> dict[str, StoredEntry]`: `limit` entries under
       `prefix` from `offset` in recency order (`updated_at` descending, then path ascending by
       code point), in that order: one page, never the whole prefix.
+    - `read_recent_where(ns, prefix, where, limit, offset) -> dict[str, StoredEntry]`: the page
+      `read_recent` would give if `prefix` held only the entries matching `where` (a
+      `contextchef.store.where.Condition` on the entry's JSON content and name): the filter and
+      the page both where the entries are. An entry whose content is not JSON matches no
+      condition on its content.
     - `exists(ns, path) -> bool`
     - `append(ns, path, content) -> None` (creates the entry when missing)
     - `search(ns, query, *, prefix="", limit=None) -> list[SearchHit]`

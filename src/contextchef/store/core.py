@@ -60,11 +60,12 @@ from contextchef.store.ops import BackendOps, Op
 from contextchef.store.paths import URI_PREFIX, content_path, entry_spellings, validate_namespace
 from contextchef.store.pending import Deferred, Pending, flush_flow
 from contextchef.store.queries import entries_flow, list_flow, search_flow
-from contextchef.store.recent import recent_flow
+from contextchef.store.recent import recent_flow, recent_where_flow
 from contextchef.store.snapshots import restore_flow, snapshot_flow
 from contextchef.store.spellings import exists_flow, stored_flow
 from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
 from contextchef.store.versioning import declare_flow, history_flow, no_versions_error
+from contextchef.store.where import Condition
 from contextchef.store.writes import (
     append_entry_flow,
     create_flow,
@@ -336,6 +337,13 @@ class StoreCore:
         native = self.supports("read_recent", ns)
         flow = recent_flow(self.ops, ns, prefix, limit, offset, native=native, entries=self.entries)
         return (yield from flow)
+
+    def recent_where(
+        self, ns: str, prefix: str, where: Condition, limit: int, offset: int
+    ) -> Op[dict[str, StoredEntry]]:
+        """`recent` of only the entries matching `where`, filtered and paged by the backend:
+        only where it `supports("read_recent_where", ns)` (see `where`)."""
+        return (yield from recent_where_flow(self.ops, ns, prefix, where, limit, offset))
 
     def search(
         self,

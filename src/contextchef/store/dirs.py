@@ -2,10 +2,10 @@
 
 A namespace index for callers that address entries by directory (the LangGraph store keeps an
 item namespace per directory): `list_namespaces` needs the directories, never the entries. A
-backend with `list_dirs` answers from its own index (in memory: a count of entries per
-directory; SQLite and PostgreSQL: `SELECT DISTINCT` of each path's directory, no content
-read). The generic fallback lists the prefix (paths and meta, no content) and keeps each
-path's directory.
+backend with `list_dirs` answers from its own index (in memory, and in SQLite's `entry_dirs`
+table kept by triggers: a count of entries per directory; PostgreSQL: `SELECT DISTINCT` of each
+path's directory, no content read). The generic fallback lists the prefix (paths and meta, no
+content) and keeps each path's directory.
 
 The prefix is a directory: `""` (the whole namespace) or a path ending in `/`. Every spelling
 of it is asked (see `paths`, "One spelling per name"); the union comes back sorted.

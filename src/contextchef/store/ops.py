@@ -23,6 +23,7 @@ from contextchef.store.backend import (
     Transaction,
     Version,
 )
+from contextchef.store.where import Condition
 
 __all__ = ["BackendOps", "CapableBackend", "Op", "is_async_backend"]
 
@@ -48,6 +49,10 @@ class CapableBackend(StorageBackend, Protocol):
 
     def read_recent(
         self, ns: str, prefix: str, limit: int, offset: int
+    ) -> dict[str, StoredEntry]: ...
+
+    def read_recent_where(
+        self, ns: str, prefix: str, where: Condition, limit: int, offset: int
     ) -> dict[str, StoredEntry]: ...
 
     def exists(self, ns: str, path: str) -> bool: ...
@@ -158,6 +163,12 @@ class BackendOps:
         self, ns: str, prefix: str, limit: int, offset: int
     ) -> Op[dict[str, StoredEntry]]:
         request = self.call(CapableBackend.read_recent, (ns, prefix, limit, offset))
+        return dict((yield from _answer(request)))
+
+    def read_recent_where(
+        self, ns: str, prefix: str, where: Condition, limit: int, offset: int
+    ) -> Op[dict[str, StoredEntry]]:
+        request = self.call(CapableBackend.read_recent_where, (ns, prefix, where, limit, offset))
         return dict((yield from _answer(request)))
 
     def exists(self, ns: str, path: str) -> Op[bool]:

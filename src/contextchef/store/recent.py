@@ -22,8 +22,9 @@ from contextchef.store.paths import prefix_spellings
 
 if TYPE_CHECKING:  # the backends import `recency_key` without the effect system
     from contextchef.store.ops import BackendOps, Op
+    from contextchef.store.where import Condition
 
-__all__ = ["BEYOND", "recency_key", "recent_flow"]
+__all__ = ["BEYOND", "recency_key", "recent_flow", "recent_where_flow"]
 
 BEYOND = 2**62
 """More entries than any namespace holds: a larger limit or offset is read as this one (SQL
@@ -54,9 +55,7 @@ def recent_flow(
     """`limit` entries of `ns` under `prefix` from `offset`, most recently updated first;
     `native` when the backend has `read_recent` for `ns`, else `entries(ns, prefix)` (the
     store's own read of a prefix) is sorted."""
-    for name, number in (("limit", limit), ("offset", offset)):
-        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-            raise ConfigError(f"{name} must be an int >= 0, got {number!r}")
+    _check_page(limit, offset)
     spellings = prefix_spellings(prefix)
     if limit == 0:
         return {}
@@ -68,4 +67,28 @@ def recent_flow(
     found: dict[str, StoredEntry] = {}
     for spelling in spellings:
         found.update((yield from ops.read_recent(ns, spelling, offset + limit, 0)))
+    return _recent(found, limit, offset)
+
+
+def _check_page(limit: int, offset: int) -> None:
+    for name, number in (("limit", limit), ("offset", offset)):
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            raise ConfigError(f"{name} must be an int >= 0, got {number!r}")
+
+
+def recent_where_flow(
+    ops: BackendOps, ns: str, prefix: str, where: Condition, limit: int, offset: int
+) -> Op[dict[str, StoredEntry]]:
+    """`recent_flow` over only the entries of `ns` matching `where`, filtered and paged by a
+    backend with `read_recent_where` for `ns` (see `contextchef.store.where`)."""
+    _check_page(limit, offset)
+    spellings = prefix_spellings(prefix)
+    if limit == 0:
+        return {}
+    limit, offset = min(limit, BEYOND), min(offset, BEYOND)
+    if len(spellings) == 1:
+        return dict((yield from ops.read_recent_where(ns, spellings[0], where, limit, offset)))
+    found: dict[str, StoredEntry] = {}
+    for spelling in spellings:
+        found.update((yield from ops.read_recent_where(ns, spelling, where, offset + limit, 0)))
     return _recent(found, limit, offset)

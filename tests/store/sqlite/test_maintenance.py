@@ -69,6 +69,21 @@ def test_check_reports_a_stale_search_index(db_path: Path) -> None:
     assert report.problems == ["full-text index entries_fts: 1 entries are not indexed"]
 
 
+def test_check_reports_a_stale_namespace_index_and_repair_rebuilds_it(db_path: Path) -> None:
+    populate(db_path, 5)
+    conn = connect(db_path)
+    conn.execute("UPDATE entry_dirs SET entries = 9 WHERE dir = 'e/'")
+    conn.close()
+    report = mt.check(db_path)
+    assert report.problems == [
+        "namespace index entry_dirs: 2 directory counts disagree with entries"
+    ]
+    repair(db_path)
+    assert mt.check(db_path).ok
+    with SQLiteBackend(db_path, project="test:maint") as backend:
+        assert backend.list_dirs("notes", "") == ["e/"]
+
+
 def test_check_reports_a_stale_memory_search_index(db_path: Path) -> None:
     populate(db_path, 5)
     conn = connect(db_path)

@@ -92,6 +92,23 @@ def test_m007_keeps_vectors_beside_entries(db_path: Path) -> None:
     assert conn.execute("SELECT count(*) FROM entry_vectors").fetchone() == (0,)
 
 
+def test_m009_indexes_the_directories_of_entries_written_before_it(db_path: Path) -> None:
+    conn = _at_version(db_path, 8)
+    conn.execute("INSERT INTO projects(identity, created_at) VALUES ('test:m8', 0)")
+    row = "INSERT INTO entries(project_id, namespace, path, content, created_at, updated_at, bytes)"
+    for path in ("top.md", "a/x.md", "a/y.md", "a/b/z.md"):
+        conn.execute(f"{row} VALUES (1, 'notes', ?, 'x', 0, 0, 1)", (path,))
+    conn.execute(f"{row} VALUES (1, 'other', 'q/r.md', 'x', 0, 0, 1)")
+    mig.apply_migrations(conn, location="x", target=9)
+    rows = conn.execute("SELECT namespace, dir, entries FROM entry_dirs ORDER BY 1, 2").fetchall()
+    assert rows == [("notes", "", 1), ("notes", "a/", 2), ("notes", "a/b/", 1), ("other", "q/", 1)]
+    conn.close()
+    with SQLiteBackend(db_path, project="test:m8") as backend:
+        assert backend.list_dirs("notes", "") == ["", "a/", "a/b/"]
+        backend.delete("notes", "a/b/z.md")
+        assert backend.list_dirs("notes", "a/") == ["a/"]
+
+
 def test_m001_creates_projects_and_entries(db_path: Path) -> None:
     conn = _at_version(db_path, 1)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}

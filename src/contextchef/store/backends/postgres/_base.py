@@ -64,6 +64,10 @@ def raced(ns: str, paths: Sequence[str]) -> StoreConflictError:
     )
 
 
+_WITHOUT = ("get_physical_path", "read_recent_where")
+"""Capabilities it lacks: entries are rows, not files; filters are tested by the caller."""
+
+
 class Base:
     """Options shared by both drivers; the capabilities they report."""
 
@@ -154,7 +158,7 @@ class Base:
             return ns in self._versioned
         if capability == "pgvector":
             return self.pgvector is not None
-        return capability in CAPABILITIES and capability != "get_physical_path"
+        return capability in CAPABILITIES and capability not in _WITHOUT
 
     def _pgvector_steps(self) -> PgVectorSteps:
         """Find pgvector (see `_pgvector`), install it when the mode and the server allow,

@@ -3,7 +3,8 @@
 Every function takes the caller's connection (the backend holds its lock and translates
 errors). A prefix is a key range (`prefix_bounds`), so each read walks the primary key
 `(project_id, namespace, path)` from the prefix on: its cost is that of the rows it returns.
-An entry's access time lives in `entry_access` (see `_access.py`), joined in by `ENTRY_FROM`.
+An entry's access time lives in `entry_access` (see `_access.py`), joined in by `ENTRY_FROM`;
+the directories holding entries, in `entry_dirs` (see `steps.py`, m009).
 """
 
 from __future__ import annotations
@@ -93,11 +94,8 @@ def recent_entries(
 
 
 def entry_dirs(conn: sqlite3.Connection, pid: int, ns: str, prefix: str) -> list[str]:
-    """The directories (`a/`, `a/b/`, and `""` for the top) holding entries under `prefix`."""
-    where, params = _range(pid, ns, prefix, "path")
-    # `rtrim(path, <path without its slashes>)` strips back to the last `/`: the directory.
-    sql = (
-        "SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM entries "
-        f"WHERE {_SCOPE} AND {where}"
-    )
-    return sorted(row[0] for row in conn.execute(sql, params))
+    """The directories (`a/`, `a/b/`, and `""` for the top) holding entries under `prefix`:
+    a key range of the namespace index `entry_dirs` (m009), already in order."""
+    where, params = _range(pid, ns, prefix, "dir")
+    sql = f"SELECT dir FROM entry_dirs WHERE {_SCOPE} AND {where} ORDER BY dir"
+    return [row[0] for row in conn.execute(sql, params)]

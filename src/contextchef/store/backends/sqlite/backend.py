@@ -85,9 +85,15 @@ from contextchef.store.backends.sqlite._vectors import (
     VectorCache,
     nearest_vectors,
 )
+from contextchef.store.backends.sqlite._where import (
+    has_json1,
+    page_where,
+    recent_entries_where,
+)
 from contextchef.store.backends.sqlite.identity import ProjectRef
 from contextchef.store.datadir import default_database_path
 from contextchef.store.recent import recency_key
+from contextchef.store.where import Condition
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
 
@@ -255,10 +261,12 @@ class SQLiteBackend:
 
     def supports(self, capability: str, ns: str) -> bool:
         """Every capability but `get_physical_path` (entries are rows, not files); `history`
-        only for the versioned namespaces."""
-        if capability == "history":
+        only for the versioned namespaces, `read_recent_where` only for the others (where
+        SQLite has JSON1)."""
+        if capability in ("history", "read_recent_where"):
             self.project.id  # noqa: B018 (resolving the project reads its versioned namespaces)
-            return ns in self._db.versioned
+            versioned = ns in self._db.versioned
+            return versioned if capability == "history" else not versioned and has_json1()
         return capability in CAPABILITIES and capability != "get_physical_path"
 
     def keep_versions(self, ns: str) -> None:
@@ -310,6 +318,18 @@ class SQLiteBackend:
             return dict(ordered[offset : offset + limit])
         with self.connection(f"reading a page of {ns}/{prefix}*", ns=ns) as conn:
             return recent_entries(conn, pid, ns, prefix, limit, offset)
+
+    def read_recent_where(
+        self, ns: str, prefix: str, where: Condition, limit: int, offset: int
+    ) -> dict[str, StoredEntry]:
+        """`read_recent` of the entries matching `where`, tested in SQL (see `_where`)."""
+        if limit <= 0:
+            return {}
+        pid = self.project.id
+        if ns in self._db.versioned or not has_json1():  # tested in Python
+            return page_where(self.read_all(ns, prefix), where, limit, offset)
+        with self.connection(f"reading a filtered page of {ns}/{prefix}*", ns=ns) as conn:
+            return recent_entries_where(conn, pid, ns, prefix, where, limit, offset)
 
     def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
         pid = self.project.id

@@ -267,8 +267,32 @@ def _fts_problems(conn: sqlite3.Connection) -> list[str]:
     return problems
 
 
+_DIRS_OF_ENTRIES = (
+    "SELECT project_id, namespace, rtrim(path, replace(path, '/', '')), count(*) FROM entries "
+    "GROUP BY 1, 2, 3"
+)
+_DIR_INDEX = "SELECT project_id, namespace, dir, entries FROM entry_dirs"
+
+
+def _dir_index_problems(conn: sqlite3.Connection) -> list[str]:
+    """Directories whose count in the namespace index (`entry_dirs`, m009) is not the number
+    of entries in them (`db repair` rebuilds the index from the entries)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "entry_dirs" not in tables:
+        return []
+    wrong = conn.execute(
+        f"SELECT count(*) FROM ({_DIRS_OF_ENTRIES} EXCEPT {_DIR_INDEX}) "
+        f"UNION ALL SELECT count(*) FROM ({_DIR_INDEX} EXCEPT {_DIRS_OF_ENTRIES})"
+    ).fetchall()
+    missing, stray = wrong[0][0], wrong[1][0]
+    if not missing and not stray:
+        return []
+    return [f"namespace index entry_dirs: {missing + stray} directory counts disagree with entries"]
+
+
 def check(path: Path, *, max_problems: int = 100) -> CheckReport:
-    """integrity_check, foreign_key_check and FTS consistency, read-only; never raises on damage.
+    """integrity_check, foreign_key_check, FTS and namespace index consistency, read-only; never
+    raises on damage.
 
     Also verifies what earlier repairs and restores of the file claimed: that nothing wrote to
     the file they replaced (receipts.py).
@@ -294,6 +318,7 @@ def check(path: Path, *, max_problems: int = 100) -> CheckReport:
             for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
                 problems.append(f"foreign key: {table} row {rowid} points at a missing {parent}")
             problems += _fts_problems(conn)
+            problems += _dir_index_problems(conn)
             notes = spelling_notes(conn, limit=max_problems)
     except sqlite3.DatabaseError as exc:
         problems.append(f"unreadable: {exc}")

@@ -63,7 +63,7 @@ Progress = Callable[[int, int], None]
 """A progress callback: `(steps done, steps in all)`."""
 
 
-LATEST_SCHEMA_VERSION = 8
+LATEST_SCHEMA_VERSION = 10
 """The newest schema this build understands; always equal to `MIGRATIONS[-1].version`."""
 
 FORK_LANE_FLOOR = 10_000

@@ -281,7 +281,7 @@ def _unsalvaged_tables(conn: sqlite3.Connection) -> list[str]:
         ]
     except sqlite3.DatabaseError:
         return []
-    skipped = {*SALVAGE_ORDER, "schema_migrations"}
+    skipped = {*SALVAGE_ORDER, "schema_migrations", "entry_dirs"}  # entry_dirs: kept by triggers
     return [
         n for n in names if n not in skipped and not n.startswith("sqlite_") and "_fts" not in n
     ]

@@ -29,6 +29,11 @@ Tables (the current shape is the sum of the migrations below):
   also as float32 (`vector_f32`), what sqlite-vec scores in SQL where it loads (`_vec.py`).
 - `entry_access`: the last read time of an entry, one small row per entry that was ever read
   (or written with an explicit `accessed_at`), deleted with the entry by its foreign key.
+- `entry_dirs` (m009): the namespace index of `entries`: per (project, namespace, directory)
+  the number of entries directly in it (`a/b/` for `a/b/c.md`, `""` for a top-level entry),
+  kept by triggers in the writing statement's transaction; a directory's row goes with its
+  last entry. `list_dirs` reads a key range of it instead of every entry path. The index
+  `entries_recent` (m010) orders each namespace's entries by `updated_at`.
 
 How the steps are applied (the fence, one transaction per step, races) is `migrations.py`.
 """
@@ -292,6 +297,51 @@ def m008_add_entry_vectors_f32(conn: sqlite3.Connection) -> None:
         "UPDATE entry_vectors SET vector_f32 = ? WHERE rowid = ?",
         [(pack_f32(unpack(blob)), rowid) for rowid, blob in rows],
     )
+
+
+@migration
+def m009_add_entry_dirs(conn: sqlite3.Connection) -> None:
+    """The namespace index: entries per directory, kept by triggers on `entries` and filled
+    from the entries already there, so listing a namespace's directories reads only them."""
+    new_dir = "rtrim(new.path, replace(new.path, '/', ''))"
+    old_dir = "rtrim(old.path, replace(old.path, '/', ''))"
+    # (`rtrim(path, <path without its slashes>)` strips back to the last `/`: the directory.)
+    add_new = f"""INSERT INTO entry_dirs(project_id, namespace, dir, entries)
+            VALUES (new.project_id, new.namespace, {new_dir}, 1)
+            ON CONFLICT(project_id, namespace, dir) DO UPDATE SET entries = entries + 1;"""
+    drop_old = f"""UPDATE entry_dirs SET entries = entries - 1 WHERE project_id = old.project_id
+            AND namespace = old.namespace AND dir = {old_dir};
+            DELETE FROM entry_dirs WHERE project_id = old.project_id AND namespace = old.namespace
+            AND dir = {old_dir} AND entries <= 0;"""
+    _run(
+        conn,
+        (
+            """CREATE TABLE entry_dirs (
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        namespace TEXT NOT NULL,
+        dir TEXT NOT NULL,
+        entries INTEGER NOT NULL,
+        PRIMARY KEY (project_id, namespace, dir)
+    ) WITHOUT ROWID""",
+            f"CREATE TRIGGER entry_dirs_insert AFTER INSERT ON entries BEGIN {add_new} END",
+            f"CREATE TRIGGER entry_dirs_delete AFTER DELETE ON entries BEGIN {drop_old} END",
+            # An upsert's update never names these columns, so a rewrite skips this trigger.
+            f"""CREATE TRIGGER entry_dirs_update AFTER UPDATE OF project_id, namespace, path
+    ON entries WHEN old.project_id IS NOT new.project_id OR old.namespace IS NOT new.namespace
+        OR {old_dir} IS NOT {new_dir}
+    BEGIN {drop_old} {add_new} END""",
+            """INSERT INTO entry_dirs(project_id, namespace, dir, entries)
+        SELECT project_id, namespace, rtrim(path, replace(path, '/', '')), count(*)
+        FROM entries GROUP BY 1, 2, 3""",
+        ),
+    )
+
+
+@migration
+def m010_index_entries_by_recency(conn: sqlite3.Connection) -> None:
+    """Entries in recency order per namespace, so a filtered page of a large prefix reads from
+    the newest entry on and stops once the page is full (see `_where.py`)."""
+    conn.execute("CREATE INDEX entries_recent ON entries(project_id, namespace, updated_at)")
 
 
 MIGRATIONS: tuple[Migration, ...] = tuple(_CHAIN)
