@@ -59,13 +59,19 @@ def piece_mark(message: Message, piece: Piece, auto: bool = False) -> tuple[int,
 
 
 class _Merge:
-    """The wire form of a turn merged from several pieces, and the pieces it was built from."""
+    """The wire form of a turn merged from several pieces, and the pieces it was built from:
+    the very list `Turns.groups` keeps for the turn (never mutated once the turn is closed), so
+    a merged turn costs no container of its own for them."""
 
     __slots__ = ("pieces", "wire")
 
     def __init__(self, _: object = None) -> None:
-        self.pieces: tuple[Piece, ...] = ()
-        self.wire: dict[str, Any] = {}
+        self.pieces: Sequence[Piece] = ALONE
+        self.wire: dict[str, Any] = _NO_WIRE
+
+
+_NO_WIRE: dict[str, Any] = {}
+"""A new `_Merge`'s wire, never handed out: its empty `pieces` match no group."""
 
 
 class Turns(MergedGroups[Piece, dict[str, Any]]):
@@ -179,7 +185,7 @@ def _merged(
         return prior[1]
     merge: _Merge = cache.convert(first["content"], _Merge)
     if not _same(merge.pieces, group):
-        merge.pieces = tuple(group)
+        merge.pieces = group
         content = [block for piece in group for block in piece["content"]]
         merge.wire = {"content": content, "role": first["role"]}
     return merge.wire

@@ -17,7 +17,7 @@ from typing import Any, Protocol, cast
 
 from contextchef._sequences import identical_prefix
 from contextchef.adapters.base import ConversionCache
-from contextchef.adapters.merged_groups import MergedGroups
+from contextchef.adapters.merged_groups import ALONE, MergedGroups
 from contextchef.errors import CompileError
 from contextchef.messages import Message
 
@@ -65,13 +65,19 @@ def _call_name(message: Message, names: dict[str, str]) -> str:
 
 
 class _Merge:
-    """A content merged from several converted contents, and the contents it was built from."""
+    """A content merged from several converted contents, and the contents it was built from:
+    the very list `Contents.groups` keeps for the content (never mutated once the content is
+    closed), so a merged content costs no container of its own for them."""
 
     __slots__ = ("group", "wire")
 
     def __init__(self, _: object = None) -> None:
-        self.group: tuple[Content, ...] = ()
-        self.wire: Content = {"parts": [], "role": ""}
+        self.group: Sequence[Content] = ALONE
+        self.wire: Content = _NO_WIRE
+
+
+_NO_WIRE: Content = {}
+"""A new `_Merge`'s wire, never handed out: its empty `group` matches no group."""
 
 
 class Contents(MergedGroups[Content, Content]):
@@ -205,7 +211,7 @@ def _merged(
         return prior[1]
     merge: _Merge = cache.convert(first["parts"], _Merge)
     if not _same(merge.group, group):
-        merge.group = tuple(group)
+        merge.group = group
         parts = [part for content in group for part in content["parts"]]
         merge.wire = {"parts": parts, "role": first["role"]}
     return merge.wire
