@@ -141,7 +141,11 @@ class Contents(MergedGroups[Content, Content]):
         # The message at `start` opens a content: it opened one last time, after the same ones.
         group: list[Content] = []  # the content being merged (not yet in `groups`)
         last_role = ""
-        values: list[object] = []  # a first update's conversions, one per message
+        # A first update's conversions, one per message from `kept` on (the first message of
+        # the content being merged): only those are memoised at the end, and holding the
+        # others until then would keep them alive through the collector's passes.
+        values: list[object] = []
+        kept = start
         for index in range(start, len(sequence)):
             message = sequence[index]
             role = message["role"]
@@ -186,11 +190,14 @@ class Contents(MergedGroups[Content, Content]):
             group = [content]
             firsts.append(index)
             last_role = content["role"]
+            if not memo:
+                del values[: index - kept]
+                kept = index
         if group:
             self.close(group, merge)
         if values and firsts:  # memoise the messages the next update starts from
             for message, value in zip(
-                sequence[firsts[-1] :], values[firsts[-1] - start :], strict=True
+                sequence[firsts[-1] :], values[firsts[-1] - kept :], strict=True
             ):
                 cache.remember(message, value)
         self.messages = sequence
