@@ -19,7 +19,7 @@ from typing import Any
 
 from contextchef import prompts
 from contextchef.adapters.base import ConversionCache
-from contextchef.adapters.merged_groups import ALONE, MergedGroups
+from contextchef.adapters.merged_groups import MergedGroups, same_items
 from contextchef.messages import Message
 from contextchef.placement.breakpoints import AUTO_MARK
 
@@ -58,31 +58,15 @@ def piece_mark(message: Message, piece: Piece, auto: bool = False) -> tuple[int,
     return None
 
 
-class _Merge:
-    """The wire form of a turn merged from several pieces, and the pieces it was built from:
-    the very list `Turns.groups` keeps for the turn (never mutated once the turn is closed), so
-    a merged turn costs no container of its own for them."""
-
-    __slots__ = ("pieces", "wire")
-
-    def __init__(self, _: object = None) -> None:
-        self.pieces: Sequence[Piece] = ALONE
-        self.wire: dict[str, Any] = _NO_WIRE
-
-
-_NO_WIRE: dict[str, Any] = {}
-"""A new `_Merge`'s wire, never handed out: its empty `pieces` match no group."""
-
-
 class Turns(MergedGroups[Piece, dict[str, Any]]):
     """The turns the pieces of a history merge into, resumable after a shared prefix.
 
-    Turn `t` is sent as `wires[t]` and holds the pieces `groups[t]` (`ALONE` for a turn of one
-    piece, which is then `wires[t]` itself), the first of them at index `firsts[t]` of the
-    history. `own` and `auto` are the (turn, block) positions of the breakpoints the messages
-    carry, the host's (`_cache_breakpoint`) and automatic ones (`_auto_cache_breakpoint`), in
-    order (a request's marks by position are placed by `auto_mark`, never kept); `hoisted` the
-    history's system pieces (at `hoisted_at`), which go to `system`.
+    Turn `t` is sent as `wires[t]` and holds `sizes[t]` pieces (a turn of one piece is that
+    piece itself), the first of them at index `firsts[t]` of the history. `own` and `auto` are
+    the (turn, block) positions of the breakpoints the messages carry, the host's
+    (`_cache_breakpoint`) and automatic ones (`_auto_cache_breakpoint`), in order (a request's
+    marks by position are placed by `auto_mark`, never kept); `hoisted` the history's system
+    pieces (at `hoisted_at`), which go to `system`.
     """
 
     __slots__ = ("auto", "generation", "own", "pieces")
@@ -107,11 +91,11 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
         del self.own[bisect_left(self.own, (cut,)) :]
         del self.auto[bisect_left(self.auto, (cut,)) :]
         self.pieces = pieces
-        groups, firsts, wires = self.groups, self.firsts, self.wires
+        sizes, firsts, wires = self.sizes, self.firsts, self.wires
         merge = partial(_merged, reuse=reuse, cache=cache)
         # The piece at `start` opens a turn: it opened one last time, after the same turns.
         role = ""
-        group: list[Piece] = []  # the turn being merged (not yet in `groups`)
+        group: list[Piece] = []  # the turn being merged (not yet in `sizes`)
         size = 0  # blocks in `group`
         for index in range(start, len(pieces)):
             piece = pieces[index]
@@ -127,10 +111,10 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
             else:
                 if group:
                     self.close(group, merge)
-                elif not groups and piece["role"] == "assistant":
+                elif not sizes and piece["role"] == "assistant":
                     # Anthropic wants the user to speak first: the placeholder user turn of
                     # `ensure_valid_history` for a history the assistant opens.
-                    groups.append(ALONE)
+                    sizes.append(1)
                     firsts.append(index)
                     wires.append(lead_piece(prompts.CONVERSATION_OPENS_WITH_ASSISTANT))
                 role = piece["role"]
@@ -172,27 +156,30 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
 
 
 def _merged(
-    group: list[Piece],
-    reuse: dict[int, tuple[Sequence[Piece], dict[str, Any]]],
-    cache: ConversionCache,
+    group: list[Piece], first: int, reuse: dict[int, dict[str, Any]], cache: ConversionCache
 ) -> dict[str, Any]:
-    """The wire form of a turn of several pieces, the same object as before while its pieces
-    are the same (what memoises by identity, token counts and the cache ledger, then skips it):
-    the turn dropped by this update (`reuse`, by its first piece), else the cache's memo."""
-    first = group[0]
-    prior = reuse.get(id(first))
-    if prior is not None and _same(prior[0], group):
-        return prior[1]
-    merge: _Merge = cache.convert(first["content"], _Merge)
-    if not _same(merge.pieces, group):
-        merge.pieces = group
+    """The wire form of a turn of several pieces (the first from message `first`), the same
+    object as before while its blocks are the same objects (what memoises by identity, token
+    counts and the cache ledger, then skips it): the turn this update dropped there (`reuse`),
+    else the cache's memo (by the first piece's blocks)."""
+    prior = reuse.get(first)
+    if prior is not None and same_items(prior, group, "content"):
+        return prior
+    key = group[0]["content"]
+    wire: dict[str, Any] = cache.convert(key, _unmerged)
+    if wire is _NO_WIRE or not same_items(wire, group, "content"):
         content = [block for piece in group for block in piece["content"]]
-        merge.wire = {"content": content, "role": first["role"]}
-    return merge.wire
+        wire = {"content": content, "role": group[0]["role"]}
+        cache.remember(key, wire)
+    return wire
 
 
-def _same(a: Sequence[Piece], b: list[Piece]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+_NO_WIRE: dict[str, Any] = {}
+"""The memo's answer for a first piece no merged turn starts with yet (never handed out)."""
+
+
+def _unmerged(_: object) -> dict[str, Any]:
+    return _NO_WIRE
 
 
 def last_marks(
