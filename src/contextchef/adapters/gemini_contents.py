@@ -85,7 +85,7 @@ class Contents(MergedGroups[Content, Content]):
 
     def _clear(self) -> None:
         self.messages = ()
-        del self.firsts[:], self.sizes[:], self.wires[:], self.hoisted[:], self.hoisted_at[:]
+        self.forget()
         del self.log[:]
         self.names.clear()
 

@@ -53,6 +53,10 @@ class MergedGroups(Generic[M, W]):
         del self.hoisted[kept:], self.hoisted_at[kept:]
         return start, cut, reuse
 
+    def forget(self) -> None:
+        """Drop every group and hoisted message (after a failed update: start over)."""
+        del self.firsts[:], self.sizes[:], self.wires[:], self.hoisted[:], self.hoisted_at[:]
+
     def close(self, group: list[M], merge: Callable[[list[M], int], W]) -> None:
         """Keep the group being merged (its `firsts` entry is already there) as its wire: its
         member for a group of one, else `merge(group, index of its first message)`."""
