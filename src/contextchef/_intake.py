@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from contextchef._fastcopy import Unusual, exact_json, sorted_copy
 from contextchef._hosttext import all_encodable, encodable, find_surrogate
+from contextchef._intake_core import BATCH, batch_intake
 from contextchef._jsonvalue import MAX_DEPTH, NotJson, strict_json
 from contextchef._schema import (
     AnyOf,
@@ -74,20 +75,29 @@ def intake_message(message: object, index: int | None = None) -> Message:
 
 def intake_messages(messages: Sequence[object], start: int = 0) -> list[Message]:
     """`[intake_message(m, start + at) for at, m in enumerate(messages)]`, with the same result
-    or the same (first) error, the lone-surrogate check made once over all the copies
-    (`all_encodable`: a few native encodings, not a Python walk of every message)."""
+    or the same (first) error. Batches go through `_intake_core.batch_intake` first (the common
+    shapes copied in native code); what it hands back takes the one-message path, and the
+    lone-surrogate check is made once over all the copies when any did (`all_encodable`: a few
+    native encodings, not a Python walk of every message)."""
+    given = messages if type(messages) is list else list(messages)
     copies: list[Any] = []
-    for at, message in enumerate(messages):
-        try:
-            try:
-                copy = fast_intake(message)
-            except (Unusual, RecursionError):
-                copy = reference_intake(message, start + at)
-        except Exception:
-            _check_text(copies, start)  # an earlier message's error comes first
-            raise
-        copies.append(copy)
-    _check_text(copies, start)
+    walked = False  # a copy made by the one-message path, its strings not yet checked
+    for first in range(0, len(given), BATCH):
+        batch = given[first : first + BATCH]
+        for at, (message, copy) in enumerate(zip(batch, batch_intake(batch), strict=True), first):
+            if copy is message:
+                walked = True
+                try:
+                    try:
+                        copy = fast_intake(message)
+                    except (Unusual, RecursionError):
+                        copy = reference_intake(message, start + at)
+                except Exception:
+                    _check_text(copies, start)  # an earlier message's error comes first
+                    raise
+            copies.append(copy)
+    if walked:
+        _check_text(copies, start)
     return copies
 
 
