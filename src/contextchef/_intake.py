@@ -10,6 +10,9 @@ paths that read one schema (`messages.MESSAGE_SCHEMA`).
   fault, a tuple, a `Mapping` or `str` subclass, a huge integer, a cycle) raises `Unusual`, and
   `intake_message` reruns the reference path, which gives the exact result or error. The fast
   path never runs host code: it touches exact built-in types only.
+- A history (`intake_messages`) is first offered, in batches, to `_intake_core.batch_intake`: the
+  same schema compiled into a native validator that copies the common shapes and hands back
+  every message it cannot vouch for, which then takes the paths above.
 
 How the fast path reads a rule: a `Record` copies the dict with sorted keys; while every value is
 a string or None and no field whose rule says more than "any string or None" is present, the
