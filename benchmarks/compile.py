@@ -11,8 +11,15 @@ results of 50-2000 characters) and each target, in one run:
 - compile alone: the `compile` part of a fresh chef's cold run, and of the appending turns (the
   setter is not timed);
 - floors: `orjson.dumps` and `json.dumps` of the very payload, and every figure's ratio to them;
-  and the turn's: the host's list `==` the chef's copies of it (`compare_floor`), the least a
-  `set_history` that sees in-place edits can do;
+- the physical floor of a cold compile, timed in the same state as it (a collected heap holding
+  the host's history): the least CPython can do to read the host history once
+  (`orjson.dumps(history)`, one C pass over every message) plus the least to create the
+  payload's objects (`orjson.loads` of the payload's JSON, one C pass that makes every container
+  and string, the collector's passes included as they come), and the same with every string
+  emptied (`floor_shared`: the containers alone, for a path that shares the host's strings);
+  against the reference's whole cold start, it says whether a cold target below it is
+  reachable at all; and the turn's: the host's list `==` the chef's copies of it
+  (`compare_floor`), the least a `set_history` that sees in-place edits can do;
 - peak RSS (VmHWM) after a cold compile and a few turns, in a fresh process per (size, target);
 - the TypeScript reference @context-chef/core 4.2.1 on the same history and turn messages, when
   Node and a scratch install exist (CONTEXTCHEF_TS_REF, default
@@ -263,6 +270,45 @@ def compare_floor(history: list[dict[str, Any]], repeats: int = 5) -> float:
     return median(times)
 
 
+def physical_floor(history: list[dict[str, Any]], body: bytes, shell: bytes) -> dict[str, float]:
+    """The least a cold compile can cost in CPython, from the state a cold run starts in (the
+    heap collected, the host's history alive): one C pass reading the history
+    (`orjson.dumps`), one C pass creating the payload's objects from its JSON (`orjson.loads`;
+    the collector runs as the allocations trigger it, as it does in a cold compile). `floor`
+    creates every string too; `floor_shared` creates the containers only (`shell`: the payload's
+    JSON with every string emptied), the least for a path that shares the host's strings, as
+    the chef does."""
+    gc.collect()
+    start = clock()
+    orjson.dumps(history)
+    read = since(start)
+    start = clock()
+    built = orjson.loads(body)
+    build = since(start)
+    del built
+    gc.collect()
+    start = clock()
+    built = orjson.loads(shell)
+    containers = since(start)
+    del built
+    return {
+        "floor_read_ms": read,
+        "floor_build_ms": build,
+        "floor_ms": read + build,
+        "floor_containers_ms": containers,
+        "floor_shared_ms": read + containers,
+    }
+
+
+def emptied(value: Any) -> Any:
+    """`value` with every string emptied (keys kept): the payload's containers alone."""
+    if isinstance(value, dict):
+        return {key: emptied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [emptied(item) for item in value]
+    return "" if isinstance(value, str) else value
+
+
 def measure_ours(
     history: list[dict[str, Any]], extra: list[dict[str, Any]], target: str
 ) -> dict[str, float]:
@@ -276,7 +322,10 @@ def measure_ours(
     row["compare_ms"] = compare_floor([*history, *extra])
     by_api, _ = turns(chef, [], extra, target, fresh=False, appending=True)
     row["turn_api_append_ms"] = by_api["turn_ms"]
+    body, shell = orjson.dumps(payload), orjson.dumps(emptied(payload))
     del chef, payload
+    row.update(physical_floor(history, body, shell))
+    del body, shell
     gc.collect()
     reloaded = orjson.loads(orjson.dumps(history))
     chef, _ = cold(reloaded, target)

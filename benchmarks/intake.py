@@ -1,8 +1,9 @@
 """Cold-path benchmark: message intake and the cold cache ledger's sizing, each against the
 reference path it replaces, in the same run.
 
-- intake: `intake_message` (the one-pass fast path) vs `reference_intake` (`validate_message` +
-  `strict_json`), both read from the message schema;
+- intake: `intake_message` (the one-pass fast path) and `intake_messages` (a history: the native
+  batch path of `_intake_core` first) vs `reference_intake` (`validate_message` + `strict_json`),
+  all read from the message schema;
 - sizing: `message_facts` (pydantic-core bytes, guarded) vs `part_facts` (`json.dumps`) over the
   message parts of each target's payload.
 
@@ -20,7 +21,7 @@ from typing import Any
 from compile import SYSTEM, transcript
 
 from contextchef import ContextChef
-from contextchef._intake import intake_message, reference_intake
+from contextchef._intake import intake_message, intake_messages, reference_intake
 from contextchef.cache._part_sizes import message_facts
 from contextchef.cache.economics import part_facts
 
@@ -53,13 +54,16 @@ def main() -> None:
         {
             "reference": lambda: [reference_intake(m, i) for i, m in enumerate(history)],
             "intake_message": lambda: [intake_message(m, i) for i, m in enumerate(history)],
+            "intake_messages": lambda: intake_messages(history),
         },
         args.repeats,
     )
     ratio = intake["reference"] / intake["intake_message"]
+    batch = intake["reference"] / intake["intake_messages"]
     print(
         f"intake of {args.size} messages: {intake['reference']:.1f} ms reference, "
-        f"{intake['intake_message']:.1f} ms fast ({ratio:.2f}x)"
+        f"{intake['intake_message']:.1f} ms fast ({ratio:.2f}x), "
+        f"{intake['intake_messages']:.1f} ms as a history, native batches first ({batch:.2f}x)"
     )
     for target in TARGETS:
         parts = message_parts(history, target)

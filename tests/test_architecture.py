@@ -38,6 +38,7 @@ FOUNDATION = (
     "_sequences",
     "_memo",
     "_intake",
+    "_intake_core",
     "_schema",
     "_validator",
     "_fastcopy",

@@ -101,6 +101,13 @@ def same(message: Any, index: int | None = 3) -> None:
     expected = outcome(reference_intake, message, index)
     assert outcome(intake_message, message, index) == expected
     assert expected == outcome(oracle_intake, message, index)  # the regression fixture
+    if index is not None:  # a history's intake: the native batch path first (`_intake_core`)
+        assert outcome(_in_a_history, message, index) == expected
+
+
+def _in_a_history(message: Any, index: int) -> Any:
+    """`message` taken as the one message of a history starting at `index`."""
+    return intake_messages([message], index)[0]
 
 
 def nested(depth: int, leaf: Any = 1, kind: str = "list") -> Any:

@@ -10,6 +10,9 @@ paths that read one schema (`messages.MESSAGE_SCHEMA`).
   fault, a tuple, a `Mapping` or `str` subclass, a huge integer, a cycle) raises `Unusual`, and
   `intake_message` reruns the reference path, which gives the exact result or error. The fast
   path never runs host code: it touches exact built-in types only.
+- A history (`intake_messages`) is first offered, in batches, to `_intake_core.batch_intake`: the
+  same schema compiled into a native validator that copies the common shapes and hands back
+  every message it cannot vouch for, which then takes the paths above.
 
 How the fast path reads a rule: a `Record` copies the dict with sorted keys; while every value is
 a string or None and no field whose rule says more than "any string or None" is present, the
@@ -24,6 +27,7 @@ from typing import Any, cast
 
 from contextchef._fastcopy import Unusual, exact_json, sorted_copy
 from contextchef._hosttext import all_encodable, encodable, find_surrogate
+from contextchef._intake_core import BATCH, batch_intake
 from contextchef._jsonvalue import MAX_DEPTH, NotJson, strict_json
 from contextchef._schema import (
     AnyOf,
@@ -74,20 +78,29 @@ def intake_message(message: object, index: int | None = None) -> Message:
 
 def intake_messages(messages: Sequence[object], start: int = 0) -> list[Message]:
     """`[intake_message(m, start + at) for at, m in enumerate(messages)]`, with the same result
-    or the same (first) error, the lone-surrogate check made once over all the copies
-    (`all_encodable`: a few native encodings, not a Python walk of every message)."""
+    or the same (first) error. Batches go through `_intake_core.batch_intake` first (the common
+    shapes copied in native code); what it hands back takes the one-message path, and the
+    lone-surrogate check is made once over all the copies when any did (`all_encodable`: a few
+    native encodings, not a Python walk of every message)."""
+    given = messages if type(messages) is list else list(messages)
     copies: list[Any] = []
-    for at, message in enumerate(messages):
-        try:
-            try:
-                copy = fast_intake(message)
-            except (Unusual, RecursionError):
-                copy = reference_intake(message, start + at)
-        except Exception:
-            _check_text(copies, start)  # an earlier message's error comes first
-            raise
-        copies.append(copy)
-    _check_text(copies, start)
+    walked = False  # a copy made by the one-message path, its strings not yet checked
+    for first in range(0, len(given), BATCH):
+        batch = given[first : first + BATCH]
+        for at, (message, copy) in enumerate(zip(batch, batch_intake(batch), strict=True), first):
+            if copy is message:
+                walked = True
+                try:
+                    try:
+                        copy = fast_intake(message)
+                    except (Unusual, RecursionError):
+                        copy = reference_intake(message, start + at)
+                except Exception:
+                    _check_text(copies, start)  # an earlier message's error comes first
+                    raise
+            copies.append(copy)
+    if walked:
+        _check_text(copies, start)
     return copies
 
 

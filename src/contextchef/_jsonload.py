@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["loads"]
+__all__ = ["flat_object", "loads"]
 
 _LONG_NUMBER = re.compile(r"[0-9]{19}")
 """A digit run orjson may read as a float where `json` reads an int (beyond 64 bits). JSON
@@ -31,3 +31,22 @@ def loads(text: str) -> Any:
         except (_orjson.JSONDecodeError, RecursionError):
             pass
     return json.loads(text)
+
+
+_FLAT = frozenset((str, int, bool, type(None))).issuperset
+
+
+def flat_object(text: str) -> bool:
+    """Whether `text` is, as orjson reads it, a JSON object whose values are all strings,
+    integers, booleans or null (most tool-call arguments). Such a text is strict JSON and
+    `json.loads` reads the same object: orjson refuses NaN, Infinity and lone surrogates, and
+    reads an integer beyond 64 bits (or 1e999) as a float, which is not one of those types.
+    False whenever it cannot tell (no orjson, not JSON, anything else): the caller then checks
+    the long way. One C parse, no regex."""
+    if _orjson is None:
+        return False
+    try:
+        value = _orjson.loads(text)
+    except (_orjson.JSONDecodeError, RecursionError):
+        return False
+    return type(value) is dict and _FLAT(map(type, value.values()))

@@ -1,16 +1,18 @@
 """The words the message schema is written in: a few frozen dataclasses, and what they mean.
 
 The schema itself (`messages.MESSAGE_SCHEMA`) is data: for each role, the keys a message may
-carry, the rule each value follows and the sentence a user reads when it does not. It has two
-readers, each turned into plain functions once, at import, by composing closures (no source text
-is generated, so nothing is `eval`-ed):
+carry, the rule each value follows and the sentence a user reads when it does not. It has three
+readers, each built once, at import, from composed closures or pydantic-core schema objects (no
+source text is generated, so nothing is `eval`-ed):
 
 - `_validator.validator_for`, the reference path: accepts what the rules allow in any `Mapping`,
   `list` or `str` subclass, and raises `MessageError` with the schema's sentence;
 - `_intake.fast_intake_for`, the fast path: the same rules checked on exact built-in types while
-  copying; it declines everything else, and the reference path decides.
+  copying; it declines everything else, and the reference path decides;
+- `_intake_core.batch_intake_for`, a history's first pass: the rules that have a pydantic-core
+  form, compiled into one native validator; it hands back every message it cannot vouch for.
 
-A change of the schema therefore changes both paths (tests/test_message_schema.py shows it).
+A change of the schema therefore changes every path (tests/test_message_schema.py shows it).
 
 Rules, and how a value they accept is copied (every copy is what `strict_json` makes: dicts with
 sorted keys, strict JSON all through):

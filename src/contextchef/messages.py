@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Required, TypedDict, cast
 
 from contextchef._hosttext import find_surrogate
-from contextchef._jsonload import loads
+from contextchef._jsonload import flat_object, loads
 from contextchef._jsonvalue import json_text_problem
 from contextchef._schema import (
     AnyOf,
@@ -187,7 +187,7 @@ def arguments_problem(raw: str) -> str | None:
     The Anthropic and Gemini targets parse the arguments into an object, so any of these would
     fail every compile (or emit what `json.dumps(allow_nan=False)` and UTF-8 reject); refused at
     intake, they name the message and the call instead. Parsed once, by orjson when installed."""
-    if not raw or raw.isspace():
+    if not raw or raw.isspace() or flat_object(raw):  # flat_object: the common case, in C
         return None
     problem = json_text_problem(raw, "the arguments JSON")
     if problem is not None:

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextchef._jsondump import dumps
-from contextchef._jsonload import loads
+from contextchef._jsonload import flat_object, loads
+from contextchef.adapters.json_args import ORJSON
 
 CASES = [
     '[{"role":"user","content":"héllo 日本"}]',
@@ -137,3 +138,30 @@ def test_a_value_is_stored_as_the_same_text_with_and_without_orjson(
         == with_orjson
         == '{"kind":"note","n":7,"tags":["a","é"],"done":false,"at":null,"x":1.5}'
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": NaN}',
+        '{"a": 1e999}',
+        '{"a": "\\ud800"}',
+        '{"a": 18446744073709551616}',
+        '{"a": 1.5}',
+        '{"a": [1]}',
+        '{"a": {}}',
+        "[1]",
+        '{"a": 1',
+        "",
+    ],
+)
+def test_flat_object_vouches_for_nothing_json_reads_otherwise_or_strict_json_refuses(
+    text: str,
+) -> None:
+    # what tool-call intake then checks the long way: not strict JSON, not flat, not an object
+    assert not flat_object(text)
+
+
+@pytest.mark.skipif(not ORJSON, reason="without orjson every text is checked the long way")
+def test_flat_object_recognises_the_usual_tool_call_arguments() -> None:
+    assert flat_object('{"path": "src/a.py", "limit": 50, "all": true, "at": null, "u": "\\u00e9"}')

@@ -45,11 +45,11 @@ import hashlib
 import json
 import logging
 import re
+from functools import partial
 from typing import Any
 
 from contextchef import prompts
 from contextchef._jsonvalue import loads_sorted
-from contextchef._sequences import identical_prefix
 from contextchef.adapters.anthropic_compaction import compaction_keys
 from contextchef.adapters.anthropic_turns import (
     Piece,
@@ -322,7 +322,8 @@ class AnthropicAdapter:
             budget = max(0, min(budget, request.max_breakpoints))
         own = (system_own, turns.own)
         asked = [at - head for at in request.auto_marks if at >= head]
-        automatic = (system_auto, turns.automatic(request.messages, asked))
+        converted = partial(cache.convert, convert=_convert)
+        automatic = (system_auto, turns.automatic(request.messages, asked, converted))
         self._place_breakpoints(system_blocks, messages, own, automatic, budget)
 
         payload: dict[str, Any] = {}
@@ -340,18 +341,10 @@ class AnthropicAdapter:
         turns: Turns | None = cache.state.get(self)
         if turns is None:
             turns = cache.state[self] = Turns()
-        generation = cache.generation
         try:
-            pieces = cache.convert_all(request.messages, _convert)
+            turns.update(request.messages, _convert, cache)
         except _Unsupported:
             raise _locate(request.messages) from None
-        if turns.generation == generation:  # the previous call's pieces are the turns' pieces
-            shared = cache.shared
-        else:
-            shared = identical_prefix(turns.pieces, pieces)
-        turns.generation = -1  # until the update is complete
-        turns.update(pieces, request.messages, shared, cache)
-        turns.generation = cache.generation
         return turns
 
     def _place_breakpoints(

@@ -13,13 +13,14 @@ whitespace) is done by the adapter on copies.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 from contextchef import prompts
+from contextchef._sequences import identical_prefix
 from contextchef.adapters.base import ConversionCache
-from contextchef.adapters.merged_groups import ALONE, MergedGroups
+from contextchef.adapters.merged_groups import MergedGroups, same_items
 from contextchef.messages import Message
 from contextchef.placement.breakpoints import AUTO_MARK
 
@@ -58,57 +59,66 @@ def piece_mark(message: Message, piece: Piece, auto: bool = False) -> tuple[int,
     return None
 
 
-class _Merge:
-    """The wire form of a turn merged from several pieces, and the pieces it was built from."""
-
-    __slots__ = ("pieces", "wire")
-
-    def __init__(self, _: object = None) -> None:
-        self.pieces: tuple[Piece, ...] = ()
-        self.wire: dict[str, Any] = {}
-
-
 class Turns(MergedGroups[Piece, dict[str, Any]]):
-    """The turns the pieces of a history merge into, resumable after a shared prefix.
+    """The turns the messages of a history merge into, resumable after a shared prefix.
 
-    Turn `t` is sent as `wires[t]` and holds the pieces `groups[t]` (`ALONE` for a turn of one
-    piece, which is then `wires[t]` itself), the first of them at index `firsts[t]` of the
-    history. `own` and `auto` are the (turn, block) positions of the breakpoints the messages
-    carry, the host's (`_cache_breakpoint`) and automatic ones (`_auto_cache_breakpoint`), in
-    order (a request's marks by position are placed by `auto_mark`, never kept); `hoisted` the
-    history's system pieces (at `hoisted_at`), which go to `system`.
+    Turn `t` is sent as `wires[t]` and holds `sizes[t]` pieces (a turn of one piece is that
+    piece itself), the first of them at index `firsts[t]` of the history. `own` and `auto` are
+    the (turn, block) positions of the breakpoints the messages carry, the host's
+    (`_cache_breakpoint`) and automatic ones (`_auto_cache_breakpoint`), in order (a request's
+    marks by position are placed by `auto_mark`, never kept); `hoisted` the history's system
+    pieces (at `hoisted_at`), which go to `system`.
+
+    No piece is kept beside the wires: a piece merged into a turn lives on in the cache's memo
+    only while it is one of the last turn's (where the next update restarts), not as a
+    container per message for the collector to count.
     """
 
-    __slots__ = ("auto", "generation", "own", "pieces")
+    __slots__ = ("auto", "messages", "own", "runs")
 
     def __init__(self) -> None:
         super().__init__()
-        self.generation = -1  # the `ConversionCache.generation` `pieces` came from
-        self.pieces: list[Piece] = []
+        self.messages: tuple[Message, ...] = ()  # the history of the last complete update
+        self.runs = 0  # updates completed
         self.own: list[tuple[int, int]] = []
         self.auto: list[tuple[int, int]] = []
 
     def update(
         self,
-        pieces: list[Piece],
         messages: Sequence[Message],
-        shared: int,
+        convert: Callable[[Message], Piece],
         cache: ConversionCache,
     ) -> None:
-        """Merge `pieces` (of `messages`), whose first `shared` are the same objects as last
-        time's first."""
-        start, cut, reuse = self.rewind(shared)
+        """Convert (`convert`, memoised in `cache`) and merge `messages`, resuming from the
+        previous update's merge after the prefix they share with its messages, object for
+        object. What `convert` raises propagates, and the next update starts over."""
+        sequence = tuple(messages)
+        start, cut, reuse = self.rewind(identical_prefix(self.messages, sequence))
+        self.messages = ()  # until the update is complete
         del self.own[bisect_left(self.own, (cut,)) :]
         del self.auto[bisect_left(self.auto, (cut,)) :]
-        self.pieces = pieces
-        groups, firsts, wires = self.groups, self.firsts, self.wires
+        # A first update converts without the memo (nothing to reuse yet) and then memoises
+        # only the messages of its last turn, which the next update starts from.
+        memo = bool(self.runs)
+        remembered = cache.convert
+        values: list[Piece] = []  # a first update's pieces, from message `kept` on
+        kept = start
+        sizes, firsts, wires = self.sizes, self.firsts, self.wires
         merge = partial(_merged, reuse=reuse, cache=cache)
-        # The piece at `start` opens a turn: it opened one last time, after the same turns.
+        # The message at `start` opens a turn: it opened one last time, after the same turns.
         role = ""
-        group: list[Piece] = []  # the turn being merged (not yet in `groups`)
+        group: list[Piece] = []  # the turn being merged (not yet in `sizes`)
         size = 0  # blocks in `group`
-        for index in range(start, len(pieces)):
-            piece = pieces[index]
+        for index in range(start, len(sequence)):
+            message = sequence[index]
+            try:
+                piece = remembered(message, convert) if memo else convert(message)
+            except Exception:
+                self.forget()  # start over next time
+                del self.own[:], self.auto[:]
+                raise
+            if not memo:
+                values.append(piece)
             blocks = piece["content"]
             if piece["role"] == "system":
                 self.hoisted.append(piece)
@@ -121,72 +131,88 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
             else:
                 if group:
                     self.close(group, merge)
-                elif not groups and piece["role"] == "assistant":
+                elif not sizes and piece["role"] == "assistant":
                     # Anthropic wants the user to speak first: the placeholder user turn of
                     # `ensure_valid_history` for a history the assistant opens.
-                    groups.append(ALONE)
+                    sizes.append(1)
                     firsts.append(index)
                     wires.append(lead_piece(prompts.CONVERSATION_OPENS_WITH_ASSISTANT))
                 role = piece["role"]
                 group = [piece]
                 firsts.append(index)
                 size = 0
+                if not memo:
+                    del values[: index - kept]
+                    kept = index
             size += len(blocks)
-            mark = piece_mark(messages[index], piece)
+            mark = piece_mark(message, piece)
             if mark is not None:
                 marks = self.auto if mark[1] else self.own
                 marks.append((len(firsts) - 1, size - len(blocks) + mark[0]))
         if group:
             self.close(group, merge)
+        if values and firsts:  # memoise the messages the next update starts from
+            at = firsts[-1]
+            for message, piece in zip(sequence[at:], values[at - kept :], strict=True):
+                cache.remember(message, piece)
+        self.messages = sequence
+        self.runs += 1
 
-    def automatic(self, messages: Sequence[Message], asked: list[int]) -> list[tuple[int, int]]:
+    def automatic(
+        self, messages: Sequence[Message], asked: list[int], piece: Callable[[Message], Piece]
+    ) -> list[tuple[int, int]]:
         """The (turn, block) of every automatic breakpoint, ascending: those the messages carry
-        (`auto`) and those a request asks for on `messages[at]` for each `at` in `asked`."""
-        found = [mark for at in asked if (mark := self.auto_mark(messages, at)) is not None]
+        (`auto`) and those a request asks for on `messages[at]` for each `at` in `asked`
+        (`piece` converts a message, as the update did)."""
+        found = [m for at in asked if (m := self.auto_mark(messages, at, piece)) is not None]
         return sorted({*self.auto, *found}) if found else self.auto
 
-    def auto_mark(self, messages: Sequence[Message], index: int) -> tuple[int, int] | None:
+    def auto_mark(
+        self, messages: Sequence[Message], index: int, piece_of: Callable[[Message], Piece]
+    ) -> tuple[int, int] | None:
         """The (turn, block) of an automatic breakpoint on `messages[index]`, asked for by
         position (not kept: the next request has its own); None when the message carries
         the host's own mark (already in `own`), is hoisted, or has no block that takes one."""
-        piece = self.pieces[index]
+        piece = piece_of(messages[index])
         if piece["role"] == "system":
             return None
         mark = piece_mark(messages[index], piece, auto=True)
         if mark is None or not mark[1]:
             return None
         turn = bisect_right(self.firsts, index) - 1
-        pieces = self.pieces
-        before = sum(
-            len(pieces[at]["content"])
-            for at in range(self.firsts[turn], index)
-            if pieces[at]["role"] != "system"
-        )
+        before = 0
+        for at in range(self.firsts[turn], index):
+            earlier = piece_of(messages[at])
+            if earlier["role"] != "system":
+                before += len(earlier["content"])
         return turn, before + mark[0]
 
 
 def _merged(
-    group: list[Piece],
-    reuse: dict[int, tuple[Sequence[Piece], dict[str, Any]]],
-    cache: ConversionCache,
+    group: list[Piece], first: int, reuse: dict[int, dict[str, Any]], cache: ConversionCache
 ) -> dict[str, Any]:
-    """The wire form of a turn of several pieces, the same object as before while its pieces
-    are the same (what memoises by identity, token counts and the cache ledger, then skips it):
-    the turn dropped by this update (`reuse`, by its first piece), else the cache's memo."""
-    first = group[0]
-    prior = reuse.get(id(first))
-    if prior is not None and _same(prior[0], group):
-        return prior[1]
-    merge: _Merge = cache.convert(first["content"], _Merge)
-    if not _same(merge.pieces, group):
-        merge.pieces = tuple(group)
+    """The wire form of a turn of several pieces (the first from message `first`), the same
+    object as before while its blocks are the same objects (what memoises by identity, token
+    counts and the cache ledger, then skips it): the turn this update dropped there (`reuse`),
+    else the cache's memo (by the first piece's blocks)."""
+    prior = reuse.get(first)
+    if prior is not None and same_items(prior, group, "content"):
+        return prior
+    key = group[0]["content"]
+    wire: dict[str, Any] = cache.convert(key, _unmerged)
+    if wire is _NO_WIRE or not same_items(wire, group, "content"):
         content = [block for piece in group for block in piece["content"]]
-        merge.wire = {"content": content, "role": first["role"]}
-    return merge.wire
+        wire = {"content": content, "role": group[0]["role"]}
+        cache.remember(key, wire)
+    return wire
 
 
-def _same(a: Sequence[Piece], b: list[Piece]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+_NO_WIRE: dict[str, Any] = {}
+"""The memo's answer for a first piece no merged turn starts with yet (never handed out)."""
+
+
+def _unmerged(_: object) -> dict[str, Any]:
+    return _NO_WIRE
 
 
 def last_marks(

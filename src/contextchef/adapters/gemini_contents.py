@@ -17,7 +17,7 @@ from typing import Any, Protocol, cast
 
 from contextchef._sequences import identical_prefix
 from contextchef.adapters.base import ConversionCache
-from contextchef.adapters.merged_groups import MergedGroups
+from contextchef.adapters.merged_groups import MergedGroups, same_items
 from contextchef.errors import CompileError
 from contextchef.messages import Message
 
@@ -64,20 +64,10 @@ def _call_name(message: Message, names: dict[str, str]) -> str:
     return name
 
 
-class _Merge:
-    """A content merged from several converted contents, and the contents it was built from."""
-
-    __slots__ = ("group", "wire")
-
-    def __init__(self, _: object = None) -> None:
-        self.group: tuple[Content, ...] = ()
-        self.wire: Content = {"parts": [], "role": ""}
-
-
 class Contents(MergedGroups[Content, Content]):
     """The contents a history merges into, resumable after a shared prefix.
 
-    Content `c` holds the converted contents `groups[c]` (the first from message `firsts[c]`)
+    Content `c` merges `sizes[c]` converted contents (the first from message `firsts[c]`)
     and is sent as `wires[c]`. `hoisted` are the system parts of the history's system messages
     (part `p` from message `hoisted_at[p]`); `names` maps call ids to function names, and
     `log` records (message index, call id, name before) to undo them back to any message, flat
@@ -95,11 +85,11 @@ class Contents(MergedGroups[Content, Content]):
 
     def _clear(self) -> None:
         self.messages = ()
-        del self.firsts[:], self.groups[:], self.wires[:], self.hoisted[:], self.hoisted_at[:]
+        self.forget()
         del self.log[:]
         self.names.clear()
 
-    def _rewind(self, shared: int) -> tuple[int, dict[int, tuple[Sequence[Content], Content]]]:
+    def _rewind(self, shared: int) -> tuple[int, dict[int, Content]]:
         """Forget what the messages from the restart point on made: (restart message, the
         merged contents dropped, by the identity of their first)."""
         start, _, reuse = self.rewind(shared)
@@ -133,9 +123,13 @@ class Contents(MergedGroups[Content, Content]):
         names, log, firsts = self.names, self.log, self.firsts
         merge = partial(_merged, reuse=reuse, cache=cache)
         # The message at `start` opens a content: it opened one last time, after the same ones.
-        group: list[Content] = []  # the content being merged (not yet in `groups`)
+        group: list[Content] = []  # the content being merged (not yet in `sizes`)
         last_role = ""
-        values: list[object] = []  # a first update's conversions, one per message
+        # A first update's conversions, one per message from `kept` on (the first message of
+        # the content being merged): only those are memoised at the end, and holding the
+        # others until then would keep them alive through the collector's passes.
+        values: list[object] = []
+        kept = start
         for index in range(start, len(sequence)):
             message = sequence[index]
             role = message["role"]
@@ -180,11 +174,14 @@ class Contents(MergedGroups[Content, Content]):
             group = [content]
             firsts.append(index)
             last_role = content["role"]
+            if not memo:
+                del values[: index - kept]
+                kept = index
         if group:
             self.close(group, merge)
         if values and firsts:  # memoise the messages the next update starts from
             for message, value in zip(
-                sequence[firsts[-1] :], values[firsts[-1] - start :], strict=True
+                sequence[firsts[-1] :], values[firsts[-1] - kept :], strict=True
             ):
                 cache.remember(message, value)
         self.messages = sequence
@@ -192,24 +189,27 @@ class Contents(MergedGroups[Content, Content]):
 
 
 def _merged(
-    group: list[Content],
-    reuse: dict[int, tuple[Sequence[Content], Content]],
-    cache: ConversionCache,
+    group: list[Content], first: int, reuse: dict[int, Content], cache: ConversionCache
 ) -> Content:
-    """Same-role neighbours as one content, the same object while they are the same objects
-    (what memoises by identity, token counts and the cache ledger, then skips it): the content
-    this update dropped (`reuse`, by its first), else the cache's memo."""
-    first = group[0]
-    prior = reuse.get(id(first))
-    if prior is not None and _same(prior[0], group):
-        return prior[1]
-    merge: _Merge = cache.convert(first["parts"], _Merge)
-    if not _same(merge.group, group):
-        merge.group = tuple(group)
+    """Same-role neighbours (the first from message `first`) as one content, the same object
+    while its parts are the same objects (what memoises by identity, token counts and the cache
+    ledger, then skips it): the content this update dropped there (`reuse`), else the cache's
+    memo (by the first content's parts)."""
+    prior = reuse.get(first)
+    if prior is not None and same_items(prior, group, "parts"):
+        return prior
+    key = group[0]["parts"]
+    wire: Content = cache.convert(key, _unmerged)
+    if wire is _NO_WIRE or not same_items(wire, group, "parts"):
         parts = [part for content in group for part in content["parts"]]
-        merge.wire = {"parts": parts, "role": first["role"]}
-    return merge.wire
+        wire = {"parts": parts, "role": group[0]["role"]}
+        cache.remember(key, wire)
+    return wire
 
 
-def _same(a: Sequence[Content], b: list[Content]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+_NO_WIRE: Content = {}
+"""The memo's answer for a first content no merged content starts with yet (never handed out)."""
+
+
+def _unmerged(_: object) -> Content:
+    return _NO_WIRE

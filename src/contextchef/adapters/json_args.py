@@ -35,10 +35,13 @@ else:
         """A float in orjson's result: it may stand for an integer orjson could not hold."""
 
     _SCALARS = frozenset((str, int, bool, type(None)))
+    _ONLY_SCALARS = _SCALARS.issuperset
 
     def _resorted(value: Any) -> Any:
         kind = type(value)
         if kind is dict:
+            if _ONLY_SCALARS(map(type, value.values())):  # flat (most arguments): sorted in C
+                return dict(sorted(value.items()))  # (keys are unique: values never compared)
             out = {}
             for key in sorted(value):
                 item = value[key]

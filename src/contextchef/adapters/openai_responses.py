@@ -87,24 +87,26 @@ def _assistant_items(message: Message) -> list[Item]:
     return items
 
 
-def _items(message: Message) -> list[Item]:
-    """The input items one message becomes."""
+def _items(message: Message) -> tuple[Item, ...]:
+    """The input items one message becomes: a tuple, which the collector stops tracking at its
+    first pass when the items hold only text (most messages), so the memo of a long history
+    does not count towards its full passes as a list per message would."""
     role = message["role"]
     if role == "assistant":
-        return _assistant_items(message)
+        return tuple(_assistant_items(message))
     content = message.get("content")
     if role == "tool":
         output: Any = content
         if not isinstance(content, str):
             attached = content is not None and any(p["type"] != "text" for p in content)
             output = _input_parts(content) if attached else text_only(content)
-        return [
-            {"call_id": message["tool_call_id"], "output": output, "type": "function_call_output"}
-        ]
+        return (
+            {"call_id": message["tool_call_id"], "output": output, "type": "function_call_output"},
+        )
     if role == "system":
         parts = [{"text": text_only(content), "type": "input_text"}]
-        return [{"content": parts, "role": "system", "type": "message"}]
-    return [{"content": _input_parts(content), "role": "user", "type": "message"}]
+        return ({"content": parts, "role": "system", "type": "message"},)
+    return ({"content": _input_parts(content), "role": "user", "type": "message"},)
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
