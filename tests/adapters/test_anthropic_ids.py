@@ -7,7 +7,7 @@ import re
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from contextchef.adapters.anthropic import _wire_id
+from contextchef.adapters.anthropic_blocks import wire_id as _wire_id
 
 
 @given(st.text(max_size=8) | st.from_regex(r"[A-Za-z0-9_-]+", fullmatch=True))

@@ -39,17 +39,13 @@ does not read) raises `CompileError` naming the message index.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import json
 import logging
-import re
 from functools import partial
 from typing import Any
 
 from contextchef import prompts
-from contextchef._jsonvalue import loads_sorted
+from contextchef.adapters.anthropic_blocks import Unsupported, has_text
+from contextchef.adapters.anthropic_blocks import convert as _convert
 from contextchef.adapters.anthropic_compaction import compaction_keys
 from contextchef.adapters.anthropic_turns import (
     Piece,
@@ -59,8 +55,7 @@ from contextchef.adapters.anthropic_turns import (
     piece_mark,
     text_block,
 )
-from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition, sorted_keys
-from contextchef.adapters.json_args import loads_sorted_fast
+from contextchef.adapters.base import AdapterInput, ConversionCache, ToolDefinition
 from contextchef.adapters.profile import AdapterProfile
 from contextchef.errors import CompileError, ConfigError
 from contextchef.messages import Message
@@ -70,166 +65,7 @@ __all__ = ["ANTHROPIC_MAX_BREAKPOINTS", "AnthropicAdapter"]
 logger = logging.getLogger("contextchef.adapters.anthropic")
 
 ANTHROPIC_MAX_BREAKPOINTS = 4
-_IMAGE_TYPES = frozenset(("image/jpeg", "image/png", "image/gif", "image/webp"))
 _Block = dict[str, Any]
-
-
-class _Unsupported(Exception):
-    """Raised by a conversion; `compile` re-raises it as `CompileError` with the index."""
-
-
-def _has_text(text: str) -> bool:
-    return bool(text) and not text.isspace()
-
-
-def _wire_id(call_id: str) -> str:
-    # `^[A-Za-z0-9_-]+$` without a regex: an ASCII identifier once `-` is `_` and a letter leads
-    if call_id and call_id.isascii() and ("a" + call_id.replace("-", "_")).isidentifier():
-        return call_id
-    digest = hashlib.blake2s(call_id.encode(), digest_size=4).hexdigest()
-    return f"{re.sub(r'[^A-Za-z0-9_-]', '_', call_id)}_{digest}"
-
-
-def _image(part: Any) -> _Block:
-    if "url" in part:
-        return {"source": {"type": "url", "url": part["url"]}, "type": "image"}
-    media_type = part["media_type"]
-    if media_type not in _IMAGE_TYPES:
-        raise _Unsupported(
-            f"Anthropic reads JPEG, PNG, GIF and WebP images, not {media_type!r}; convert the "
-            "image first"
-        )
-    source = {"data": part["data"], "media_type": media_type, "type": "base64"}
-    return {"source": source, "type": "image"}
-
-
-def _document_source(part: Any) -> dict[str, Any]:
-    if "url" in part:
-        return {"type": "url", "url": part["url"]}
-    if "text" in part:
-        return {"data": part["text"], "media_type": "text/plain", "type": "text"}
-    media_type = part["media_type"]
-    if media_type == "application/pdf":
-        return {"data": part["data"], "media_type": media_type, "type": "base64"}
-    if media_type.startswith("text/"):
-        try:
-            text = base64.b64decode(part["data"], validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError) as exc:
-            raise _Unsupported(f"a {media_type} document is not base64 UTF-8 text: {exc}") from None
-        return {"data": text, "media_type": "text/plain", "type": "text"}
-    raise _Unsupported(
-        f"Anthropic reads PDF and plain-text documents, not {media_type!r}; extract its text first"
-    )
-
-
-def _document(part: Any) -> _Block:
-    block: _Block = {"source": _document_source(part)}
-    if "filename" in part:
-        block["title"] = part["filename"]
-    block["type"] = "document"
-    return block
-
-
-def _parts(content: Any) -> list[_Block]:
-    """Text and attachment blocks of a content value; empty text is left out."""
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [text_block(content)] if _has_text(content) else []
-    blocks: list[_Block] = []
-    for part in content:
-        kind = part["type"]
-        if kind == "text":
-            if _has_text(part["text"]):
-                blocks.append(text_block(part["text"]))
-        elif kind == "image":
-            blocks.append(_image(part))
-        else:
-            blocks.append(_document(part))
-    return blocks
-
-
-def _tool_use(call: Any) -> _Block:
-    function = call["function"]
-    raw = function["arguments"]
-    try:
-        arguments = {} if not raw or raw.isspace() else loads_sorted_fast(raw, loads_sorted)
-    except json.JSONDecodeError as exc:
-        problem = f"arguments are not valid JSON ({exc.msg} at character {exc.pos})"
-        raise _Unsupported(f"tool call {call['id']!r} ({function['name']}): {problem}") from None
-    if type(arguments) is not dict:
-        problem = f"arguments must be a JSON object, got {type(arguments).__name__}"
-        raise _Unsupported(f"tool call {call['id']!r} ({function['name']}): {problem}")
-    return {
-        "id": _wire_id(call["id"]),
-        "input": arguments,
-        "name": function["name"],
-        "type": "tool_use",
-    }
-
-
-def _assistant_blocks(message: Message) -> list[_Block]:
-    blocks: list[_Block] = []
-    compaction = message.get("anthropic_compaction")
-    if compaction is not None:
-        blocks.append(sorted_keys(compaction))
-    thinking = message.get("thinking")
-    if thinking is not None and thinking.get("signature"):
-        signature, text = thinking["signature"], thinking["thinking"]
-        blocks.append({"signature": signature, "thinking": text, "type": "thinking"})
-    for redacted in message.get("redacted_thinking") or ():
-        blocks.append({"data": redacted["data"], "type": "redacted_thinking"})
-    content = message.get("content")
-    if isinstance(content, str):
-        if content and not content.isspace():
-            blocks.append({"text": content, "type": "text"})
-    elif content:
-        blocks.extend(_parts(content))
-    for call in message.get("tool_calls") or ():
-        blocks.append(_tool_use(call))
-    return blocks
-
-
-def _tool_result(message: Message) -> _Block:
-    content: Any = message.get("content")
-    if isinstance(content, str):
-        content = content if _has_text(content) else None
-    elif content:
-        content = _parts(content)
-    call_id = _wire_id(message["tool_call_id"])
-    if content:
-        return {"content": content, "tool_use_id": call_id, "type": "tool_result"}
-    return {"tool_use_id": call_id, "type": "tool_result"}
-
-
-def _system_blocks(message: Message) -> list[_Block]:
-    content = message.get("content")
-    if isinstance(content, list):
-        for part in content:
-            if part["type"] != "text":
-                raise _Unsupported(
-                    f"Anthropic's system prompt holds text only; move the {part['type']} "
-                    "attachment into a user message"
-                )
-    return _parts(content)
-
-
-def _convert(message: Message) -> Piece:
-    role = message["role"]
-    if role == "assistant":
-        blocks = _assistant_blocks(message)
-    elif role == "tool":
-        role = "user"
-        blocks = [_tool_result(message)]
-    elif role == "user":
-        content = message.get("content")
-        if isinstance(content, str):
-            blocks = [{"text": content, "type": "text"}] if _has_text(content) else []
-        else:
-            blocks = _parts(content)
-    else:
-        blocks = _system_blocks(message)
-    return {"content": blocks, "role": role}
 
 
 def _with_cache_control(block: _Block) -> _Block:
@@ -289,7 +125,7 @@ class AnthropicAdapter:
         for index, message in enumerate(request.system):
             try:
                 piece = cache.convert(message, _convert)
-            except _Unsupported as exc:
+            except Unsupported as exc:
                 raise CompileError(f"system prompt message {index}: {exc}") from None
             system.append((message, piece, index in positions))
         turns = self._turns(request, cache)
@@ -312,7 +148,7 @@ class AnthropicAdapter:
                 marks.append((-1, len(system_blocks) + mark[0]))
             system_blocks.extend(piece["content"])
         messages = turns.wires[:]  # this request's copy: the turns' wires are never mutated
-        if request.prefill is not None and _has_text(request.prefill):
+        if request.prefill is not None and has_text(request.prefill):
             _add_prefill(messages, request.prefill)
         if not messages:  # the Messages API needs at least one message
             messages.append({"content": [text_block(prompts.CONVERSATION_STARTS)], "role": "user"})
@@ -343,7 +179,7 @@ class AnthropicAdapter:
             turns = cache.state[self] = Turns()
         try:
             turns.update(request.messages, _convert, cache)
-        except _Unsupported:
+        except Unsupported:
             raise _locate(request.messages) from None
         return turns
 
@@ -382,7 +218,7 @@ def _locate(messages: Any) -> CompileError:
     for index, message in enumerate(messages):
         try:
             _convert(message)
-        except _Unsupported as exc:
+        except Unsupported as exc:
             return CompileError(str(exc), index=index)
     return CompileError("a message could not be converted")  # pragma: no cover
 

@@ -104,7 +104,10 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
         values: list[Piece] = []  # a first update's pieces, from message `kept` on
         kept = start
         sizes, firsts, wires = self.sizes, self.firsts, self.wires
-        merge = partial(_merged, reuse=reuse, cache=cache)
+        # A merged turn is memoised by its first piece's blocks for a later update that
+        # converts through the memo; a first update's pieces are not memoised (but for the
+        # last turn's, which `rewind` hands back anyway), so no later piece could find it.
+        merge = partial(_merged, reuse=reuse, cache=cache) if memo else _joined
         # The message at `start` opens a turn: it opened one last time, after the same turns.
         role = ""
         group: list[Piece] = []  # the turn being merged (not yet in `sizes`)
@@ -145,10 +148,11 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
                     del values[: index - kept]
                     kept = index
             size += len(blocks)
-            mark = piece_mark(message, piece)
-            if mark is not None:
-                marks = self.auto if mark[1] else self.own
-                marks.append((len(firsts) - 1, size - len(blocks) + mark[0]))
+            if "_cache_breakpoint" in message or AUTO_MARK in message:
+                mark = piece_mark(message, piece)
+                if mark is not None:
+                    marks = self.auto if mark[1] else self.own
+                    marks.append((len(firsts) - 1, size - len(blocks) + mark[0]))
         if group:
             self.close(group, merge)
         if values and firsts:  # memoise the messages the next update starts from
@@ -205,6 +209,14 @@ def _merged(
         wire = {"content": content, "role": group[0]["role"]}
         cache.remember(key, wire)
     return wire
+
+
+def _joined(group: list[Piece], first: int) -> dict[str, Any]:
+    """The wire form of a turn of several pieces, made anew."""
+    return {
+        "content": [block for piece in group for block in piece["content"]],
+        "role": group[0]["role"],
+    }
 
 
 _NO_WIRE: dict[str, Any] = {}

@@ -121,7 +121,10 @@ class Contents(MergedGroups[Content, Content]):
         convert = cache.convert
         model_content, user_content = converter.model_content, converter.user_content
         names, log, firsts = self.names, self.log, self.firsts
-        merge = partial(_merged, reuse=reuse, cache=cache)
+        # A merged content is memoised by its first content's parts for a later update that
+        # converts through the memo; a first update's contents are not memoised (but for the
+        # last content's, which `rewind` hands back anyway), so no later one could find it.
+        merge = partial(_merged, reuse=reuse, cache=cache) if memo else _joined
         # The message at `start` opens a content: it opened one last time, after the same ones.
         group: list[Content] = []  # the content being merged (not yet in `sizes`)
         last_role = ""
@@ -205,6 +208,14 @@ def _merged(
         wire = {"parts": parts, "role": group[0]["role"]}
         cache.remember(key, wire)
     return wire
+
+
+def _joined(group: list[Content], first: int) -> Content:
+    """Same-role neighbours as one content, made anew."""
+    return {
+        "parts": [part for content in group for part in content["parts"]],
+        "role": group[0]["role"],
+    }
 
 
 _NO_WIRE: Content = {}

@@ -56,6 +56,16 @@ else:
     def loads_sorted_fast(text: str, slow: Callable[[str], Any]) -> Any:
         """`slow(text)` (a `json` decoder that sorts keys), computed by orjson when exact."""
         try:
-            return _resorted(orjson.loads(text))
-        except (orjson.JSONDecodeError, _Float, RecursionError):
+            value = orjson.loads(text)
+        except (orjson.JSONDecodeError, RecursionError):
+            return slow(text)
+        if type(value) is dict and _ONLY_SCALARS(map(type, value.values())):
+            # flat (most arguments): sorted without a helper call, a pair without `sorted`
+            if len(value) == 2:
+                first, second = value
+                return value if first < second else {second: value[second], first: value[first]}
+            return dict(sorted(value.items())) if len(value) > 2 else value
+        try:
+            return _resorted(value)
+        except (_Float, RecursionError):
             return slow(text)
