@@ -144,7 +144,7 @@ class _Scan:
                     continue
                 del open_calls[call_id]
                 out.append(message)
-                if not open_calls:
+                if not open_calls and (renamed or deferred):  # else closing changes nothing
                     self._close(index, out, fixes)
                 continue
             if role == "system" and open_calls:

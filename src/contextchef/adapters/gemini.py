@@ -179,11 +179,6 @@ class GeminiAdapter:
         """Whether call ids are sent (read-only: the default registry's adapter is shared)."""
         return self._send_call_ids
 
-    def _call_id(self, call_id: str) -> str | None:
-        if not self.send_call_ids or call_id.startswith(SYNTHETIC_CALL_ID_PREFIX):
-            return None
-        return call_id
-
     def model_content(self, message: Message) -> Content | None:
         content = message.get("content")
         parts: list[dict[str, Any]]
@@ -191,19 +186,21 @@ class GeminiAdapter:
             parts = [{"text": content}] if content else []
         else:
             parts = _parts(content)
-        thinking = message.get("thinking") if self._preserve_thinking_as_text else None
-        if thinking and thinking["thinking"]:
-            _with_thinking(parts, thinking["thinking"])
-        signature = message.get("gemini_thought_signature")
-        if signature:
-            _with_signature(parts, signature)
+        if self._preserve_thinking_as_text:
+            thinking = message.get("thinking")
+            if thinking and thinking["thinking"]:
+                _with_thinking(parts, thinking["thinking"])
+        if "gemini_thought_signature" in message:
+            signature = message["gemini_thought_signature"]
+            if signature:
+                _with_signature(parts, signature)
+        send = self._send_call_ids
         for call in message.get("tool_calls") or ():
-            args, name = _parse_arguments(call), call["function"]["name"]
-            call_id = self._call_id(call["id"])
+            args, name, call_id = _parse_arguments(call), call["function"]["name"], call["id"]
             function_call: dict[str, Any] = (
-                {"args": args, "name": name}
-                if call_id is None
-                else {"args": args, "id": call_id, "name": name}
+                {"args": args, "id": call_id, "name": name}
+                if send and not call_id.startswith(SYNTHETIC_CALL_ID_PREFIX)
+                else {"args": args, "name": name}
             )
             if "gemini_thought_signature" in call:
                 signed = call["gemini_thought_signature"]
@@ -221,11 +218,11 @@ class GeminiAdapter:
 
     def tool_content(self, message: Message, name: str) -> Content:
         value = _response_value(message.get("content"))
-        call_id = self._call_id(message["tool_call_id"])
+        call_id = message["tool_call_id"]
         response = (
-            {"name": name, "response": value}
-            if call_id is None
-            else {"id": call_id, "name": name, "response": value}
+            {"id": call_id, "name": name, "response": value}
+            if self._send_call_ids and not call_id.startswith(SYNTHETIC_CALL_ID_PREFIX)
+            else {"name": name, "response": value}
         )
         return {"parts": [{"function_response": response}], "role": "user"}
 

@@ -140,7 +140,7 @@ class Contents(MergedGroups[Content, Content]):
             value: object
             try:
                 if role == "tool":
-                    name = _call_name(message, names)
+                    name = names.get(message["tool_call_id"]) or _call_name(message, names)
                     named: _Named = convert(message, _Named) if memo else _Named()
                     if named.name != name:  # new, or the same object now answers another call
                         named.name, named.content = name, converter.tool_content(message, name)
