@@ -34,6 +34,8 @@ integers stop at 2**63 - 1)."""
 def recency_key(item: tuple[str, StoredEntry]) -> tuple[float, str]:
     """The sort key of the recency order: newest first, then by path."""
     updated = item[1].meta.get("updated_at")
+    if type(updated) is float:  # what the store writes: no ABC check (a sort's cost)
+        return (-updated, item[0])
     return (-float(updated) if isinstance(updated, int | float) else 0.0, item[0])
 
 
