@@ -13,13 +13,9 @@ spelling per name"); content must be a `str` that encodes as UTF-8; meta must be
 has to survive every backend); `bytes` and `accessed_at` are derived by the backend and never
 taken from the caller; missing `created_at`/`updated_at` are filled in with the clock.
 
-Versioned namespaces (see `versioning`) are configuration of the store: `versioned=`, or
-`keep_versions(ns)` from the feature that owns a namespace. Each declaration reaches the backend
-before the next flow that writes or reads versions.
-
-Reads never write: the time of each read (for eviction) and the writes a read path must make
-(memory's turn count) wait in memory (`pending`) and are written at the start of the next write
-flow, or by `flush()` / `Store.close()`.
+Versioned namespaces are configuration of the store (`versioned=`, or `keep_versions(ns)`; see
+`versioning`). Reads never write: read times and a read path's writes (memory's turn count)
+wait in memory until the next write flow, `flush()` or `Store.close()` (see `pending`).
 
 Atomic operations: `create` is create-if-absent; `update` and `rename` are one `transact` of
 the backend, so concurrent edits queue (see `edits` and `writes`, which say what a backend
