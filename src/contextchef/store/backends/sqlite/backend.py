@@ -85,7 +85,7 @@ from contextchef.store.backends.sqlite._where import (
 )
 from contextchef.store.backends.sqlite.identity import ProjectRef
 from contextchef.store.datadir import default_database_path
-from contextchef.store.recent import recency_key
+from contextchef.store.recent import recent_page
 from contextchef.store.where import Condition
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
@@ -307,8 +307,7 @@ class SQLiteBackend:
             return {}
         pid = self.project.id
         if ns in self._db.versioned:  # rows of `memories`: the prefix read, sorted
-            ordered = sorted(self.read_all(ns, prefix).items(), key=recency_key)
-            return dict(ordered[offset : offset + limit])
+            return recent_page(self.read_all(ns, prefix).items(), limit, offset)
         with self.connection(f"reading a page of {ns}/{prefix}*", ns=ns) as conn:
             return recent_entries(conn, pid, ns, prefix, limit, offset)
 
