@@ -11,6 +11,10 @@ equal list.
 (`contextchef.store.where`), each key exactly or not at all: what it cannot say exactly (a
 non-finite or 65-bit number, an `$eq` of a dict or list, an order against a list, a dict or
 None, a nested key outside `[A-Za-z0-9_.-]`) stays in the filter that `matches_filter` checks.
+
+`text_needles` gives what the stored JSON text of every value passing a filter must contain, so a
+search skips most non-matching entries without decoding them (a necessary condition only: what
+passes it is still decoded and checked by `matches_filter`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,14 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised by the runtime-only install gate
     raise MissingDependencyError(exc.name or "langgraph", "langgraph") from exc
 
-__all__ = ["ITEM", "check_filter", "matches_filter", "matches_namespace", "pushdown"]
+__all__ = [
+    "ITEM",
+    "check_filter",
+    "matches_filter",
+    "matches_namespace",
+    "pushdown",
+    "text_needles",
+]
 
 _FILTER_KEY = re.compile(r"^[a-zA-Z0-9_.-]+$")
 _OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
@@ -78,6 +89,38 @@ def matches_filter(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -
         elif not _compare(found, wanted):
             return False
     return True
+
+
+_VERBATIM = re.compile(r"[ !#-%(-.0-;=?-\[\]-~]*")
+"""Strings every JSON writer spells verbatim between quotes: printable ASCII without `"` and
+`\\` (always escaped) and without `/ < > & '` (which some writers escape, though neither `json`
+nor orjson, the writers of `_jsondump`, does)."""
+
+
+def text_needles(filter: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """Texts (`"<string>"`) that the JSON text of every value passing `filter` contains: one per
+    string the filter wants equal (as a value, an `$eq` operand, or inside a wanted dict or
+    list) that `_VERBATIM` spells as written. A value equal to such a string is that string
+    (only a `str` equals a `str`), written by `_jsondump` as its characters between quotes."""
+    needles: list[str] = []
+    for wanted in (filter or {}).values():
+        _needles_of(wanted, needles)
+    return tuple(dict.fromkeys(needles))
+
+
+def _needles_of(wanted: Any, needles: list[str]) -> None:
+    if type(wanted) is str:
+        if _VERBATIM.fullmatch(wanted):
+            needles.append(f'"{wanted}"')
+    elif isinstance(wanted, Mapping):
+        if any(str(k).startswith("$") for k in wanted):  # every operator must hold
+            _needles_of(wanted.get("$eq"), needles)  # equality: stricter than a wanted value
+        else:  # each wanted field must compare equal
+            for item in wanted.values():
+                _needles_of(item, needles)
+    elif isinstance(wanted, list | tuple):  # each element must compare equal
+        for item in wanted:
+            _needles_of(item, needles)
 
 
 def _compare(value: Any, wanted: Any) -> bool:

@@ -142,13 +142,21 @@ def _matching(
     ttl_config: TTLConfig | None,
 ) -> list[Match]:
     """The items of `found` (in order) that pass `filter` and expiry, with their decoded
-    values; decoding stops once `enough` are kept (None: all)."""
+    values; decoding stops once `enough` are kept (None: all), and skips an entry whose text
+    lacks one of the filter's `text_needles`."""
     kept: list[Match] = []
     omit = bool((ttl_config or {}).get("omit_expired", False))  # else nothing is hidden
     decode = items.decode
+    needles = filters.text_needles(filter)  # an entry's text without them cannot match
+    needle = needles[0] if len(needles) == 1 else None  # the common case, without `all`
     for path, entry, score in found:
         if enough is not None and len(kept) >= enough:
             break
+        if needle is not None:
+            if needle not in entry.content:
+                continue
+        elif needles and not all(n in entry.content for n in needles):
+            continue
         if not items.is_item(path) or (omit and ttls.hidden(entry.meta, now, ttl_config)):
             continue
         value = decode(entry.content)

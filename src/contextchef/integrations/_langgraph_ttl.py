@@ -88,7 +88,7 @@ def wants_refresh(refresh_ttl: bool | None, config: TTLConfig | None) -> bool:
 def refreshed(meta: Mapping[str, Any], now: float) -> dict[str, Any] | None:
     """The meta of an item read now with its expiry moved on, or None (no TTL)."""
     minutes = meta.get("ttl")
-    if not isinstance(minutes, int | float):
+    if minutes is None or not isinstance(minutes, int | float):  # most items: no TTL
         return None
     at = _expires_at(now, minutes)
     if at is None:

@@ -3,6 +3,7 @@
 - `core`: `MemoryCore`, every memory operation written once as a flow of effects.
 - `memory`: `Memory` and `AsyncMemory`, the sync and async faces of the feature.
 - `entry`: `MemoryEntry`, its stored form (either key style) and TTL parsing.
+- `expiry`: the sweep that parts live entries from expired ones, and what expiring does.
 - `block`: the memory block the model reads.
 - `order`: the order of entries (insertion, or key) and the sequence that carries it.
 - `snapshot`: `Memory.snapshot()` / `restore()` as JSON data.

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import partial
 from typing import Any, get_args
 
 from contextchef._effects import Call, Emit, Flow
@@ -53,14 +52,14 @@ from contextchef.memory.entry import (
     parse_ttl,
     read_entry,
 )
+from contextchef.memory.expiry import expire_flow, sweep_flow
 from contextchef.memory.hooks import UpdateHook, ask_veto, call_hook
-from contextchef.memory.order import MemoryOrder, Sequencer, check_order, ordered
+from contextchef.memory.order import MemoryOrder, Sequencer, check_order
 from contextchef.memory.snapshot import restore_flow, snapshot_flow
 from contextchef.memory.turns import TurnCounter, TurnMode
 from contextchef.messages import Message
 from contextchef.prompts import Vocabulary, as_vocabulary
 from contextchef.store.core import StoreCore
-from contextchef.store.ops import Op
 from contextchef.store.paths import validate_entry_path
 
 __all__ = ["MemoryCore", "Selector", "UpdateHook"]
@@ -133,7 +132,7 @@ class MemoryCore:
         self.clock: Callable[[], float] = clock if clock is not None else store.clock
         self.counter = TurnCounter(store, turns)
         # Keys a compile found expired and announced; deleted with the store's next write.
-        self._expiring: set[str] = set()
+        self.expiring: set[str] = set()
         self.max_value_bytes = size_limit(max_value_bytes, "max_value_bytes")
         self.max_block_bytes = size_limit(max_block_bytes, "max_block_bytes")
         self.events: Callable[[str], tuple[Callable[[Any], Any], ...]] | None = None
@@ -177,13 +176,13 @@ class MemoryCore:
             return None
         entry = read_entry(key, stored)
         if entry.is_expired(self.clock(), self.turn):
-            yield from self._expire(entry)
+            yield from expire_flow(self, entry)
             return None
         return entry
 
     def entries(self) -> Flow[tuple[MemoryEntry, ...]]:
         yield from self.counter.load()
-        return (yield from self._sweep())[0]
+        return (yield from sweep_flow(self))[0]
 
     def set(
         self,
@@ -259,7 +258,7 @@ class MemoryCore:
             yield from self.counter.load()
         else:
             yield from self.counter.observe(history, frozen=frozen, defer=True)
-        live, expired = yield from self._sweep(defer=True)
+        live, expired = yield from sweep_flow(self, defer=True)
         selected = yield from self._select(live)
         shown, block = self.fit(selected, vocabulary)
         kept = {id(entry) for entry in shown}
@@ -273,40 +272,6 @@ class MemoryCore:
         return (yield from restore_flow(self.store, self.counter, data))
 
     # -- internals --------------------------------------------------------------------------
-
-    def _sweep(
-        self, *, defer: bool = False
-    ) -> Flow[tuple[tuple[MemoryEntry, ...], tuple[str, ...]]]:
-        """The live entries, in the memory's order, and the keys that expired now. With
-        `defer` (the compile path) an expired entry is announced now and deleted with the
-        store's next write."""
-        now, turn = self.clock(), self.turn
-        live: list[MemoryEntry] = []
-        expired: list[str] = []
-        for key, stored in (yield from self.store.entries(NS, "")).items():
-            entry = read_entry(key, stored)
-            if not entry.is_expired(now, turn):
-                self._expiring.discard(key)  # rewritten since: the deferred delete spares it
-                live.append(entry)
-            elif defer and key not in self._expiring:
-                yield from self._announce_expiry(entry)
-                self._expiring.add(key)
-                self.store.defer((NS, key, id(self)), partial(self._delete_if_expired, key))
-                expired.append(key)
-            elif not defer:
-                yield from self._expire(entry)
-                if key not in self._expiring:
-                    expired.append(key)
-        return ordered(live, self.order), tuple(expired)
-
-    def _delete_if_expired(self, key: str) -> Op[None]:
-        """The deferred delete of an expired entry: only if it is still there and expired."""
-        if key not in self._expiring:
-            return
-        self._expiring.discard(key)
-        stored = yield from self.store.ops.read(NS, key)
-        if stored is not None and read_entry(key, stored).is_expired(self.clock(), self.turn):
-            yield from self.store.delete(NS, key)
 
     def _select(self, live: tuple[MemoryEntry, ...]) -> Flow[tuple[MemoryEntry, ...]]:
         if self.selector is None:
@@ -373,20 +338,6 @@ class MemoryCore:
         if removed:
             yield from self._notify(MemoryChange("delete", old.key, None, old.value, by))
         return removed
-
-    def _expire(self, entry: MemoryEntry) -> Flow[None]:
-        """Delete an expired entry, announcing it unless a compile already did."""
-        announced = entry.key in self._expiring
-        self._expiring.discard(entry.key)
-        if not announced:
-            yield from call_hook("on_memory_expired", self.on_expired, entry)
-        yield from self.store.delete(NS, entry.key)
-        if not announced:
-            yield from self._notify(MemoryChange("expire", entry.key, None, entry.value))
-
-    def _announce_expiry(self, entry: MemoryEntry) -> Flow[None]:
-        yield from call_hook("on_memory_expired", self.on_expired, entry)
-        yield from self._notify(MemoryChange("expire", entry.key, None, entry.value))
 
     def _existing(self, key: str) -> Flow[MemoryEntry]:
         self._check_allowed(key)

@@ -5,6 +5,7 @@
 - `dispatch`: `Dispatcher.owns` / `Dispatcher.handle` for every library-owned tool (`context`,
   `new_context`, the legacy `create_memory`, `modify_memory`, `recall_context`).
 - `recall`: archived conversation spans rendered as readable transcripts.
+- `refusals`: the text the model reads when the store refuses a call (`store_refusal`).
 - `anthropic_memory`: Anthropic's native memory tool served from the same store.
 - `arguments`, `paging`, `spaces`, `frozen`: argument and path parsing, pages of long output,
   per-namespace behaviour, immutable JSON.

@@ -38,13 +38,7 @@ from contextchef._limits import (
 )
 from contextchef.errors import (
     ConfigError,
-    InvalidPathError,
     MemoryValueTooLargeError,
-    MigrationError,
-    StoreBusyError,
-    StoreCapabilityError,
-    StoreConflictError,
-    StoreCorruptError,
     StoreError,
 )
 from contextchef.memory.core import MemoryCore
@@ -64,6 +58,7 @@ from contextchef.retrieval.arguments import (
 from contextchef.retrieval.definitions import COMMANDS, get_context_tool_definition
 from contextchef.retrieval.paging import join_lines, numbered, paginate, split_lines
 from contextchef.retrieval.recall import render_recalled
+from contextchef.retrieval.refusals import store_refusal
 from contextchef.retrieval.spaces import MemorySpace, Space, StoreSpace
 from contextchef.store.backend import AsyncStorageBackend, StorageBackend
 from contextchef.store.core import StoreCore
@@ -374,29 +369,3 @@ def _occurrence_lines(text: str, needle: str, limit: int = 10) -> list[int]:
         lines[text.count("\n", 0, start) + 1] = None
         start = text.find(needle, start + 1)
     return list(lines)
-
-
-def store_refusal(exc: StoreError) -> str:
-    """The `Error: …` text for a store error the model can act on; re-raises the others (a
-    corrupt store or a failed migration is the host's problem, not the model's)."""
-    if isinstance(exc, StoreCorruptError | MigrationError):
-        raise exc
-    if isinstance(exc, StoreCapabilityError):
-        return prompts.capability_missing(f"context://{exc.namespace}/", exc.missing)
-    if isinstance(exc, InvalidPathError):
-        return prompts.bad_path(exc.path or "", str(exc))
-    if isinstance(exc, StoreBusyError):
-        return prompts.STORE_BUSY
-    if isinstance(exc, StoreConflictError):
-        return prompts.changed_concurrently(_target(exc))
-    return prompts.store_refused(_target(exc), str(exc))
-
-
-def _target(exc: StoreError) -> str:
-    """The URI a store error is about, as far as it says."""
-    if exc.namespace is None:
-        return "the store"
-    try:
-        return format_uri(exc.namespace, exc.path or "")
-    except InvalidPathError:
-        return f"context://{exc.namespace}/"

@@ -1,12 +1,10 @@
 """Overflow strategies: what to do with the history when it outgrows its budget.
 
-A strategy subclasses `Strategy`: a `name` and `apply(input) -> OverflowResult`; `apply` may also
-be a generator of effects (see `contextchef._effects`), which is how the built-in ones call the
-user's compression model without caring whether it is sync or async. The optional hooks
-(`pending`, `commit`, `snapshot`, `restore`, `server_compaction`) have no-op defaults on the base
-class, and the runner calls them by name, so a misspelt override is just an unused method.
-Every split falls on a turn boundary, so a tool call is never separated from its result, and
-pinned turns survive verbatim, in order, right after the summary.
+The contract every strategy meets (`Strategy`, `OverflowInput`, `OverflowResult`, …) is in
+`strategy_base` and re-exported here; the built-in ones call the user's compression model as an
+effect, without caring whether it is sync or async. Every split falls on a turn boundary, so a
+tool call is never separated from its result, and pinned turns survive verbatim, in order, right
+after the summary.
 
 - `summarize(...)`: the old turns become one summary message from the user's model (or are
   dropped when there is no model);
@@ -16,28 +14,32 @@ pinned turns survive verbatim, in order, right after the summary.
 
 from __future__ import annotations
 
-import abc
 import logging
 import math
-from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from contextchef import prompts
-from contextchef._effects import Call, Effect
+from contextchef._effects import Call
 from contextchef.errors import ConfigError
 from contextchef.messages import Message, Turn, content_text, group_turns
-from contextchef.selection.budget import Budget
 from contextchef.selection.compaction import Compressor, summary_flow, summary_message
-from contextchef.tokens import Tokenizer
-
-if TYPE_CHECKING:
-    from contextchef.selection.server_compaction import ServerCompaction
+from contextchef.selection.strategy_base import (
+    OverflowInput,
+    OverflowResult,
+    Strategy,
+    StrategyFlow,
+    TargetProfile,
+    require_strategy,
+    run_strategy,
+)
 
 __all__ = [
     "OverflowInput",
     "OverflowResult",
     "Strategy",
+    "StrategyFlow",
     "TargetProfile",
     "chain",
     "require_strategy",
@@ -47,126 +49,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("contextchef.selection.strategies")
-
-
-class TargetProfile(Protocol):
-    """What a strategy may ask of the compile's target: the part of its adapter's profile
-    (`contextchef.adapters.AdapterProfile`, which is one) that selection reads. Selection sits
-    below the adapters, so it names the field rather than import the class; it never sees the
-    adapter or its target name."""
-
-    @property
-    def server_compaction(self) -> bool:
-        """Whether the target's adapter can ask its provider to compact the context itself."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class OverflowInput:
-    """What a strategy sees: the history, the budget, a counter, and whether the pass is forced.
-
-    `tokenizer` is the one behind `count` (when the runner knows it): work that leaves the
-    compile's thread, such as `background`, counts with its own `MessageCounter` over it rather
-    than share the compile's unlocked memo.
-    """
-
-    history: tuple[Message, ...]
-    budget: Budget
-    count: Callable[[Sequence[Message]], int]
-    forced: bool = False
-    window: str = ""
-    tokenizer: Tokenizer | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class OverflowResult:
-    """What a strategy did. Unchanged results carry the input history and an empty span.
-
-    `span` is every message that left the window (pinned ones included); `summary` is the text
-    that stands in for them, if any — and then `history[0]` is the message carrying it, which
-    the runner may re-render (archive citation, window lineage); `failed` counts toward the
-    circuit breaker.
-    """
-
-    history: tuple[Message, ...]
-    changed: bool
-    strategy: str
-    reason: str = ""
-    summary: str | None = None
-    span: tuple[Message, ...] = ()
-    failed: bool = False
-    steps: tuple[OverflowResult, ...] = field(default=())
-
-
-class Strategy(abc.ABC):
-    """The base class of every overflow strategy, built-in or user-defined.
-
-    Subclasses provide `name` (a class attribute, a dataclass field or a property) and `apply`,
-    which returns an `OverflowResult` or is a generator of effects returning one. The hooks
-    below are optional: the runner always calls them, by these exact names, and the defaults
-    do nothing — override the ones the strategy needs.
-    """
-
-    __slots__ = ()
-
-    @property
-    @abc.abstractmethod
-    def name(self) -> str:
-        """The strategy's name, as reported in `payload.meta.overflow.strategy`."""
-
-    @abc.abstractmethod
-    def apply(self, input: OverflowInput) -> Any:
-        """Shrink `input.history`: an `OverflowResult`, or a generator of effects returning one."""
-
-    def server_compaction(self, profile: TargetProfile) -> ServerCompaction | None:
-        """The server-side compaction to ask of a target whose adapter has `profile`, or None
-        (the default) to run `apply`.
-
-        When this returns a request, the overflow phase is skipped for that compile and the
-        request travels to the target's adapter (`AdapterInput.server_compaction`); return one
-        only where `profile.server_compaction` says the adapter can send it.
-        """
-        return None
-
-    def pending(self) -> bool:
-        """Whether a finished result waits to land; True makes the runner call `apply` even
-        within budget or with the circuit breaker open. Default: False."""
-        return False
-
-    def commit(self, result: OverflowResult, window: str) -> None:  # noqa: B027 (a no-op hook)
-        """Called once `result` has landed and `window` is the new window's id. Default: nothing."""
-
-    def snapshot(self) -> Any:
-        """The strategy's own state as a JSON value for `ContextChef.snapshot`. Default: None."""
-        return None
-
-    def restore(self, state: Any) -> None:  # noqa: B027 (a no-op hook)
-        """Take back what `snapshot` returned (None: start afresh). Default: nothing."""
-
-
-StrategyFlow = Generator[Effect, Any, OverflowResult]
-
-
-def require_strategy(value: Any, what: str = "overflow strategy") -> Strategy:
-    """`value` if it is a `Strategy`; a `ConfigError` that says how to make one otherwise."""
-    if isinstance(value, Strategy):
-        return value
-    raise ConfigError(
-        f"{what} must subclass contextchef.Strategy (give it a `name` and an `apply(input)`; "
-        f"the optional hooks default to no-ops), got {type(value).__name__}"
-    )
-
-
-def run_strategy(strategy: Strategy, input: OverflowInput) -> StrategyFlow:
-    """Drive any strategy as a flow: generators are delegated to, plain results returned."""
-    outcome = strategy.apply(input)
-    if isinstance(outcome, Generator):
-        result = yield from outcome
-    else:
-        result = outcome
-    if not isinstance(result, OverflowResult):
-        raise ConfigError(f"strategy {strategy.name!r} returned {type(result).__name__}")
-    return result
 
 
 def _unchanged(

@@ -13,21 +13,13 @@ spelling per name"); content must be a `str` that encodes as UTF-8; meta must be
 has to survive every backend); `bytes` and `accessed_at` are derived by the backend and never
 taken from the caller; missing `created_at`/`updated_at` are filled in with the clock.
 
-Versioned namespaces (see `versioning`) are configuration of the store: `versioned=`, or
-`keep_versions(ns)` from the feature that owns a namespace. Each declaration reaches the backend
-before the next flow that writes or reads versions.
-
-Reads never write: the time of each read (for eviction) and the writes a read path must make
-(memory's turn count) wait in memory (`pending`) and are written at the start of the next write
-flow, or by `flush()` / `Store.close()`.
+Versioned namespaces are configuration of the store (`versioned=`, or `keep_versions(ns)`; see
+`versioning`). Reads never write: read times and a read path's writes (memory's turn count)
+wait in memory until the next write flow, `flush()` or `Store.close()` (see `pending`).
 
 Atomic operations: `create` is create-if-absent; `update` and `rename` are one `transact` of
-the backend, so concurrent edits queue and none is refused (see `edits`; a backend without
-`transact` gets a compare-and-swap loop). They are exact where the backend offers `create` and
-`transact` (or `replace_if`) (all built-in backends do; see `backend.StorageBackend`). On a
-backend without them they fall back to check-then-write and read-then-write, which a
-concurrent writer can interleave with: two creators may both succeed, the later edit may
-overwrite an earlier one.
+the backend, so concurrent edits queue (see `edits` and `writes`, which say what a backend
+without `create`, `transact` or `replace_if` gets instead).
 """
 
 from __future__ import annotations
@@ -64,7 +56,7 @@ from contextchef.store.recent import recent_flow, recent_where_flow
 from contextchef.store.snapshots import restore_flow, snapshot_flow
 from contextchef.store.spellings import exists_flow, stored_flow
 from contextchef.store.validation import DERIVED_META_KEYS, check_content, prepare_meta
-from contextchef.store.versioning import declare_flow, history_flow, no_versions_error
+from contextchef.store.versioning import declare_flow, history_flow, keep_versions
 from contextchef.store.where import Condition
 from contextchef.store.writes import (
     append_entry_flow,
@@ -155,22 +147,18 @@ class StoreCore:
     # -- versioned namespaces ---------------------------------------------------------------
 
     def keep_versions(self, ns: str, *, required: bool = True) -> bool:
-        """Declare `ns` versioned (see `versioning`); True when it keeps versions from now on.
-        A backend that cannot keep them raises `StoreCapabilityError`, or, with
-        `required=False` (a feature versioning its namespace where it can), returns False."""
-        validate_namespace(ns)
-        if ns in self.versioned:
-            return True
-        if not self.supports("keep_versions", ns):
-            if self.supports("history", ns):
-                return True  # versioned by the backend itself, without being told
-            if required:
-                raise no_versions_error(self.backend, ns, self.supports("keep_versions", ns))
-            return False
-        self.versioned.add(ns)
-        self._undeclared.add(ns)
-        self._capabilities[("history", ns)] = True
-        return True
+        """Declare `ns` versioned (see `versioning.keep_versions`); True when it keeps versions
+        from now on. `StoreCapabilityError` when the backend cannot keep them, unless not
+        `required` (a feature versioning its namespace where it can): then False."""
+        return keep_versions(
+            validate_namespace(ns),
+            self.supports,
+            self.backend,
+            self.versioned,
+            self._undeclared,
+            self._capabilities,
+            required=required,
+        )
 
     # -- flows ----------------------------------------------------------------------------
 
@@ -192,15 +180,14 @@ class StoreCore:
     def flush(self) -> Op[None]:
         """Write the pending read times and deferred writes now; a deferred write that fails
         is kept and its error raised."""
-        if self._undeclared:
-            yield from declare_flow(self.ops, self._undeclared)
-        yield from flush_flow(self.ops, self._pending, strict=True)
+        yield from self._flush(strict=True)
 
-    def _flush(self) -> Op[None]:
-        """The flush that opens every write flow: failures are logged, never raised."""
+    def _flush(self, *, strict: bool = False) -> Op[None]:
+        """The flush that opens every write flow: failures are logged, never raised (unless
+        `strict`)."""
         if self._undeclared:  # a read time or a deferred write may be in a versioned namespace
             yield from declare_flow(self.ops, self._undeclared)
-        yield from flush_flow(self.ops, self._pending, strict=False)
+        yield from flush_flow(self.ops, self._pending, strict=strict)
 
     def _open_write(self) -> Op[None]:
         """What a write flow does before it writes: the pending flush, then the versioned

@@ -22,7 +22,36 @@ from contextchef.errors import StoreCapabilityError
 from contextchef.store.backend import Capability, StoredEntry
 from contextchef.store.ops import BackendOps, Op
 
-__all__ = ["declare_flow", "history_flow", "no_versions_error"]
+__all__ = ["declare_flow", "history_flow", "keep_versions", "no_versions_error"]
+
+
+def keep_versions(
+    ns: str,
+    supports: Callable[[Capability, str], bool],
+    backend: object,
+    versioned: set[str],
+    undeclared: set[str],
+    known: dict[tuple[str, str], bool],
+    *,
+    required: bool,
+) -> bool:
+    """Declare the namespace `ns` versioned, in memory: added to `versioned` (those declared
+    through the store) and `undeclared` (for `declare_flow`), and `history` noted as supported
+    in `known` (`StoreCore`'s capability answers). True when `ns` keeps versions from now on;
+    a backend that keeps none raises `StoreCapabilityError`, or, when not `required`, gives
+    False. `supports` is `StoreCore.supports`."""
+    if ns in versioned:
+        return True
+    if not supports("keep_versions", ns):
+        if supports("history", ns):
+            return True  # versioned by the backend itself, without being told
+        if required:
+            raise no_versions_error(backend, ns, supports("keep_versions", ns))
+        return False
+    versioned.add(ns)
+    undeclared.add(ns)
+    known[("history", ns)] = True
+    return True
 
 
 def declare_flow(ops: BackendOps, pending: set[str]) -> Op[None]:

@@ -3,7 +3,6 @@ records metrics (see `contextchef.telemetry` for what it records)."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,13 +11,13 @@ from typing import Any, TypeVar
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 
-from contextchef._effects import After, Call, Effect, Flow, StoreOp, intercept
+from contextchef._effects import After, Effect, Flow, StoreOp, intercept
 from contextchef._version import __version__
 from contextchef.compiler.pipeline import CompileRuntime, CompileState
 from contextchef.events import WindowExceeded
-from contextchef.memory.entry import MEMORY_NAMESPACE
 from contextchef.payload import Payload
 from contextchef.selection.overflow import CompressEnd, CompressStart
+from contextchef.telemetry.effect_spans import as_json, child_span, end_child, failed, store_event
 from contextchef.telemetry.names import (
     GEN_AI_CONVERSATION_ID,
     GEN_AI_INPUT_MESSAGES,
@@ -32,8 +31,6 @@ from contextchef.telemetry.names import (
     GEN_AI_TOOL_TYPE,
     MESSAGE_KEYS,
     PROVIDERS,
-    STORE_WRITES,
-    SUMMARIZER,
     SYSTEM_KEYS,
 )
 from contextchef.telemetry.replay import queue_for
@@ -44,10 +41,6 @@ R = TypeVar("R")
 
 LAYERS = ("system", "history", "tail", "tools")
 """The payload layers `contextchef.compile.tokens` records, as its `contextchef.layer`."""
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _count(payload: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
@@ -164,7 +157,7 @@ class Instrumentation:
                 payload = yield from self._watched(flow, tracer, span, runtime)
         except Exception as exc:
             if span is not None:
-                _failed(span, exc)
+                failed(span, exc)
             raise
         except BaseException:  # the flow was abandoned (closed): the span still ends
             if span is not None:
@@ -221,12 +214,12 @@ class Instrumentation:
                 }
             )
         if self.capture_content:
-            attributes[GEN_AI_INPUT_MESSAGES] = _json(messages or [])
+            attributes[GEN_AI_INPUT_MESSAGES] = as_json(messages or [])
             system = _count(payload, SYSTEM_KEYS)
             if system is not None:
-                attributes[GEN_AI_SYSTEM_INSTRUCTIONS] = _json(system)
+                attributes[GEN_AI_SYSTEM_INSTRUCTIONS] = as_json(system)
             if payload.get("tools"):
-                attributes[GEN_AI_TOOL_DEFINITIONS] = _json(payload["tools"])
+                attributes[GEN_AI_TOOL_DEFINITIONS] = as_json(payload["tools"])
         span.set_attributes(attributes)
         span.end()
 
@@ -255,13 +248,13 @@ class Instrumentation:
         }
         if self.capture_content:
             attributes[GEN_AI_TOOL_CALL_ARGUMENTS] = (
-                arguments if isinstance(arguments, str) else _json(arguments)
+                arguments if isinstance(arguments, str) else as_json(arguments)
             )
         span = tracer.start_span(f"execute_tool {name}", attributes=attributes)
         try:
             result = yield from self._watched(flow, tracer, span, None)
         except Exception as exc:
-            _failed(span, exc)
+            failed(span, exc)
             raise
         except BaseException:
             span.end()
@@ -282,7 +275,7 @@ class Instrumentation:
         parent = trace.set_span_in_context(span)
 
         def around(effect: Effect) -> After:
-            child = self._child(tracer, effect, parent)
+            child = child_span(tracer, effect, parent, self.capture_content)
             token = otel_context.attach(
                 trace.set_span_in_context(child, parent) if child is not None else parent
             )
@@ -290,47 +283,13 @@ class Instrumentation:
             def after(result: Any, error: BaseException | None) -> None:
                 otel_context.detach(token)
                 if child is not None:
-                    self._ended(child, effect, result, error)
+                    end_child(child, effect, result, error, self.capture_content)
                 if error is None and isinstance(effect, StoreOp):
-                    _store_event(span, effect, runtime)
+                    store_event(span, effect, runtime)
 
             return after
 
         return intercept(flow, around)
-
-    def _child(self, tracer: Any, effect: object, parent: Any) -> Any:
-        attributes: dict[str, Any]
-        if isinstance(effect, StoreOp):
-            attributes = {"contextchef.store.operation": effect.name}
-            if effect.args and isinstance(effect.args[0], str):
-                attributes["contextchef.store.namespace"] = effect.args[0]
-            if len(effect.args) > 1 and isinstance(effect.args[1], str):
-                attributes["contextchef.store.path"] = effect.args[1]
-            return tracer.start_span(
-                f"contextchef.store.{effect.name}", context=parent, attributes=attributes
-            )
-        if isinstance(effect, Call) and effect.what == SUMMARIZER:
-            transcript = effect.args[0] if effect.args else None
-            attributes = {}
-            if isinstance(transcript, list):
-                attributes["contextchef.summary.input_messages"] = len(transcript)
-                if self.capture_content:
-                    attributes[GEN_AI_INPUT_MESSAGES] = _json(transcript)
-            return tracer.start_span("contextchef.summarize", context=parent, attributes=attributes)
-        return None
-
-    def _ended(self, child: Any, effect: object, result: Any, error: BaseException | None) -> None:
-        if isinstance(error, Exception):
-            _failed(child, error)
-            return
-        if error is not None:  # the flow was abandoned (closed) while the effect ran
-            child.end()
-            return
-        if isinstance(effect, Call) and isinstance(result, str):
-            child.set_attribute("contextchef.summary.output_chars", len(result))
-            if self.capture_content:
-                child.set_attribute("contextchef.summary.output", result)
-        child.end()
 
     # -- chef events -------------------------------------------------------------------------
 
@@ -361,13 +320,6 @@ class Instrumentation:
         )
 
 
-def _failed(span: Any, exc: BaseException) -> None:
-    span.record_exception(exc)
-    span.set_attribute("error.type", type(exc).__qualname__)
-    span.set_status(trace.Status(trace.StatusCode.ERROR, type(exc).__name__))
-    span.end()
-
-
 def _reuse_ratio(meta: Any) -> float | None:
     """The payload's cache reuse ratio, when its meta reports one (`meta.cache.reuse_ratio`)."""
     cache = getattr(meta, "cache", None)
@@ -375,30 +327,3 @@ def _reuse_ratio(meta: Any) -> float | None:
     if isinstance(ratio, int | float) and not isinstance(ratio, bool):
         return float(ratio)
     return None
-
-
-def _store_event(span: Any, op: StoreOp[Any], runtime: CompileRuntime | None) -> None:
-    """A span event for a store write that means something to the reader of a trace."""
-    name = op.name
-    if name not in STORE_WRITES or len(op.args) < 2 or not isinstance(op.args[0], str):
-        return
-    ns, path = op.args[0], op.args[1]
-    attributes: dict[str, Any] = {
-        "contextchef.store.operation": name,
-        "contextchef.store.path": str(path),
-    }
-    if ns == MEMORY_NAMESPACE:
-        span.add_event("contextchef.memory.change", attributes)
-        return
-    if runtime is None:
-        return
-    if ns == runtime.offload.namespace and name != "delete":
-        entry = op.args[2] if len(op.args) > 2 else None
-        size = getattr(entry, "bytes", None)
-        if isinstance(size, int):
-            attributes["contextchef.offload.bytes"] = size
-        span.add_event("contextchef.offload", attributes)
-        return
-    runner = runtime.overflow_runner
-    if runner is not None and ns == runner.overflow.archive and name != "delete":
-        span.add_event("contextchef.archive", attributes)

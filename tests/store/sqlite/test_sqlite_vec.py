@@ -53,7 +53,7 @@ def test_sqlite_vec_ranks_in_sql_and_scores_exactly(tmp_path: Path, metric: str)
         expected = rank(query, items, metric=metric, limit=limit)
         got = backend.nearest("notes", query, metric=metric, prefix=prefix, limit=limit)
         assert got == expected
-    cache = backend._vectors
+    cache = backend._vectors.cache
     assert cache.vec is not None and cache.vec[1]  # loaded into the backend's connection
     assert bool(cache._sets) == (metric == "inner_product")  # read into Python only then
     expected = rank(query, list(vectors.items()), metric=metric, limit=3)

@@ -33,7 +33,7 @@ from typing import Any
 from contextchef.errors import EntryExistsError, StoreCapabilityError
 from contextchef.store.backend import ListedEntry, SearchHit, StoredEntry, Transaction, Version
 from contextchef.store.entries import appended, utf8_length
-from contextchef.store.recent import recency_key
+from contextchef.store.recent import recent_page
 from contextchef.store.search import scan
 from contextchef.store.vectors import VectorSet
 
@@ -171,8 +171,7 @@ class InMemoryBackend:
         return dict(self._items(ns, prefix)[-count:]) if count > 0 else {}
 
     def read_recent(self, ns: str, prefix: str, limit: int, offset: int) -> dict[str, StoredEntry]:
-        ordered = sorted(self._items(ns, prefix, ordered=False), key=recency_key)
-        return dict(ordered[offset : offset + limit])
+        return recent_page(self._items(ns, prefix, ordered=False), limit, offset)
 
     def list_dirs(self, ns: str, prefix: str) -> builtins.list[str]:
         with self._lock:

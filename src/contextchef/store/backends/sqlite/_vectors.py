@@ -6,17 +6,27 @@ copy for sqlite-vec (`_vec.py`), which ranks in SQL where this interpreter can l
 importable), so SQLite ranks exactly as the in-memory and filesystem backends do. The set is
 read once and kept (`VectorCache`) until the database changes. With sqlite-vec, the set is read
 only once the namespace was searched `READ_AFTER` times without a change in between.
+`IndexVectors` is the backend's vector capability (`put_vectors`, `delete_vectors`, `nearest`)
+over its open database.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
+from contextchef.store.backends.sqlite._database import OpenDatabase
 from contextchef.store.backends.sqlite._vec import load, nearest_in_sql, pack_f32
 from contextchef.store.vectors import VectorSet, pack, unpack
 
-__all__ = ["VectorCache", "delete_orphans", "delete_vectors", "nearest_vectors", "put_vectors"]
+__all__ = [
+    "IndexVectors",
+    "VectorCache",
+    "delete_orphans",
+    "delete_vectors",
+    "nearest_vectors",
+    "put_vectors",
+]
 
 _SCOPE = "project_id = ? AND namespace = ?"
 
@@ -155,3 +165,31 @@ def nearest_vectors(
             return ranked
     found = cache.vectors(conn, pid, ns)
     return found.nearest(vector, metric=metric, prefix=prefix, limit=limit)
+
+
+class IndexVectors:
+    """`SQLiteBackend`'s `put_vectors`, `delete_vectors` and `nearest` over its open database
+    `db`, each call in its own transaction (`pid()`: the project's id, resolved on first use),
+    reading through one `VectorCache`."""
+
+    __slots__ = ("_db", "_pid", "cache")
+
+    def __init__(self, db: OpenDatabase, pid: Callable[[], int]) -> None:
+        self._db, self._pid, self.cache = db, pid, VectorCache()
+
+    def put(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        pid = self._pid()
+        with self._db.writing(f"indexing {ns}", ns=ns) as conn:
+            self.cache.put(conn, pid, ns, vectors)
+
+    def delete(self, ns: str, paths: Sequence[str] | None) -> None:
+        pid = self._pid()
+        with self._db.writing(f"unindexing {ns}", ns=ns) as conn:
+            self.cache.delete(conn, pid, ns, paths)
+
+    def nearest(
+        self, ns: str, vector: Sequence[float], metric: str, prefix: str, limit: int | None
+    ) -> list[tuple[str, float]]:
+        pid = self._pid()
+        with self._db.connection(f"searching the vectors of {ns}", ns=ns) as conn:
+            return nearest_vectors(conn, self.cache, pid, ns, vector, metric, prefix, limit)

@@ -20,7 +20,7 @@ from typing import Any
 from contextchef.store.backend import StoredEntry
 from contextchef.store.backends.sqlite._atomic import ENTRY_FROM
 from contextchef.store.backends.sqlite._query import prefix_bounds, row_meta
-from contextchef.store.recent import recency_key
+from contextchef.store.recent import recent_page
 from contextchef.store.where import (
     All,
     Compare,
@@ -183,4 +183,4 @@ def page_where(
     """The same page of `entries` (read by the caller), `where` tested in Python: for the
     versioned namespaces' rows (`memories`), and where SQLite lacks JSON1."""
     kept = [(path, entry) for path, entry in entries.items() if matches(where, path, entry)]
-    return dict(sorted(kept, key=recency_key)[offset : offset + limit])
+    return recent_page(kept, limit, offset)

@@ -20,18 +20,14 @@ explicit value. Search is FTS5 over path and content: each word of the query is 
 hit's `score` is `-bm25`, higher is better). `get_physical_path` returns None: entries are not
 files. `batch()` groups writes in one transaction.
 
-Atomic commands, across threads and processes (see _atomic.py): `create` is create-if-absent,
-`replace_if` re-reads the version inside `BEGIN IMMEDIATE` and `transact` reads, computes and
-writes inside one (so concurrent edits queue on the write lock instead of failing); in
-`memories` the version is the current row's id and `create` checks and inserts inside one write
-transaction.
-
-What the backend holds open (one connection, guarded by a lock; a hold on `<db>.lock`; the
-project) is `OpenDatabase` (_database.py). Reads never wait for the write lock: `touch` (the
-access time a `get` records for eviction) writes only if the lock is free right now, and
-otherwise keeps the time in memory and writes it with the backend's next write transaction (or
-at `close`; see _access.py). A `Store` calls `touch` only when it flushes the read times it
-keeps (store/pending.py), so a `Store.get` is one SELECT.
+Atomic commands, across threads and processes: `create` is create-if-absent, `replace_if` and
+`transact` run inside one `BEGIN IMMEDIATE` (so concurrent edits queue on the write lock instead
+of failing); see _atomic.py, and _versioned.py for `memories`. What the backend holds open (one
+connection under a lock, a hold on `<db>.lock`, the project) is `OpenDatabase` (_database.py).
+Reads never wait for the write lock: `touch` writes an access time only when the lock is free,
+else with the next write transaction or at `close` (_access.py); a `Store` calls it only when it
+flushes its read times (store/pending.py), so a `Store.get` is one SELECT. A semantic index's
+vectors are `IndexVectors` (_vectors.py).
 """
 
 from __future__ import annotations
@@ -81,10 +77,7 @@ from contextchef.store.backends.sqlite._reads import (
     read_entry,
     recent_entries,
 )
-from contextchef.store.backends.sqlite._vectors import (
-    VectorCache,
-    nearest_vectors,
-)
+from contextchef.store.backends.sqlite._vectors import IndexVectors
 from contextchef.store.backends.sqlite._where import (
     has_json1,
     page_where,
@@ -92,7 +85,7 @@ from contextchef.store.backends.sqlite._where import (
 )
 from contextchef.store.backends.sqlite.identity import ProjectRef
 from contextchef.store.datadir import default_database_path
-from contextchef.store.recent import recency_key
+from contextchef.store.recent import recent_page
 from contextchef.store.where import Condition
 
 __all__ = ["SQLiteBackend", "fts_query", "prefix_bounds"]
@@ -124,7 +117,7 @@ class SQLiteBackend:
         self.path = Path(path).expanduser() if path is not None else default_database_path()
         spec: str | os.PathLike[str] = Path.cwd() if project is None else project
         self._db = OpenDatabase(self.path, spec, allow_home_project=allow_home_project)
-        self._vectors = VectorCache()  # a semantic index's vectors, read once per change
+        self._vectors = IndexVectors(self._db, lambda: self.project.id)  # see `_vectors`
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -314,8 +307,7 @@ class SQLiteBackend:
             return {}
         pid = self.project.id
         if ns in self._db.versioned:  # rows of `memories`: the prefix read, sorted
-            ordered = sorted(self.read_all(ns, prefix).items(), key=recency_key)
-            return dict(ordered[offset : offset + limit])
+            return recent_page(self.read_all(ns, prefix).items(), limit, offset)
         with self.connection(f"reading a page of {ns}/{prefix}*", ns=ns) as conn:
             return recent_entries(conn, pid, ns, prefix, limit, offset)
 
@@ -381,14 +373,10 @@ class SQLiteBackend:
 
     def put_vectors(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
         """Store a semantic index's vectors of `ns` (see `_vectors`)."""
-        pid = self.project.id
-        with self._db.writing(f"indexing {ns}", ns=ns) as conn:
-            self._vectors.put(conn, pid, ns, vectors)
+        self._vectors.put(ns, vectors)
 
     def delete_vectors(self, ns: str, paths: Sequence[str] | None = None) -> None:
-        pid = self.project.id
-        with self._db.writing(f"unindexing {ns}", ns=ns) as conn:
-            self._vectors.delete(conn, pid, ns, paths)
+        self._vectors.delete(ns, paths)
 
     def nearest(
         self,
@@ -399,9 +387,7 @@ class SQLiteBackend:
         prefix: str = "",
         limit: int | None = None,
     ) -> builtins.list[tuple[str, float]]:
-        pid = self.project.id
-        with self.connection(f"searching the vectors of {ns}", ns=ns) as conn:
-            return nearest_vectors(conn, self._vectors, pid, ns, vector, metric, prefix, limit)
+        return self._vectors.nearest(ns, vector, metric, prefix, limit)
 
     def get_physical_path(self, ns: str, path: str) -> str | None:
         """None: an entry is a database row, not a file a tool could open."""
