@@ -18,7 +18,7 @@ from contextchef._intake import (  # intake_message re-exported: the pipeline ta
     intake_message,
     intake_messages,
 )
-from contextchef._sequences import identical_prefix
+from contextchef._sequences import Lineage, identical_prefix
 from contextchef.messages import Message
 
 __all__ = [
@@ -132,17 +132,21 @@ class MessageIntake:
     only change is between those keeps its earlier copy.
     """
 
-    __slots__ = ("_copies",)
+    __slots__ = ("_copies", "lineage")
 
     def __init__(self) -> None:
         self._copies: list[Message] = []
+        self.lineage = Lineage((), self._copies, 0)
+        """How the list taken last continues the one taken before (see `Lineage`)."""
 
     def take(self, messages: Iterable[object]) -> list[Message]:
+        """The private copies of `messages`: the intake's own list, so never mutate it."""
         given = messages if type(messages) is list else list(messages)  # only read
         copies = self._copies
         if not copies:  # a first history: nothing to match
-            self._copies = intake_messages(given)
-            return list(self._copies)
+            self._copies = out = intake_messages(given)
+            self.lineage = Lineage(copies, out, 0)
+            return out
         shared, tail = _equal_ends(given, copies)
         out = copies[:shared]
         shift = len(copies) - len(given)
@@ -155,7 +159,8 @@ class MessageIntake:
         if tail:
             out.extend(copies[len(copies) - tail :])
         self._copies = out
-        return list(out)
+        self.lineage = Lineage(copies, out, shared)
+        return out
 
     @property
     def held(self) -> Sequence[Message]:
@@ -165,15 +170,18 @@ class MessageIntake:
     def rebase(self, copies: Sequence[Message]) -> None:
         """Take `copies` (private copies already: a cleared or restored history) as the list
         taken last, so the next `extend` appends to them."""
-        self._copies = list(copies)
+        self._copies = out = list(copies)
+        self.lineage = Lineage((), out, 0)
 
     def extend(self, messages: Iterable[object]) -> list[Message]:
         """`take(previous + messages)`, where `previous` is the list taken last, as it was
-        then: only `messages` are looked at (an in-place edit of an earlier one goes unseen)."""
+        then: only `messages` are looked at (an in-place edit of an earlier one goes unseen).
+        The intake's own list, like `take`'s."""
         copies = self._copies  # read once: another thread may set a history meanwhile
         new = intake_messages(list(messages), len(copies))
         self._copies = out = [*copies, *new]
-        return list(out)
+        self.lineage = Lineage(copies, out, len(copies))
+        return out
 
 
 def _equal_copy(message: object, copies: list[Message], at: int) -> Message | None:

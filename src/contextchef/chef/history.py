@@ -19,6 +19,7 @@ from contextchef._hosttext import shown
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
 from contextchef._repair import HistoryFix, HistoryRepair, waiting_placeholders
+from contextchef._sequences import Lineage
 from contextchef.adapters.reply import reply_messages
 from contextchef.chef.cell import StateCell
 from contextchef.chef.options import as_messages
@@ -95,12 +96,17 @@ class History:
 
     def _hold(self, taken: list[Message]) -> None:
         """Make `taken` (the host's history as private copies) the history: re-apply the
-        compactions that landed, then repair (incrementally: see `HistoryRepair`)."""
+        compactions that landed, then repair (incrementally: see `HistoryRepair`). What the
+        intake knows of the list it gave (the copies it kept from the last one) goes along with
+        it, and the repaired history's lineage into the state for the compile's memos."""
+        known: Lineage | None = self._intake.lineage
         for compaction in self._compactions:
             taken = compaction.apply(taken, self._digests)
         self._digests.sweep()
-        history, repairs = self._repair.run(taken)
-        self._cell.state = replace(self._cell.state, history=tuple(history), repairs=tuple(repairs))
+        history, repairs, lineage = self._repair.resume(taken, known)
+        self._cell.state = replace(
+            self._cell.state, history=history, repairs=repairs, lineage=lineage
+        )
 
     # -- snapshots ---------------------------------------------------------------------------
 

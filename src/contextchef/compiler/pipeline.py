@@ -102,6 +102,7 @@ def compile_flow(
             store=runtime.store,
             vocabulary=runtime.vocabulary,
             on_offload=events.for_event("offload:created"),
+            known=state.lineage,
         )
 
     memory = runtime.memory

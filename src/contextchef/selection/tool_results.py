@@ -14,7 +14,7 @@ from typing import Any
 
 from contextchef import prompts
 from contextchef._effects import Call, Emit, Flow
-from contextchef._sequences import identical_prefix
+from contextchef._sequences import Lineage, identical_prefix
 from contextchef.events import OffloadCreated
 from contextchef.messages import Message
 from contextchef.selection.offload import OffloadConfig, preview
@@ -64,6 +64,10 @@ class ToolResultMemo:
         if entry is None or entry[0] is not message:
             return None
         return entry[1]
+
+    def replaced_before(self, end: int) -> bool:
+        """Whether the last result replaced any of its first `end` messages."""
+        return bool(self._positions) and self._positions[0] < end
 
     def keep(self, history: tuple[Message, ...], result: tuple[Message, ...], shared: int) -> None:
         """Remember this history and its result, which share their first `shared` messages with
@@ -164,14 +168,17 @@ def prepare_tool_results(
     store: StoreCore,
     vocabulary: prompts.Vocabulary,
     on_offload: tuple[Callable[[Any], Any], ...] = (),
+    known: Lineage | None = None,
 ) -> Flow[tuple[Message, ...]]:
     """`history` with every tool result rewritten and, when long, offloaded (each offload
-    emitted to the `offload:created` handlers `on_offload`)."""
+    emitted to the `offload:created` handlers `on_offload`); `history` itself when no result
+    is replaced. `known`: the lineage of `history` from the one set before (see `Lineage`)."""
     if transform is None and config.threshold is None:
         return history
     previous, previous_out = memo.last
-    shared = identical_prefix(previous, history)
-    out = list(previous_out[:shared])
+    shared = identical_prefix(previous, history, known)
+    fresh: list[Message] = []
+    replaced = False
     # `config.wants(content)` inlined: longer than both the threshold and the preview.
     floor = (
         -1
@@ -181,12 +188,12 @@ def prepare_tool_results(
     for at in range(shared, len(history)):
         message = history[at]
         if message["role"] != "tool":
-            out.append(message)
+            fresh.append(message)
             continue
         if transform is None:
             content = message.get("content")
             if not isinstance(content, str) or len(content) <= floor:
-                out.append(message)
+                fresh.append(message)
                 continue
         replacement = memo.get(message)
         if replacement is None:
@@ -200,7 +207,11 @@ def prepare_tool_results(
                 vocabulary=vocabulary,
                 on_offload=on_offload,
             )
-        out.append(replacement)
-    result = tuple(out)
+        replaced = replaced or replacement is not message
+        fresh.append(replacement)
+    if not replaced and not memo.replaced_before(shared):
+        result = history  # nothing replaced: no copy of a long history
+    else:
+        result = previous_out[:shared] + tuple(fresh)
     memo.keep(history, result, shared)
     return result
