@@ -68,7 +68,7 @@ class ConversionCache:
         self._current_held: dict[int, object] = {}
         self._previous: dict[int, Any] = {}
         self._previous_held: dict[int, object] = {}
-        self._sequence: tuple[tuple[object, ...], list[Any]] = ((), [])
+        self._sequence: tuple[Sequence[object], list[Any]] = ((), [])
         self.generation = 0
         self.shared = 0
         self.state: dict[object, Any] = {}
@@ -93,11 +93,16 @@ class ConversionCache:
         self._current_held[key] = message
         self._current[key] = value
 
-    def convert_all(self, messages: Sequence[object], convert: Callable[[Any], T]) -> list[T]:
-        """`[convert(m) for m in messages]`, reusing what the previous call already converted."""
+    def convert_all(
+        self, messages: Sequence[object], convert: Callable[[Any], T], known: Lineage | None = None
+    ) -> list[T]:
+        """`[convert(m) for m in messages]`, reusing what the previous call already converted.
+        `known`: the lineage of `messages` from the previous call's (see `Lineage`); then
+        `messages` (its maker's own, never mutated) is kept as it is rather than copied."""
         previous, outputs = self._sequence
-        sequence = tuple(messages)
-        shared = identical_prefix(previous, sequence)
+        owned = known is not None and known.sequence is messages
+        sequence = messages if owned else tuple(messages)
+        shared = identical_prefix(previous, sequence, known)
         result: list[T] = outputs[:shared]
         if previous:
             memo = self.convert

@@ -81,7 +81,7 @@ class History:
 
     def clear(self) -> None:
         """Empty the history and start a new context window (overflow state is reset too)."""
-        self._cell.state = replace(self._cell.state, history=(), repairs=())
+        self._cell.state = replace(self._cell.state, history=(), repairs=(), lineage=None)
         self._intake.rebase(())
         self._forget_compactions()
         self._runtime.memory_generation += 1
@@ -153,7 +153,9 @@ class History:
         waiting = waiting_placeholders(started.history, started.repairs)
         placeholders = {id(started.history[index]): fix for index, fix in waiting.items()}
         repairs = tuple(fix for m in report.history if (fix := placeholders.get(id(m))) is not None)
-        self._cell.state = replace(self._cell.state, history=report.history, repairs=repairs)
+        self._cell.state = replace(
+            self._cell.state, history=report.history, repairs=repairs, lineage=None
+        )
         return payload
 
     def _same(self, history: tuple[Message, ...], other: tuple[Message, ...]) -> bool:

@@ -31,7 +31,7 @@ class ToolResultMemo:
     """Original tool message → the message sent in its place, for one chef; plus the last
     history seen and its result, so a new turn only looks at what follows the shared prefix."""
 
-    __slots__ = ("_kept", "_positions", "_previews", "_spare", "last")
+    __slots__ = ("_kept", "_positions", "_previews", "_spare", "last", "lineage")
 
     MAX_PREVIEWS = 1024
     """Previews kept by URI, for results that come back as new objects (a host reloading its
@@ -44,6 +44,8 @@ class ToolResultMemo:
         self._spare: dict[int, tuple[Message, Message]] = {}  # let go by the last `keep`
         self._previews: dict[str, str] = {}
         self.last: tuple[tuple[Message, ...], tuple[Message, ...]] = ((), ())
+        self.lineage: Lineage | None = None
+        """How the last result continues the one before it (see `Lineage`)."""
 
     def preview(
         self, text: str, uri: str, config: OffloadConfig, vocabulary: prompts.Vocabulary
@@ -88,6 +90,7 @@ class ToolResultMemo:
                 kept[id(message)] = (message, sent)
                 positions.append(at)
         self._spare = spare
+        self.lineage = Lineage(self.last[1], result, shared)
         self.last = (history, result)
 
 
