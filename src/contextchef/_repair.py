@@ -66,7 +66,8 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
     """
     scan = _Scan()
     scan.feed(history, 0)
-    return scan.finish(len(history))
+    out, fixes = scan.finish(len(history))
+    return list(out), list(fixes)
 
 
 class HistoryRepair:
@@ -118,12 +119,11 @@ class HistoryRepair:
             # before the first non-system message, is inserted at the same place again)
             shared = len(scan.out)
         scan.feed(history, start)
-        repaired, fixes = scan.finish(len(history))  # before another call can take it over
-        result = tuple(repaired)
+        result, fixes = scan.finish(len(history))  # before another call can take it over
         kept = history if known is not None and known.sequence is history else tuple(history)
         with self._lock:
             self._input, self._scan, self._output = kept, scan, result
-        return result, tuple(fixes), Lineage(before, result, shared)
+        return result, fixes, Lineage(before, result, shared)
 
 
 @dataclass(slots=True)
@@ -191,18 +191,20 @@ class _Scan:
         out.extend(self.deferred)
         self.deferred.clear()
 
-    def finish(self, length: int) -> tuple[list[Message], list[HistoryFix]]:
+    def finish(self, length: int) -> tuple[tuple[Message, ...], tuple[HistoryFix, ...]]:
         """The repaired history and its fixes as if the history ended here; the state is left
         as it was, so a longer history can resume from it."""
-        out, fixes = list(self.out), list(self.fixes)
+        out: list[Message] = self.out
+        fixes: list[HistoryFix] = self.fixes
         if self.open_calls or self.deferred:
+            out, fixes = list(out), list(fixes)
             _answer_open_calls(self.open_calls, length, out, fixes)
             out.extend(self.deferred)
         first = next((i for i, m in enumerate(out) if m["role"] != "system"), None)
         if first is not None and out[first]["role"] != "user":
-            out.insert(first, self.leading[self.omitted])
-            fixes.append(HistoryFix("added_leading_user", first, "first message was not a user's"))
-        return out, fixes
+            fix = HistoryFix("added_leading_user", first, "first message was not a user's")
+            return (*out[:first], self.leading[self.omitted], *out[first:]), (*fixes, fix)
+        return tuple(out), tuple(fixes)
 
 
 def _leading_users() -> tuple[Message, Message]:
