@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, count, islice
 from operator import ne
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from contextchef._intake import (  # intake_message re-exported: the pipeline takes it from here
     intake_message,
@@ -157,11 +157,11 @@ class MessageIntake:
             # compared as the list that becomes the result: the copies, then the host's new
             # messages (the very objects, so comparing them costs nothing; no slice of the
             # host's list), which their copies then replace
-            out = copies + given[held:]
-            if _equal(out, given):
+            probe = cast("list[object]", copies) + given[held:]
+            if _equal(probe, given):
                 if len(given) > held:
-                    out[held:] = intake_messages(given[held:], held)
-                self._copies = out
+                    probe[held:] = intake_messages(given[held:], held)
+                self._copies = out = cast("list[Message]", probe)
                 self.lineage = Lineage(copies, out, held)
                 return out
         shared, tail = _equal_ends(given, copies)
