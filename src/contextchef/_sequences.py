@@ -44,8 +44,9 @@ def identical_prefix(a: Sequence[object], b: Sequence[object], known: Lineage | 
         (known.base is a and known.sequence is b) or (known.base is b and known.sequence is a)
     ):
         start = min(known.shared, limit)
-        rest = map(is_not, a[start:limit], b[start:limit])  # slices: no walk over the start
-        return next(compress(count(start), rest), limit)
+        if start:  # slices: no walk over the start
+            rest = map(is_not, a[start:limit], b[start:limit])
+            return next(compress(count(start), rest), limit)
     end = limit
     while end and limit - end < _TAIL and a[end - 1] is not b[end - 1]:
         end -= 1  # a changed tail: the items from `end` on all differ
