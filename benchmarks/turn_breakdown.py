@@ -51,7 +51,8 @@ def _timed(owner: Any, name: str, label: str, totals: Stages) -> Callable[[], No
 
 STAGES = (
     (MessageIntake, "take", "intake"),
-    (_memo, "_equal_ends", "intake =="),
+    (_memo, "_equal", "intake =="),  # an appended history's comparison
+    (_memo, "_equal_ends", "intake ends"),  # any other history's
     (HistoryRepair, "resume", "repair"),
     (PayloadBuilder, "adapt", "adapt"),
     (ConversionCache, "convert_all", "convert_all"),

@@ -158,7 +158,7 @@ class MessageIntake:
             # messages (the very objects, so comparing them costs nothing; no slice of the
             # host's list), which their copies then replace
             probe = cast("list[object]", copies) + given[held:]
-            if _equal(probe, given):
+            if _equal(given, probe):  # host first: its dicts looked up in the copies, faster
                 if len(given) > held:
                     probe[held:] = intake_messages(given[held:], held)
                 self._copies = out = cast("list[Message]", probe)
