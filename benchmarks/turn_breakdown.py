@@ -1,5 +1,8 @@
 """Where an agent turn's CPU goes, per target: `set_history(h + 1)`, then `compile` and its stages.
 
+`eq` is the floor of the turn: the host's list `==` the chef's copies of it (the comparison the
+intake makes to see edits made in place; `intake ==` is that comparison inside the intake).
+
 The same transcript as benchmarks/compile.py; one chef per target, `--turns` appended turns, the
 first two untimed. Each stage is timed with `time.thread_time` by a wrapper put around it for
 this run only (a few microseconds per call, against stages of tenths of a millisecond), so the
@@ -21,8 +24,9 @@ from typing import Any
 
 from compile import SYSTEM, transcript, turn_messages
 
-from contextchef import ContextChef
-from contextchef._memo import ConversionCache
+from contextchef import ContextChef, _memo
+from contextchef._memo import ConversionCache, MessageIntake
+from contextchef._repair import HistoryRepair
 from contextchef.cache.ledger import CacheLedger
 from contextchef.compiler._payload_builder import PayloadBuilder
 
@@ -46,6 +50,10 @@ def _timed(owner: Any, name: str, label: str, totals: Stages) -> Callable[[], No
 
 
 STAGES = (
+    (MessageIntake, "take", "intake"),
+    (_memo, "_equal", "intake =="),  # an appended history's comparison
+    (_memo, "_equal_ends", "intake ends"),  # any other history's
+    (HistoryRepair, "resume", "repair"),
     (PayloadBuilder, "adapt", "adapt"),
     (ConversionCache, "convert_all", "convert_all"),
     (CacheLedger, "advance", "meta.cache ledger"),
@@ -69,8 +77,11 @@ def one_target(history: list[dict[str, Any]], extra: list[dict[str, Any]], targe
             middle = time.thread_time()
             chef.compile(target=target)
             ended = time.thread_time()
+            began_eq = time.thread_time()
+            assert grown == chef._history._intake.held  # the floor: one C comparison
+            eq = time.thread_time() - began_eq
             if index >= 2:
-                timed = {"set_history": middle - began, "compile": ended - middle}
+                timed = {"set_history": middle - began, "compile": ended - middle, "eq": eq}
                 per_turn.append({**timed, **totals})
     finally:
         for step in undo:

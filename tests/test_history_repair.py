@@ -9,6 +9,7 @@ import pytest
 
 from contextchef import ContextChef, ensure_valid_history, prompts
 from contextchef._repair import HistoryRepair
+from contextchef._sequences import identical_prefix
 from contextchef.messages import Message
 
 
@@ -99,3 +100,37 @@ def test_a_chef_never_claims_an_omission_for_a_history_the_assistant_opens(targe
     chef = ContextChef().set_history([REPLY, {"content": "Tell me a joke.", "role": "user"}])
     text = json.dumps(chef.compile(target=target))
     assert OPENS in text and CONTINUES not in text
+
+
+GROWING: list[Message] = [
+    NOTE,
+    result("gone"),
+    REPLY,
+    calls("a", "b"),
+    NOTE,
+    result("a"),
+    USER,
+    calls("a"),
+    result("a"),
+    result("a"),
+    calls("c"),
+    USER,
+    REPLY,
+]
+
+
+@pytest.mark.parametrize("start", range(len(GROWING)))
+def test_a_resumed_repair_vouches_only_for_what_it_kept(start: int) -> None:
+    """Grown one message at a time (from every starting point), each repaired history equals
+    `ensure_valid_history`'s, and its lineage from the previous one claims no more shared
+    messages than the two have (the compile's memos skip comparing those)."""
+    repair = HistoryRepair()
+    before: tuple[Message, ...] = ()
+    for end in range(start + 1, len(GROWING) + 1):
+        history = GROWING[start:end]
+        repaired, fixes, lineage = repair.resume(history)
+        assert (list(repaired), list(fixes)) == ensure_valid_history(history)
+        assert lineage.base is before and lineage.sequence is repaired
+        assert lineage.shared <= identical_prefix(before, repaired)
+        before = repaired
+    assert lineage.shared > 0 or len(GROWING) - start < 3

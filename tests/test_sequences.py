@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextchef._sequences import identical_prefix
+from contextchef._sequences import Lineage, identical_prefix
 
 POOL = [{"n": i} for i in range(4)]  # equal dicts are not the same object: only `is` counts
 
@@ -45,3 +45,25 @@ def test_a_changed_tail_longer_than_the_look_back() -> None:
     c[3] = object()
     assert identical_prefix(a, c) == 3
     assert identical_prefix([], a) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 3), max_size=30),
+    st.lists(st.integers(0, 3), max_size=30),
+    st.integers(0, 30),
+    st.integers(0, 30),
+)
+def test_a_lineage_skips_what_it_vouches_for_and_nothing_more(
+    left: list[int], right: list[int], common: int, vouched: int
+) -> None:
+    head = [POOL[i] for i in left][:common]
+    a = (*head, *(POOL[i] for i in left[common:]))
+    b = (*head, *(POOL[i] for i in right))
+    truth = _naive(list(a), list(b))
+    known = Lineage(a, b, min(vouched, truth))  # a maker vouches for at most the truth
+    assert identical_prefix(a, b, known) == truth
+    assert identical_prefix(b, a, known) == truth
+    # a lineage of other sequences (an equal copy is another object) says nothing here
+    assert identical_prefix(a, b, Lineage(list(a), b, len(b))) == truth
+    assert identical_prefix(a, b, Lineage(b, a, 0)) == truth

@@ -12,13 +12,13 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, count, islice
 from operator import ne
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from contextchef._intake import (  # intake_message re-exported: the pipeline takes it from here
     intake_message,
     intake_messages,
 )
-from contextchef._sequences import identical_prefix
+from contextchef._sequences import Lineage, identical_prefix
 from contextchef.messages import Message
 
 __all__ = [
@@ -68,7 +68,7 @@ class ConversionCache:
         self._current_held: dict[int, object] = {}
         self._previous: dict[int, Any] = {}
         self._previous_held: dict[int, object] = {}
-        self._sequence: tuple[tuple[object, ...], list[Any]] = ((), [])
+        self._sequence: tuple[Sequence[object], list[Any]] = ((), [])
         self.generation = 0
         self.shared = 0
         self.state: dict[object, Any] = {}
@@ -93,11 +93,16 @@ class ConversionCache:
         self._current_held[key] = message
         self._current[key] = value
 
-    def convert_all(self, messages: Sequence[object], convert: Callable[[Any], T]) -> list[T]:
-        """`[convert(m) for m in messages]`, reusing what the previous call already converted."""
+    def convert_all(
+        self, messages: Sequence[object], convert: Callable[[Any], T], known: Lineage | None = None
+    ) -> list[T]:
+        """`[convert(m) for m in messages]`, reusing what the previous call already converted.
+        `known`: the lineage of `messages` from the previous call's (see `Lineage`); then
+        `messages` (its maker's own, never mutated) is kept as it is rather than copied."""
         previous, outputs = self._sequence
-        sequence = tuple(messages)
-        shared = identical_prefix(previous, sequence)
+        owned = known is not None and known.sequence is messages
+        sequence = messages if owned else tuple(messages)
+        shared = identical_prefix(previous, sequence, known)
         result: list[T] = outputs[:shared]
         if previous:
             memo = self.convert
@@ -132,17 +137,33 @@ class MessageIntake:
     only change is between those keeps its earlier copy.
     """
 
-    __slots__ = ("_copies",)
+    __slots__ = ("_copies", "lineage")
 
     def __init__(self) -> None:
         self._copies: list[Message] = []
+        self.lineage = Lineage((), self._copies, 0)
+        """How the list taken last continues the one taken before (see `Lineage`)."""
 
     def take(self, messages: Iterable[object]) -> list[Message]:
+        """The private copies of `messages`: the intake's own list, so never mutate it."""
         given = messages if type(messages) is list else list(messages)  # only read
         copies = self._copies
         if not copies:  # a first history: nothing to match
-            self._copies = intake_messages(given)
-            return list(self._copies)
+            self._copies = out = intake_messages(given)
+            self.lineage = Lineage(copies, out, 0)
+            return out
+        held = len(copies)
+        if len(given) >= held:  # the usual turn: the same messages, and maybe new ones after
+            # compared as the list that becomes the result: the copies, then the host's new
+            # messages (the very objects, so comparing them costs nothing; no slice of the
+            # host's list), which their copies then replace
+            probe = cast("list[object]", copies) + given[held:]
+            if _equal(given, probe):  # host first: its dicts looked up in the copies, faster
+                if len(given) > held:
+                    probe[held:] = intake_messages(given[held:], held)
+                self._copies = out = cast("list[Message]", probe)
+                self.lineage = Lineage(copies, out, held)
+                return out
         shared, tail = _equal_ends(given, copies)
         out = copies[:shared]
         shift = len(copies) - len(given)
@@ -155,7 +176,8 @@ class MessageIntake:
         if tail:
             out.extend(copies[len(copies) - tail :])
         self._copies = out
-        return list(out)
+        self.lineage = Lineage(copies, out, shared)
+        return out
 
     @property
     def held(self) -> Sequence[Message]:
@@ -165,15 +187,18 @@ class MessageIntake:
     def rebase(self, copies: Sequence[Message]) -> None:
         """Take `copies` (private copies already: a cleared or restored history) as the list
         taken last, so the next `extend` appends to them."""
-        self._copies = list(copies)
+        self._copies = out = list(copies)
+        self.lineage = Lineage((), out, 0)
 
     def extend(self, messages: Iterable[object]) -> list[Message]:
         """`take(previous + messages)`, where `previous` is the list taken last, as it was
-        then: only `messages` are looked at (an in-place edit of an earlier one goes unseen)."""
+        then: only `messages` are looked at (an in-place edit of an earlier one goes unseen).
+        The intake's own list, like `take`'s."""
         copies = self._copies  # read once: another thread may set a history meanwhile
         new = intake_messages(list(messages), len(copies))
         self._copies = out = [*copies, *new]
-        return list(out)
+        self.lineage = Lineage(copies, out, len(copies))
+        return out
 
 
 def _equal_copy(message: object, copies: list[Message], at: int) -> Message | None:
@@ -185,6 +210,14 @@ def _equal_copy(message: object, copies: list[Message], at: int) -> Message | No
         return copy if copy == message else None
     except Exception:  # a foreign object whose `==` raises: validation will say what it is
         return None
+
+
+def _equal(a: list[object], b: list[object]) -> bool:
+    """`a == b`, compared in C; False when an item's `==` raises (validation will say why)."""
+    try:
+        return a == b
+    except Exception:
+        return False
 
 
 def _equal_ends(given: list[object], copies: list[Message]) -> tuple[int, int]:

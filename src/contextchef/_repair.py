@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from contextchef import prompts
-from contextchef._sequences import identical_prefix
+from contextchef._sequences import Lineage, identical_prefix
 
 if TYPE_CHECKING:
     from contextchef.messages import Message, ToolCall
@@ -66,7 +66,8 @@ def ensure_valid_history(history: Sequence[Message]) -> tuple[list[Message], lis
     """
     scan = _Scan()
     scan.feed(history, 0)
-    return scan.finish(len(history))
+    out, fixes = scan.finish(len(history))
+    return list(out), list(fixes)
 
 
 class HistoryRepair:
@@ -79,30 +80,50 @@ class HistoryRepair:
     call takes the saved state for itself (another one meanwhile starts over).
     """
 
-    __slots__ = ("_input", "_lock", "_scan")
+    __slots__ = ("_input", "_lock", "_output", "_scan")
 
     def __init__(self) -> None:
-        self._input: list[Message] = []
+        self._input: Sequence[Message] = ()
+        self._output: tuple[Message, ...] = ()
         self._scan: _Scan | None = None
         self._lock = threading.Lock()
 
     def run(self, history: Sequence[Message]) -> tuple[list[Message], list[HistoryFix]]:
+        repaired, fixes, _ = self.resume(history)
+        return list(repaired), list(fixes)
+
+    def resume(
+        self, history: Sequence[Message], known: Lineage | None = None
+    ) -> tuple[tuple[Message, ...], tuple[HistoryFix, ...], Lineage]:
+        """`run`, for a caller that keeps what it gets: the repaired history and its fixes as
+        tuples, and the lineage of the repaired history from the one the previous call
+        returned. `known` is the lineage of `history` from the history of the previous call,
+        when the caller has it: then that comparison costs nothing, and `history` (its maker's
+        own sequence, never mutated) is kept as it is rather than copied."""
         with self._lock:  # a pass is resumed by one call only, and never half-way through
-            seen, scan = self._input, self._scan
+            seen, scan, before = self._input, self._scan, self._output
             self._scan = None
-        if scan is None or len(history) < len(seen) or identical_prefix(history, seen) < len(seen):
+        shared = 0
+        if (
+            scan is None
+            or len(history) < len(seen)
+            or identical_prefix(history, seen, known) < len(seen)
+        ):
             leading = scan.leading if scan is not None else None
             scan, start = _Scan(), 0
             if leading is not None:  # keep their identity: caches downstream key on it
                 scan.leading = leading
         else:
             start = len(seen)
+            # `out` only grows: what it held stays at its place (the leading turn, inserted
+            # before the first non-system message, is inserted at the same place again)
+            shared = len(scan.out)
         scan.feed(history, start)
-        result = scan.finish(len(history))  # before another call can take the scan over
-        kept = list(history)
+        result, fixes = scan.finish(len(history))  # before another call can take it over
+        kept = history if known is not None and known.sequence is history else tuple(history)
         with self._lock:
-            self._input, self._scan = kept, scan
-        return result
+            self._input, self._scan, self._output = kept, scan, result
+        return result, fixes, Lineage(before, result, shared)
 
 
 @dataclass(slots=True)
@@ -170,18 +191,20 @@ class _Scan:
         out.extend(self.deferred)
         self.deferred.clear()
 
-    def finish(self, length: int) -> tuple[list[Message], list[HistoryFix]]:
+    def finish(self, length: int) -> tuple[tuple[Message, ...], tuple[HistoryFix, ...]]:
         """The repaired history and its fixes as if the history ended here; the state is left
         as it was, so a longer history can resume from it."""
-        out, fixes = list(self.out), list(self.fixes)
+        out: list[Message] = self.out
+        fixes: list[HistoryFix] = self.fixes
         if self.open_calls or self.deferred:
+            out, fixes = list(out), list(fixes)
             _answer_open_calls(self.open_calls, length, out, fixes)
             out.extend(self.deferred)
         first = next((i for i, m in enumerate(out) if m["role"] != "system"), None)
         if first is not None and out[first]["role"] != "user":
-            out.insert(first, self.leading[self.omitted])
-            fixes.append(HistoryFix("added_leading_user", first, "first message was not a user's"))
-        return out, fixes
+            fix = HistoryFix("added_leading_user", first, "first message was not a user's")
+            return (*out[:first], self.leading[self.omitted], *out[first:]), (*fixes, fix)
+        return tuple(out), tuple(fixes)
 
 
 def _leading_users() -> tuple[Message, Message]:

@@ -117,8 +117,10 @@ class CountingCache(ConversionCache):
     def convert(self, message: object, convert: Callable[[Any], Any]) -> Any:
         return super().convert(message, self._counted(convert))
 
-    def convert_all(self, messages: Sequence[object], convert: Callable[[Any], Any]) -> list[Any]:
-        return super().convert_all(messages, self._counted(convert))
+    def convert_all(
+        self, messages: Sequence[object], convert: Callable[[Any], Any], known: Any = None
+    ) -> list[Any]:
+        return super().convert_all(messages, self._counted(convert), known)
 
 
 def is_key_sorted(payload: Any) -> bool:

@@ -178,7 +178,7 @@ class AnthropicAdapter:
         if turns is None:
             turns = cache.state[self] = Turns()
         try:
-            turns.update(request.messages, _convert, cache)
+            turns.update(request.messages, _convert, cache, request.lineage)
         except Unsupported:
             raise _locate(request.messages) from None
         return turns

@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from contextchef import prompts
-from contextchef._sequences import identical_prefix
+from contextchef._sequences import Lineage, identical_prefix
 from contextchef.adapters.base import ConversionCache
 from contextchef.adapters.merged_groups import MergedGroups, same_items
 from contextchef.messages import Message
@@ -78,7 +78,7 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.messages: tuple[Message, ...] = ()  # the history of the last complete update
+        self.messages: Sequence[Message] = ()  # the history of the last complete update
         self.runs = 0  # updates completed
         self.own: list[tuple[int, int]] = []
         self.auto: list[tuple[int, int]] = []
@@ -88,12 +88,15 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
         messages: Sequence[Message],
         convert: Callable[[Message], Piece],
         cache: ConversionCache,
+        known: Lineage | None = None,
     ) -> None:
         """Convert (`convert`, memoised in `cache`) and merge `messages`, resuming from the
         previous update's merge after the prefix they share with its messages, object for
-        object. What `convert` raises propagates, and the next update starts over."""
-        sequence = tuple(messages)
-        start, cut, reuse = self.rewind(identical_prefix(self.messages, sequence))
+        object. What `convert` raises propagates, and the next update starts over. `known`:
+        the lineage of `messages` from the previous update's (see `Lineage`); then `messages`
+        (its maker's own, never mutated) is kept as it is rather than copied."""
+        sequence = messages if known is not None and known.sequence is messages else tuple(messages)
+        start, cut, reuse = self.rewind(identical_prefix(self.messages, sequence, known))
         self.messages = ()  # until the update is complete
         del self.own[bisect_left(self.own, (cut,)) :]
         del self.auto[bisect_left(self.auto, (cut,)) :]

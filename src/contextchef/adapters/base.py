@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 from contextchef._hosttext import find_surrogate, shown, surrogate_problem
 from contextchef._jsonvalue import NotJson, sorted_keys, strict_json
 from contextchef._memo import ConversionCache
+from contextchef._sequences import Lineage
 from contextchef.adapters.profile import AdapterProfile, profile_of
 from contextchef.errors import ConfigError, ToolDefinitionError, UnknownTargetError
 from contextchef.messages import Message, ToolDefinition
@@ -61,7 +62,9 @@ class AdapterInput:
     (given to an adapter whose profile has `cache_breakpoints`) are the positions in
     `(*system, *messages)` of the automatic breakpoints the chef chose, ascending: the adapter
     puts its marker there while it serialises, within what the host's own `_cache_breakpoint`
-    marks leave of its budget (no message is copied to carry them).
+    marks leave of its budget (no message is copied to carry them). `lineage`, when the chef
+    knows it, says how `messages` continues the messages of the previous request compiled with
+    this `cache` (see `Lineage`): a memo that compares the two may start past its `shared`.
     """
 
     system: Sequence[Message]
@@ -73,6 +76,7 @@ class AdapterInput:
     allowed_tools: tuple[str, ...] | None = None
     max_breakpoints: int | None = None
     auto_marks: tuple[int, ...] = ()
+    lineage: Lineage | None = None
 
 
 @runtime_checkable

@@ -232,7 +232,7 @@ class GeminiAdapter:
         history: Contents | None = cache.state.get(self)
         if history is None:
             history = cache.state[self] = Contents()
-        history.update(self, _system_parts, request.messages, cache)
+        history.update(self, _system_parts, request.messages, cache, request.lineage)
         system.extend(history.hoisted)
         contents = history.wires[:]  # this request's copy: the merged contents are never mutated
         prefill = _trailing_model_text(contents) + (request.prefill or "")

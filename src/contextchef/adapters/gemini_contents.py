@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Protocol, cast
 
-from contextchef._sequences import identical_prefix
+from contextchef._sequences import Lineage, identical_prefix
 from contextchef.adapters.base import ConversionCache
 from contextchef.adapters.merged_groups import MergedGroups, same_items
 from contextchef.errors import CompileError
@@ -78,7 +78,7 @@ class Contents(MergedGroups[Content, Content]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.messages: tuple[Message, ...] = ()
+        self.messages: Sequence[Message] = ()
         self.names: dict[str, str] = {}
         self.log: list[int | str] = []
         self.runs = 0  # updates completed
@@ -109,10 +109,13 @@ class Contents(MergedGroups[Content, Content]):
         system_parts: Callable[[Message], list[Any]],
         messages: Sequence[Message],
         cache: ConversionCache,
+        known: Lineage | None = None,
     ) -> None:
-        """Convert and merge `messages`, resuming from the previous call's merge."""
-        sequence = tuple(messages)
-        shared = identical_prefix(self.messages, sequence)
+        """Convert and merge `messages`, resuming from the previous call's merge. `known`: the
+        lineage of `messages` from the previous call's (see `Lineage`); then `messages` (its
+        maker's own, never mutated) is kept as it is rather than copied."""
+        sequence = messages if known is not None and known.sequence is messages else tuple(messages)
+        shared = identical_prefix(self.messages, sequence, known)
         start, reuse = self._rewind(shared)
         self.messages = ()  # until the update is complete
         # A first update converts without the memo (nothing to reuse yet) and then memoises

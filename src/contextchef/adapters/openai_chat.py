@@ -143,7 +143,9 @@ class OpenAIChatAdapter:
 
     def compile(self, request: AdapterInput) -> dict[str, Any]:
         cache = request.cache if request.cache is not None else ConversionCache()
-        messages = cache.convert_all((*request.system, *request.messages), self._wire)
+        convert = self._wire
+        messages = cache.convert_all(request.messages, convert, known=request.lineage)
+        messages[:0] = [cache.convert(message, convert) for message in request.system]
         if all(message["role"] == "system" for message in messages):
             messages.append({"content": prompts.CONVERSATION_STARTS, "role": "user"})
         if request.prefill is not None:

@@ -172,7 +172,7 @@ def _history_items(owner: object, request: AdapterInput, cache: ConversionCache)
     if flat is None:
         flat = cache.state[owner] = _Flat()
     generation = cache.generation
-    converted = cache.convert_all(request.messages, _items)
+    converted = cache.convert_all(request.messages, _items, known=request.lineage)
     shared = cache.shared if flat.generation == generation else 0
     items, starts = flat.items, flat.starts
     del items[starts[shared] :], starts[shared + 1 :]

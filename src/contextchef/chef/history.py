@@ -19,6 +19,7 @@ from contextchef._hosttext import shown
 from contextchef._jsonvalue import copy_json
 from contextchef._memo import ContentDigests, MessageIntake
 from contextchef._repair import HistoryFix, HistoryRepair, waiting_placeholders
+from contextchef._sequences import Lineage
 from contextchef.adapters.reply import reply_messages
 from contextchef.chef.cell import StateCell
 from contextchef.chef.options import as_messages
@@ -80,7 +81,7 @@ class History:
 
     def clear(self) -> None:
         """Empty the history and start a new context window (overflow state is reset too)."""
-        self._cell.state = replace(self._cell.state, history=(), repairs=())
+        self._cell.state = replace(self._cell.state, history=(), repairs=(), lineage=None)
         self._intake.rebase(())
         self._forget_compactions()
         self._runtime.memory_generation += 1
@@ -95,12 +96,17 @@ class History:
 
     def _hold(self, taken: list[Message]) -> None:
         """Make `taken` (the host's history as private copies) the history: re-apply the
-        compactions that landed, then repair (incrementally: see `HistoryRepair`)."""
+        compactions that landed, then repair (incrementally: see `HistoryRepair`). What the
+        intake knows of the list it gave (the copies it kept from the last one) goes along with
+        it, and the repaired history's lineage into the state for the compile's memos."""
+        known: Lineage | None = self._intake.lineage
         for compaction in self._compactions:
             taken = compaction.apply(taken, self._digests)
         self._digests.sweep()
-        history, repairs = self._repair.run(taken)
-        self._cell.state = replace(self._cell.state, history=tuple(history), repairs=tuple(repairs))
+        history, repairs, lineage = self._repair.resume(taken, known)
+        self._cell.state = replace(
+            self._cell.state, history=history, repairs=repairs, lineage=lineage
+        )
 
     # -- snapshots ---------------------------------------------------------------------------
 
@@ -147,7 +153,9 @@ class History:
         waiting = waiting_placeholders(started.history, started.repairs)
         placeholders = {id(started.history[index]): fix for index, fix in waiting.items()}
         repairs = tuple(fix for m in report.history if (fix := placeholders.get(id(m))) is not None)
-        self._cell.state = replace(self._cell.state, history=report.history, repairs=repairs)
+        self._cell.state = replace(
+            self._cell.state, history=report.history, repairs=repairs, lineage=None
+        )
         return payload
 
     def _same(self, history: tuple[Message, ...], other: tuple[Message, ...]) -> bool:

@@ -248,14 +248,15 @@ def open_store(
 
 
 def as_messages(messages: str | Iterable[object], what: str) -> list[object]:
-    """The messages a setter was given, as a list; a bad argument is a `ConfigError`."""
+    """The messages a setter was given, as a list to read at once (the caller's own list when
+    it is one: a long history is not copied); a bad argument is a `ConfigError`."""
     if isinstance(messages, str):
         return [{"role": "system", "content": messages}] if what == "system prompt" else [messages]
     if isinstance(messages, Mapping):
         raise ConfigError(f"the {what} must be a list of messages, not a single dict")
     if not isinstance(messages, Iterable) or isinstance(messages, bytes | bytearray):
         raise ConfigError(f"the {what} must be a list of messages, got {type(messages).__name__}")
-    return list(messages)
+    return messages if type(messages) is list else list(messages)
 
 
 def as_tools(tools: object) -> list[Any]:

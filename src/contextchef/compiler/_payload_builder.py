@@ -11,8 +11,10 @@ from the adapter's class or target name.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from contextchef._sequences import Lineage
 from contextchef.adapters.base import AdapterInput, ToolDefinition, profile_of
 from contextchef.cache.planning import (
     MemoryLayers,
@@ -52,10 +54,12 @@ class PayloadBuilder:
         layers: MemoryLayers,
         original: tuple[Message, ...],
         remembered: TargetCache,
+        lineage: Lineage | None = None,
     ) -> None:
         self.state, self.runtime, self.adapter = state, runtime, adapter
         self.profile = profile_of(adapter)
         self.layers, self.original, self.remembered = layers, original, remembered
+        self.lineage = lineage if lineage is not None and lineage.sequence is original else None
         self.cache = runtime.cache_for(target)
         self.counter = runtime.payload_counter(target)
         self.tools = (*state.tools, *runtime.library_tools)
@@ -111,11 +115,28 @@ class PayloadBuilder:
             previous = self.previous_end if history is self.original else None
             sandwich, end = mark_stable_prefix(sandwich, previous_end=previous)
             self._ends[id(history)] = end
-        data = self.adapt(sandwich)
+        data = self.adapt(sandwich, self._messages_lineage(history, sandwich))
         self._last = (history, notices, sandwich, data)
         return sandwich, data
 
-    def adapt(self, sandwich: Sandwich) -> dict[str, Any]:
+    def _messages_lineage(self, history: tuple[Message, ...], sandwich: Sandwich) -> Lineage | None:
+        """How `sandwich.messages` continues the messages of this target's previous build
+        (kept in its conversion cache's state), when `history` is the compile's own and the
+        history's lineage goes back to that build's: every message before the tail's (or
+        before the messages placed after the history) is the history's own, at its place."""
+        state = self.cache.state
+        before: _Build | None = state.get(_Build)
+        end = sandwich.tail_index if sandwich.tail_index is not None else len(history)
+        lineage = self.lineage
+        state[_Build] = _Build(history, sandwich.messages, end)
+        if before is None or lineage is None or history is not lineage.sequence:
+            return None
+        if before.history is not lineage.base:
+            return None
+        shared = min(lineage.shared, before.end, end)
+        return Lineage(before.messages, sandwich.messages, shared)
+
+    def adapt(self, sandwich: Sandwich, lineage: Lineage | None = None) -> dict[str, Any]:
         tools, allowed = self.tools_for(sandwich.messages) if self.shaped else (self.tools, None)
         data: dict[str, Any] = self.adapter.compile(
             AdapterInput(
@@ -128,6 +149,7 @@ class PayloadBuilder:
                 allowed_tools=allowed,
                 max_breakpoints=0 if self.runtime.cache.mode == "off" else None,
                 auto_marks=sandwich.auto_marks,
+                lineage=lineage,
             )
         )
         with_provider_options(data, self.profile, self.runtime.cache)
@@ -158,6 +180,16 @@ class PayloadBuilder:
 
     def done(self) -> None:
         self.cache.sweep()
+
+
+@dataclass(frozen=True, slots=True)
+class _Build:
+    """A build's history, the messages it gave the adapter, and where they stop being the
+    history's own (the tail's message, else the history's end)."""
+
+    history: tuple[Message, ...]
+    messages: Sequence[Message]
+    end: int
 
 
 def _host_layers(

@@ -92,7 +92,7 @@ def compile_flow(
         yield Emit(on_start, CompileStart(target, state.system_prompt, state.history))
     _check(signal)
 
-    history = state.history
+    history, lineage = state.history, state.lineage
     if runtime.store is not None:
         history = yield from prepare_tool_results(
             history,
@@ -102,7 +102,9 @@ def compile_flow(
             store=runtime.store,
             vocabulary=runtime.vocabulary,
             on_offload=events.for_event("offload:created"),
+            known=state.lineage,
         )
+        lineage = runtime.tool_results.lineage
 
     memory = runtime.memory
     artifacts: MemoryArtifacts | None = None
@@ -116,7 +118,7 @@ def compile_flow(
     layers = memory_layers(
         runtime.vocabulary, artifacts, memory, remembered, runtime.memory_generation, window
     )
-    build = PayloadBuilder(state, runtime, adapter, target, layers, history, remembered)
+    build = PayloadBuilder(state, runtime, adapter, target, layers, history, remembered, lineage)
 
     report: OverflowReport | None = None
     verdicts = yield from _run_slot(slots, "before_overflow", lambda: (list(history),))

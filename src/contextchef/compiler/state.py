@@ -13,6 +13,7 @@ from typing import Protocol
 
 from contextchef._memo import ConversionCache
 from contextchef._repair import HistoryFix
+from contextchef._sequences import Lineage
 from contextchef.adapters.base import AdapterRegistry, ToolDefinition
 from contextchef.cache.ledger import CacheLedger
 from contextchef.cache.planning import CacheOptions, TargetCache
@@ -54,6 +55,9 @@ class CompileState:
     skill: ActiveSkill | None = None
     announcements: tuple[Announcement, ...] = ()
     pruner: PrunerState = field(default_factory=PrunerState)
+    lineage: Lineage | None = None
+    """How `history` continues the history set before it, when the setter knows (see
+    `Lineage`): the compile's memos then skip comparing the two."""
 
 
 @dataclass(kw_only=True)

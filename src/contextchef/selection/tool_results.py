@@ -14,7 +14,7 @@ from typing import Any
 
 from contextchef import prompts
 from contextchef._effects import Call, Emit, Flow
-from contextchef._sequences import identical_prefix
+from contextchef._sequences import Lineage, identical_prefix
 from contextchef.events import OffloadCreated
 from contextchef.messages import Message
 from contextchef.selection.offload import OffloadConfig, preview
@@ -31,7 +31,7 @@ class ToolResultMemo:
     """Original tool message → the message sent in its place, for one chef; plus the last
     history seen and its result, so a new turn only looks at what follows the shared prefix."""
 
-    __slots__ = ("_kept", "_positions", "_previews", "_spare", "last")
+    __slots__ = ("_kept", "_positions", "_previews", "_spare", "last", "lineage")
 
     MAX_PREVIEWS = 1024
     """Previews kept by URI, for results that come back as new objects (a host reloading its
@@ -44,6 +44,8 @@ class ToolResultMemo:
         self._spare: dict[int, tuple[Message, Message]] = {}  # let go by the last `keep`
         self._previews: dict[str, str] = {}
         self.last: tuple[tuple[Message, ...], tuple[Message, ...]] = ((), ())
+        self.lineage: Lineage | None = None
+        """How the last result continues the one before it (see `Lineage`)."""
 
     def preview(
         self, text: str, uri: str, config: OffloadConfig, vocabulary: prompts.Vocabulary
@@ -65,6 +67,10 @@ class ToolResultMemo:
             return None
         return entry[1]
 
+    def replaced_before(self, end: int) -> bool:
+        """Whether the last result replaced any of its first `end` messages."""
+        return bool(self._positions) and self._positions[0] < end
+
     def keep(self, history: tuple[Message, ...], result: tuple[Message, ...], shared: int) -> None:
         """Remember this history and its result, which share their first `shared` messages with
         the last ones. Only what follows the shared prefix is looked at; the replacements the
@@ -84,6 +90,7 @@ class ToolResultMemo:
                 kept[id(message)] = (message, sent)
                 positions.append(at)
         self._spare = spare
+        self.lineage = Lineage(self.last[1], result, shared)
         self.last = (history, result)
 
 
@@ -164,14 +171,17 @@ def prepare_tool_results(
     store: StoreCore,
     vocabulary: prompts.Vocabulary,
     on_offload: tuple[Callable[[Any], Any], ...] = (),
+    known: Lineage | None = None,
 ) -> Flow[tuple[Message, ...]]:
     """`history` with every tool result rewritten and, when long, offloaded (each offload
-    emitted to the `offload:created` handlers `on_offload`)."""
+    emitted to the `offload:created` handlers `on_offload`); `history` itself when no result
+    is replaced. `known`: the lineage of `history` from the one set before (see `Lineage`)."""
     if transform is None and config.threshold is None:
         return history
     previous, previous_out = memo.last
-    shared = identical_prefix(previous, history)
-    out = list(previous_out[:shared])
+    shared = identical_prefix(previous, history, known)
+    fresh: list[Message] = []
+    replaced = False
     # `config.wants(content)` inlined: longer than both the threshold and the preview.
     floor = (
         -1
@@ -181,12 +191,12 @@ def prepare_tool_results(
     for at in range(shared, len(history)):
         message = history[at]
         if message["role"] != "tool":
-            out.append(message)
+            fresh.append(message)
             continue
         if transform is None:
             content = message.get("content")
             if not isinstance(content, str) or len(content) <= floor:
-                out.append(message)
+                fresh.append(message)
                 continue
         replacement = memo.get(message)
         if replacement is None:
@@ -200,7 +210,11 @@ def prepare_tool_results(
                 vocabulary=vocabulary,
                 on_offload=on_offload,
             )
-        out.append(replacement)
-    result = tuple(out)
+        replaced = replaced or replacement is not message
+        fresh.append(replacement)
+    if not replaced and not memo.replaced_before(shared):
+        result = history  # nothing replaced: no copy of a long history
+    else:
+        result = previous_out[:shared] + tuple(fresh)
     memo.keep(history, result, shared)
     return result
