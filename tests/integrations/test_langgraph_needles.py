@@ -17,6 +17,7 @@ from contextchef._jsondump import dumps
 from contextchef.integrations._langgraph_filter import matches_filter, text_needles
 from contextchef.integrations.langgraph import ContextChefStore
 from tests.fuzz import examples
+from tests.integrations.langgraph_search_check import searches_agree
 
 KEYS = ("kind", "a", "a.b", "tags")
 STRINGS = ("b", "a b", "", "x/y", 'say "b"', "back\\slash", "é", "a\nb", "<b>", "1", "null")
@@ -84,15 +85,7 @@ def test_filtered_searches_find_what_the_unfiltered_search_holds() -> None:
     assert len(everything) == len(values)
     for _ in range(examples(150)):
         filter = _filter(rng)
-        expected = [(i.namespace, i.key) for i in everything if matches_filter(i.value, filter)]
-        found = store.search(("users",), filter=filter, limit=1000)
-        assert [(i.namespace, i.key) for i in found] == expected, filter
-        offset, limit = rng.randint(0, 4), rng.randint(1, 4)
-        page = store.search(("users",), filter=filter, limit=limit, offset=offset)
-        assert [(i.namespace, i.key) for i in page] == expected[offset : offset + limit]
-        one = store.search(("users", "u1"), filter=filter, limit=limit, offset=offset)
-        in_one = [found for found in expected if found[0] == ("users", "u1")]
-        assert [(i.namespace, i.key) for i in one] == in_one[offset : offset + limit]
+        searches_agree(store, everything, filter, rng)
 
 
 def test_a_returned_value_is_the_callers_own() -> None:

@@ -21,6 +21,7 @@ from contextchef.store.backend import StoredEntry
 from contextchef.store.backends.sqlite import SQLiteBackend
 from contextchef.store.where import matches
 from tests.fuzz import examples
+from tests.integrations.langgraph_search_check import searches_agree
 
 KEYS = ("a", "b", "n", "a.b", "x-y")
 NESTED = ("b", "c", "a.b")
@@ -88,15 +89,7 @@ def test_pushed_filters_find_what_the_python_filter_finds(tmp_path: Path) -> Non
         filter = _filter(rng)
         where, rest = pushdown(filter)
         pushed += not rest
-        expected = [(i.namespace, i.key) for i in everything if matches_filter(i.value, filter)]
-        found = store.search(("users",), filter=filter, limit=1000)
-        assert [(i.namespace, i.key) for i in found] == expected, filter
-        offset, limit = rng.randint(0, 4), rng.randint(1, 4)
-        page = store.search(("users",), filter=filter, limit=limit, offset=offset)
-        assert [(i.namespace, i.key) for i in page] == expected[offset : offset + limit]
-        one = store.search(("users", "u1"), filter=filter, limit=limit, offset=offset)
-        in_one = [found for found in expected if found[0] == ("users", "u1")]
-        assert [(i.namespace, i.key) for i in one] == in_one[offset : offset + limit]
+        expected = searches_agree(store, everything, filter, rng)
         reference = [
             (i.namespace, i.key)
             for i in everything
