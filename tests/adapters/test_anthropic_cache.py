@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from contextchef.adapters import AdapterInput, AnthropicAdapter, ConversionCache
-from contextchef.adapters import anthropic as anthropic_module
 from contextchef.errors import ConfigError
 from contextchef.messages import Message
 from tests.adapters.sdk_anthropic import compile_anthropic, tool_call
@@ -128,15 +127,10 @@ def test_breakpoints_never_touch_cached_conversions() -> None:
     assert again == marked
 
 
-def test_second_compile_converts_only_the_new_message(monkeypatch: pytest.MonkeyPatch) -> None:
-    converted: list[Message] = []
-    real = anthropic_module._convert
-
-    def counting(message: Message) -> Any:
-        converted.append(message)
-        return real(message)
-
-    monkeypatch.setattr(anthropic_module, "_convert", counting)
+def test_second_compile_converts_only_the_new_message(
+    anthropic_conversions: list[Message],
+) -> None:
+    converted = anthropic_conversions
     adapter = AnthropicAdapter()
     cache = ConversionCache()
     system: list[Message] = [{"role": "system", "content": "sys"}]

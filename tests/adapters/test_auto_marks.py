@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from contextchef import ContextChef
 from contextchef.adapters import AdapterInput, AnthropicAdapter, ConversionCache, builtin_registry
-from contextchef.adapters import anthropic as anthropic_module
 from contextchef.messages import Message
 from contextchef.placement.breakpoints import AUTO_MARK
 from tests.adapters.test_incremental_compile import messages, systems
@@ -90,16 +89,9 @@ class Recording(AnthropicAdapter):
 
 
 def test_a_turn_hands_over_the_history_itself_and_converts_only_what_is_new(
-    monkeypatch: Any,
+    anthropic_conversions: list[Message],
 ) -> None:
-    converted: list[Message] = []
-    real = anthropic_module._convert
-
-    def counting(message: Message) -> Any:
-        converted.append(message)
-        return real(message)
-
-    monkeypatch.setattr(anthropic_module, "_convert", counting)
+    converted = anthropic_conversions
     registry = builtin_registry()
     adapter = Recording()
     registry.register("recording", adapter)
