@@ -303,6 +303,62 @@ def test_a_long_batch_finds_a_surrogate_past_its_first_chunk_and_keeps_long_inte
     assert _batched(history, 0) == expected
 
 
+class Role(str, enum.Enum):  # noqa: UP042 - the older spelling is the point
+    """A role as an older enum spells it: its `str()` is "Role.USER", its data "user"."""
+
+    USER = "user"
+
+
+class Loud(str):
+    def __str__(self) -> str:
+        return "LOUD"
+
+
+def test_a_str_subclass_is_taken_by_its_data_on_every_path() -> None:
+    """`json.dumps` writes a `str` subclass as its data, and so does every intake path: a
+    `(str, Enum)` role is the role itself (it once became "Role.USER" by the reference path),
+    and a string whose `__str__` says otherwise is copied as what it holds."""
+    message = {
+        Text("role"): Role.USER,
+        "content": [{Text("type"): "text", "text": Loud("quiet words")}],
+    }
+    expected = {"content": [{"text": "quiet words", "type": "text"}], "role": "user"}
+    for copy in (
+        reference_intake(message, 0),
+        intake_message(message, 0),
+        intake_messages([message])[0],
+        intake_messages([{"role": "user", "content": Loud("x")}] * 3)[2],
+    ):
+        assert copy in (expected, {"content": "x", "role": "user"})
+        assert all(type(key) is str and type(value) is not Loud for key, value in copy.items())
+        assert type(copy["role"]) is str
+    assert json.dumps(reference_intake(message, 0)) == json.dumps(message, sort_keys=True)
+
+
+def test_a_role_no_validator_could_print_is_refused_without_a_word_on_stderr(
+    capfd: Any,
+) -> None:
+    """A role holding an integer too long to print, or an object whose repr runs host code,
+    is refused with the schema's error; nothing runs it and nothing is printed."""
+
+    class Noisy:
+        def __repr__(self) -> str:
+            raise AssertionError("host code ran")
+
+        __hash__ = __repr__  # type: ignore[assignment]
+
+    for role in (HUGE, Noisy()):
+        history = [{"role": "user", "content": "x"}, {"role": role, "content": "y"}]
+        try:
+            intake_messages(history)
+        except Exception as exc:  # the reference path's error, whatever it is
+            assert not isinstance(exc, AssertionError)
+            assert getattr(exc, "index", None) == 1
+        else:
+            raise AssertionError("an unknown role was taken")
+    assert capfd.readouterr() == ("", "")
+
+
 SITES = [
     lambda v: {"role": "user", "content": "x", "extra": v},
     lambda v: {"role": "user", "content": [{"type": "text", "text": "x", "x": v}]},

@@ -4,26 +4,24 @@ validator compiled from the schema once, at import.
 `batch_intake(messages)` returns, for each message, its copy (exactly the fast path's: keys
 sorted, the very strings) or the message itself when it is not one of those shapes, for the
 caller to take the one-message path (`_intake.fast_intake`, then the reference path). What it
-copies it has checked by the same rules; what it cannot vouch for it hands back:
+copies it has checked by the same rules; what it cannot vouch for it hands back.
 
-- first, one `orjson.dumps` of the batch refusing every subclass (`OPT_PASSTHROUGH_SUBCLASS`): it
-  passes only exact built-in types, string keys, integers within 64 bits and no lone surrogate,
-  so the validator below never meets a value whose reading could differ from the fast path's
-  (a `str` subclass read by its data rather than by `str()`, a cycle, a huge integer);
-  otherwise the whole batch is handed back;
-- then the validator: per role a `typed_dict` of the record's fields in sorted key order, extra
-  keys forbidden, strict types. A rule it has no native form for (an attachment, a `Json` value
-  that is not a string, a forbidden key, a record that names no field) leaves its field out, so
-  a message carrying it fails and is handed back; a `Str` rule's `problem` (tool-call
-  arguments) is checked by the rule's own function.
-
-Without orjson (the `fast` extra) nothing is vouched for: every message takes the one-message
-path, as before.
+The validator: per role a `typed_dict` of the record's fields in sorted key order, extra keys
+forbidden, strict types. A rule it has no native form for (an attachment, a `Json` value that is
+not a string, a forbidden key, a record that names no field) leaves its field out, so a message
+carrying it fails and is handed back; a `Str` rule's `problem` (tool-call arguments) is checked
+by the rule's own function. Every string is read as UTF-8 (a length constraint makes the
+validator do so), so one holding a lone surrogate fails and is handed back; a `str` subclass is
+read by its data, as every path reads it (`_jsonvalue.strict_json`), and copied as a plain
+`str`. Only the record's own keys pass, so no other key type, no integer and no cycle can: the
+validator never meets a value whose reading could differ from the fast path's, and it reads
+host objects through the C API only (no host code runs).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
@@ -47,13 +45,7 @@ from contextchef.messages import MESSAGE_SCHEMA
 __all__ = ["BATCH", "batch_intake", "batch_intake_for"]
 
 BATCH = 512
-"""Messages per `batch_intake` call: a bounded transient buffer for the orjson pass."""
-
-_orjson: Any
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is the optional `fast` extra
-    _orjson = None
+"""Messages per `batch_intake` call: a bounded list of copies at a time."""
 
 _Schema = core_schema.CoreSchema
 
@@ -68,28 +60,57 @@ def batch_intake_for(schema: MessageSchema) -> Callable[[list[Any]], list[Any]]:
     message = core_schema.tagged_union_schema(roles, discriminator="role")
     item = core_schema.union_schema([message, core_schema.any_schema()], mode="left_to_right")
     validator = SchemaValidator(core_schema.list_schema(item, strict=True))
-    dumps, option = (_orjson.dumps, _orjson.OPT_PASSTHROUGH_SUBCLASS) if _orjson else (None, 0)
 
-    def batch_intake(messages: list[Any]) -> list[Any]:
-        if dumps is None or type(messages) is not list:
-            return messages
-        try:
-            dumps(messages, option=option)
-        except TypeError:  # orjson.JSONEncodeError is a TypeError
-            return messages
+    def validate(messages: list[Any]) -> list[Any]:
         try:
             copies: list[Any] = validator.validate_python(messages)
         except ValidationError:  # not a list (each message fails alone: handed back)
             return messages
         return copies
 
+    def batch_intake(messages: list[Any]) -> list[Any]:
+        if type(messages) is not list:
+            return messages
+        if _plain(messages):
+            return validate(messages)
+        # the rare batch holding another message: only the plain ones are offered
+        plain = [message for message in messages if _plain([message])]
+        copies = iter(validate(plain))
+        return [next(copies) if _plain([message]) else message for message in messages]
+
     return batch_intake
+
+
+_ROLE = itemgetter("role")
+
+
+def _plain(messages: list[Any]) -> bool:
+    """Whether every message is a `dict` whose role is a `str`, both exactly: the validator's
+    tagged union then reads the role without running a host object's code (its hash, its
+    repr for an error message) and without an error it could only print (the repr of an
+    integer too long to print). Three passes in C."""
+    if not set(map(type, messages)) <= _DICT:
+        return False
+    try:
+        return set(map(type, map(_ROLE, messages))) <= _STR
+    except KeyError:
+        return False
+
+
+_DICT = frozenset((dict,))
+_STR = frozenset((str,))
+
+
+def _text(min_length: int) -> _Schema:
+    """A strict string read as UTF-8: any length constraint, even 0, has pydantic-core read it
+    so (a lone surrogate fails), and turns a `str` subclass into a plain `str` of its data."""
+    return core_schema.str_schema(strict=True, min_length=min_length)
 
 
 def _rule(rule: Rule) -> _Schema | None:
     """The native form of `rule`, or None when it has none (its values are handed back)."""
     if isinstance(rule, Str):
-        text = core_schema.str_schema(strict=True, min_length=1 if rule.nonempty else None)
+        text = _text(1 if rule.nonempty else 0)
         problem = rule.problem
         if problem is None:
             return text
@@ -101,7 +122,7 @@ def _rule(rule: Rule) -> _Schema | None:
 
         return core_schema.no_info_after_validator_function(passes, text)
     if isinstance(rule, Json):
-        return core_schema.str_schema(strict=True)  # the common case; others are handed back
+        return _text(0)  # the common case; others are handed back
     if isinstance(rule, Flag):
         return core_schema.bool_schema(strict=True)
     if isinstance(rule, OneOf):

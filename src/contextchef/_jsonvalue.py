@@ -159,7 +159,10 @@ def _strict(value: Any, budget: int) -> Any:
             raise _Fault
         for key in value:
             if type(key) is not str:
-                raise _Fault
+                if not all(isinstance(key, str) for key in value):
+                    raise _Fault
+                value = {str.__str__(key): item for key, item in value.items()}  # keys' data
+                break
         budget -= 1
         return {key: _strict(value[key], budget) for key in sorted(value)}
     if kind is list or kind is tuple:
@@ -179,7 +182,9 @@ def _strict(value: Any, budget: int) -> Any:
         return _strict(dict(value), budget)
     if isinstance(value, list | tuple):
         return _strict(list(value), budget)
-    for base in (str, int, float):  # a subclass (an enum member…) as its plain JSON value
+    if isinstance(value, str):  # its data, as `json.dumps` writes it (never its `__str__`)
+        return str.__str__(value)
+    for base in (int, float):  # a subclass (an enum member…) as its plain JSON value
         if isinstance(value, base):
             return _strict(base(value), budget)
     raise _Fault
@@ -209,7 +214,7 @@ def _locate(value: Any, path: list[str | int], budget: int, open_: set[int]) -> 
         open_.add(id(value))
         if isinstance(value, Mapping):
             for key in value:
-                if type(key) is not str:
+                if not isinstance(key, str):
                     return NotJson(f"has the non-string key {key!r}; JSON keys are strings", path)
             items: list[tuple[str | int, Any]] = [(key, value[key]) for key in sorted(value)]
         else:
