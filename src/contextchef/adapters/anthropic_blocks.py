@@ -38,11 +38,16 @@ def has_text(text: str) -> bool:
     return bool(text) and not text.isspace()
 
 
+def _taken(call_id: str) -> bool:
+    """Whether Anthropic takes `call_id` as it is (`^[A-Za-z0-9_-]+$`), without a regex: an
+    ASCII identifier once `-` is `_` and a letter leads."""
+    return call_id != "" and call_id.isascii() and ("a" + call_id.replace("-", "_")).isidentifier()
+
+
 def wire_id(call_id: str) -> str:
     """`call_id` as Anthropic accepts it: itself when it matches `^[A-Za-z0-9_-]+$`, else with
     every other character made `_` and a short hash against clashes."""
-    # without a regex: an ASCII identifier once `-` is `_` and a letter leads
-    if call_id and call_id.isascii() and ("a" + call_id.replace("-", "_")).isidentifier():
+    if _taken(call_id):
         return call_id
     digest = hashlib.blake2s(call_id.encode(), digest_size=4).hexdigest()
     return f"{re.sub(r'[^A-Za-z0-9_-]', '_', call_id)}_{digest}"
@@ -148,12 +153,24 @@ def _assistant_blocks(message: Message) -> list[Block]:
             blocks.append({"text": content, "type": "text"})
     elif content:
         blocks.extend(parts(content))
-    for call in message.get("tool_calls") or ():
-        arguments = _arguments(call)
-        name = call["function"]["name"]
-        blocks.append(
-            {"id": wire_id(call["id"]), "input": arguments, "name": name, "type": "tool_use"}
-        )
+    calls = message.get("tool_calls")
+    if calls:
+        append = blocks.append
+        for call in calls:
+            function, call_id = call["function"], call["id"]
+            raw = function["arguments"]
+            # the common case inline: an object parsed exactly, an id Anthropic takes as it is
+            try:
+                arguments = loads_sorted_fast(raw, loads_sorted) if raw[:1] == "{" else None
+            except json.JSONDecodeError:
+                arguments = None
+            if type(arguments) is not dict:
+                arguments = _arguments(call)
+            if not _taken(call_id):
+                call_id = wire_id(call_id)
+            append(
+                {"id": call_id, "input": arguments, "name": function["name"], "type": "tool_use"}
+            )
     return blocks
 
 
@@ -186,6 +203,11 @@ def convert(message: Message) -> Piece:
     result speaks in a user turn; a system piece is hoisted into `system`)."""
     role = message["role"]
     if role == "tool":
+        content = message.get("content")
+        call_id = message["tool_call_id"]
+        if type(content) is str and content and not content.isspace() and _taken(call_id):
+            result = {"content": content, "tool_use_id": call_id, "type": "tool_result"}
+            return {"content": [result], "role": "user"}  # the commonest piece, inline
         return {"content": [_tool_result(message)], "role": "user"}
     if role == "assistant":
         return {"content": _assistant_blocks(message), "role": role}

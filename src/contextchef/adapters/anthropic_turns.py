@@ -135,8 +135,9 @@ class Turns(MergedGroups[Piece, dict[str, Any]]):
             if piece["role"] == role:
                 group.append(piece)
             else:
-                if group:
-                    self.close(group, merge)
+                if group:  # `close`, inline: once per turn
+                    sizes.append(len(group))
+                    wires.append(group[0] if len(group) == 1 else merge(group, firsts[-1]))
                 elif not sizes and piece["role"] == "assistant":
                     # Anthropic wants the user to speak first: the placeholder user turn of
                     # `ensure_valid_history` for a history the assistant opens.

@@ -123,7 +123,7 @@ class Contents(MergedGroups[Content, Content]):
         memo = bool(self.runs)
         convert = cache.convert
         model_content, user_content = converter.model_content, converter.user_content
-        names, log, firsts = self.names, self.log, self.firsts
+        names, log, firsts, sizes, wires = self.names, self.log, self.firsts, self.sizes, self.wires
         # A merged content is memoised by its first content's parts for a later update that
         # converts through the memo; a first update's contents are not memoised (but for the
         # last content's, which `rewind` hands back anyway), so no later one could find it.
@@ -144,10 +144,13 @@ class Contents(MergedGroups[Content, Content]):
             try:
                 if role == "tool":
                     name = names.get(message["tool_call_id"]) or _call_name(message, names)
-                    named: _Named = convert(message, _Named) if memo else _Named()
-                    if named.name != name:  # new, or the same object now answers another call
-                        named.name, named.content = name, converter.tool_content(message, name)
-                    content, value = named.content, named
+                    if memo:
+                        named: _Named = convert(message, _Named)
+                        if named.name != name:  # new, or the same object now answers another
+                            named.name, named.content = name, converter.tool_content(message, name)
+                        content, value = named.content, named
+                    else:  # named when memoised, at the end
+                        content = value = converter.tool_content(message, name)
                 elif role == "assistant":
                     content = value = (
                         convert(message, model_content) if memo else model_content(message)
@@ -175,8 +178,9 @@ class Contents(MergedGroups[Content, Content]):
             if content["role"] == last_role:
                 group.append(content)
                 continue
-            if group:
-                self.close(group, merge)
+            if group:  # `close`, inline: once per content
+                sizes.append(len(group))
+                wires.append(group[0] if len(group) == 1 else merge(group, firsts[-1]))
             group = [content]
             firsts.append(index)
             last_role = content["role"]
@@ -189,6 +193,10 @@ class Contents(MergedGroups[Content, Content]):
             for message, value in zip(
                 sequence[firsts[-1] :], values[firsts[-1] - kept :], strict=True
             ):
+                if message["role"] == "tool":  # no call is made in a content's run of results:
+                    named = _Named()  # every name is still the one its result was built with
+                    named.name = names.get(message["tool_call_id"]) or message.get("name", "")
+                    named.content, value = cast(Content, value), named
                 cache.remember(message, value)
         self.messages = sequence
         self.runs += 1

@@ -59,12 +59,13 @@ else:
             value = orjson.loads(text)
         except (orjson.JSONDecodeError, RecursionError):
             return slow(text)
-        if type(value) is dict and _ONLY_SCALARS(map(type, value.values())):
-            # flat (most arguments): sorted without a helper call, a pair without `sorted`
-            if len(value) == 2:
-                first, second = value
-                return value if first < second else {second: value[second], first: value[first]}
-            return dict(sorted(value.items())) if len(value) > 2 else value
+        if type(value) is dict:
+            if len(value) == 2:  # the commonest arguments: a pair, sorted without `sorted`
+                (first, one), (second, other) = value.items()
+                if type(one) in _SCALARS and type(other) in _SCALARS:
+                    return value if first < second else {second: other, first: one}
+            elif _ONLY_SCALARS(map(type, value.values())):  # flat: sorted in C
+                return dict(sorted(value.items())) if len(value) > 2 else value
         try:
             return _resorted(value)
         except (_Float, RecursionError):
