@@ -17,9 +17,13 @@ results of 50-2000 characters) and each target, in one run:
   payload's objects (`orjson.loads` of the payload's JSON, one C pass that makes every container
   and string, the collector's passes included as they come), and the same with every string
   emptied (`floor_shared`: the containers alone, for a path that shares the host's strings);
-  against the reference's whole cold start, it says whether a cold target below it is
-  reachable at all; and the turn's: the host's list `==` the chef's copies of it
-  (`compare_floor`), the least a `set_history` that sees in-place edits can do;
+  and the floor of this design, which validates the history and keeps a private copy of it
+  (`floor_validated`: the intake's compiled validator alone, with no Python per message, then
+  the payload's containers); against the reference's whole cold start, they say whether a
+  cold target below them is reachable at all; the same with the payload's containers built
+  by the least Python (`floor_python`, see python_floor.py: one display per container, for a
+  pure-Python adapter what `orjson.loads` is for C code); and the turn's: the host's list `==` the
+  chef's copies of it (`compare_floor`), the least a `set_history` that sees in-place edits can do;
 - peak RSS (VmHWM) after a cold compile and a few turns, in a fresh process per (size, target);
 - the TypeScript reference @context-chef/core 4.2.1 on the same history and turn messages, when
   Node and a scratch install exist (CONTEXTCHEF_TS_REF, default
@@ -72,10 +76,13 @@ from compile_report import (
     print_verdicts,
     write_page,
 )
+from python_floor import python_build
 from ts_bridge import Reference, node_command, reference_package, run_json
 
 from contextchef import ContextChef, summarize
+from contextchef._intake_core import BATCH, batch_intake_for
 from contextchef.adapters import adapter_registry
+from contextchef.messages import MESSAGE_SCHEMA
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"
@@ -269,6 +276,32 @@ def compare_floor(host: list[dict[str, Any]], copies: Sequence[Any], repeats: in
     return median(times)
 
 
+VALIDATOR = batch_intake_for(MESSAGE_SCHEMA, checks=False)
+"""The intake's compiled validator without a Python check of its own (tool-call arguments)."""
+
+
+def intake_floor(history: list[dict[str, Any]]) -> float:
+    """The least a validated intake can cost: the history copied by the intake's compiled
+    validator (pydantic-core, compiled from the message schema) with no Python per message or
+    per call, in batches as the chef takes them, from a collected heap."""
+    gc.collect()
+    start = clock()
+    for first in range(0, len(history), BATCH):
+        VALIDATOR(history[first : first + BATCH])
+    return since(start)
+
+
+def python_floor(payload: dict[str, Any], target: str) -> float:
+    """The payload's containers built by the least Python (`python_floor.python_build`), from a
+    collected heap holding the host's history, the collector's passes included as they come."""
+    gc.collect()
+    start = clock()
+    built = python_build(payload, target)
+    took = since(start)
+    assert built == payload
+    return took
+
+
 def physical_floor(history: list[dict[str, Any]], body: bytes, shell: bytes) -> dict[str, float]:
     """The least a cold compile can cost in CPython, from the state a cold run starts in (the
     heap collected, the host's history alive): one C pass reading the history
@@ -290,12 +323,15 @@ def physical_floor(history: list[dict[str, Any]], body: bytes, shell: bytes) -> 
     built = orjson.loads(shell)
     containers = since(start)
     del built
+    intake = intake_floor(history)
     return {
         "floor_read_ms": read,
         "floor_build_ms": build,
         "floor_ms": read + build,
         "floor_containers_ms": containers,
         "floor_shared_ms": read + containers,
+        "floor_intake_ms": intake,
+        "floor_validated_ms": intake + containers,
     }
 
 
@@ -322,8 +358,11 @@ def measure_ours(
     by_api, _ = turns(chef, [], extra, target, fresh=False, appending=True)
     row["turn_api_append_ms"] = by_api["turn_ms"]
     body, shell = orjson.dumps(payload), orjson.dumps(emptied(payload))
+    built = python_floor(payload, target)
     del chef, payload
     row.update(physical_floor(history, body, shell))
+    row["floor_python_ms"] = built
+    row["floor_validated_python_ms"] = row["floor_intake_ms"] + built
     del body, shell
     gc.collect()
     reloaded = orjson.loads(orjson.dumps(history))

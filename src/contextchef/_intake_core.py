@@ -50,11 +50,15 @@ BATCH = 512
 _Schema = core_schema.CoreSchema
 
 
-def batch_intake_for(schema: MessageSchema) -> Callable[[list[Any]], list[Any]]:
-    """`batch_intake` for `schema`."""
+def batch_intake_for(
+    schema: MessageSchema, *, checks: bool = True
+) -> Callable[[list[Any]], list[Any]]:
+    """`batch_intake` for `schema`. `checks=False` leaves out the rules' own Python checks (a
+    `Str` rule's `problem`): the compiled validator alone, which `benchmarks/compile.py` times
+    as the floor of a validated intake (not for taking messages: it lets bad arguments in)."""
     roles: dict[str, _Schema] = {}
     for role, rule in schema.roles.items():
-        compiled = _record(rule, {"role": core_schema.literal_schema([role])})
+        compiled = _record(rule, {"role": core_schema.literal_schema([role])}, checks)
         if compiled is not None:
             roles[role] = compiled
     message = core_schema.tagged_union_schema(roles, discriminator="role")
@@ -107,12 +111,12 @@ def _text(min_length: int) -> _Schema:
     return core_schema.str_schema(strict=True, min_length=min_length)
 
 
-def _rule(rule: Rule) -> _Schema | None:
+def _rule(rule: Rule, checks: bool = True) -> _Schema | None:
     """The native form of `rule`, or None when it has none (its values are handed back)."""
     if isinstance(rule, Str):
         text = _text(1 if rule.nonempty else 0)
         problem = rule.problem
-        if problem is None:
+        if problem is None or not checks:
             return text
 
         def passes(value: str) -> str:
@@ -131,15 +135,17 @@ def _rule(rule: Rule) -> _Schema | None:
             return None
         return core_schema.literal_schema(values)
     if isinstance(rule, Nullable):
-        inner = _rule(rule.rule)
+        inner = _rule(rule.rule, checks)
         return None if inner is None else core_schema.nullable_schema(inner, strict=True)
     if isinstance(rule, ListOf):
-        item = _rule(rule.item)
+        item = _rule(rule.item, checks)
         return None if item is None else core_schema.list_schema(item, strict=True)
     if isinstance(rule, Record):
-        return _record(rule, {})
+        return _record(rule, {}, checks)
     if isinstance(rule, AnyOf):
-        natives = [native for option in rule.options if (native := _rule(option)) is not None]
+        natives = [
+            native for option in rule.options if (native := _rule(option, checks)) is not None
+        ]
         if len(natives) < 2:
             return natives[0] if natives else None
         choices: list[_Schema | tuple[_Schema, str]] = list(natives)
@@ -149,7 +155,7 @@ def _rule(rule: Rule) -> _Schema | None:
         for name, variant in rule.variants.items():
             if isinstance(variant, Attachment):
                 continue
-            compiled = _record(variant, {rule.tag: core_schema.literal_schema([name])})
+            compiled = _record(variant, {rule.tag: core_schema.literal_schema([name])}, checks)
             if compiled is not None:
                 variants[name] = compiled
         if not variants:
@@ -158,14 +164,14 @@ def _rule(rule: Rule) -> _Schema | None:
     return None  # Forbidden, Attachment: handed back
 
 
-def _record(rule: Record, tags: dict[str, _Schema]) -> _Schema | None:
+def _record(rule: Record, tags: dict[str, _Schema], checks: bool = True) -> _Schema | None:
     """A `typed_dict` of the record's fields (and `tags`, required) in sorted key order, extra
     keys forbidden; None when a required field has no native form, or the record names none."""
     if not rule.fields:
         return None  # any dict of strict JSON: its keys' order is the host's
     fields = {key: core_schema.typed_dict_field(tag, required=True) for key, tag in tags.items()}
     for field in rule.fields:
-        compiled = _rule(field.rule)
+        compiled = _rule(field.rule, checks)
         if compiled is None:
             if field.required:
                 return None
