@@ -84,11 +84,12 @@ class ToolResultMemo:
             if entry is not None:
                 spare[key] = entry
         del positions[cut:]
-        for at in range(shared, len(history)):
-            message, sent = history[at], result[at]
-            if message is not sent:
-                kept[id(message)] = (message, sent)
-                positions.append(at)
+        if result is not history:  # else nothing past `shared` was replaced
+            for at in range(shared, len(history)):
+                message, sent = history[at], result[at]
+                if message is not sent:
+                    kept[id(message)] = (message, sent)
+                    positions.append(at)
         self._spare = spare
         self.lineage = Lineage(self.last[1], result, shared)
         self.last = (history, result)
@@ -180,6 +181,17 @@ def prepare_tool_results(
         return history
     previous, previous_out = memo.last
     shared = identical_prefix(previous, history, known)
+    threshold = config.threshold
+    if transform is None and threshold is not None and not memo.replaced_before(shared):
+        floor = max(threshold, config.head_chars + config.tail_chars)  # `config.wants`
+        if not any(
+            message["role"] == "tool"
+            and isinstance(content := message.get("content"), str)
+            and len(content) > floor
+            for message in history[shared:]
+        ):  # nothing to replace (most compiles): one pass, no copy
+            memo.keep(history, history, shared)
+            return history
     fresh: list[Message] = []
     replaced = False
     # `config.wants(content)` inlined: longer than both the threshold and the preview.
