@@ -280,26 +280,54 @@ VALIDATOR = batch_intake_for(MESSAGE_SCHEMA, checks=False)
 """The intake's compiled validator without a Python check of its own (tool-call arguments)."""
 
 
-def intake_floor(history: list[dict[str, Any]]) -> float:
-    """The least a validated intake can cost: the history copied by the intake's compiled
-    validator (pydantic-core, compiled from the message schema) with no Python per message or
-    per call, in batches as the chef takes them, from a collected heap."""
+def _copied(history: list[dict[str, Any]]) -> list[Any]:
+    """The history copied by the intake's compiled validator, in batches as the chef takes
+    them (the copies kept, as the chef keeps its own)."""
+    copies: list[Any] = []
+    for first in range(0, len(history), BATCH):
+        copies.extend(VALIDATOR(history[first : first + BATCH]))
+    return copies
+
+
+def validated_floors(
+    history: list[dict[str, Any]], shell: bytes, payload: dict[str, Any], target: str
+) -> dict[str, float]:
+    """The least a chef that validates and copies the history can cost, each timed from a
+    collected heap holding the host's history, the collector's passes included as they come:
+    the copy alone (the intake's compiled validator, no Python per message or per call); the
+    copy, kept, then the payload's containers made in C (`orjson.loads` of its JSON with every
+    string emptied); the copy, kept, then the containers made by the least Python
+    (`python_floor.python_build`). The copies stay alive while the containers are made, as a
+    cold start's do, so the collector meets as many survivors as it does there."""
     gc.collect()
     start = clock()
-    for first in range(0, len(history), BATCH):
-        VALIDATOR(history[first : first + BATCH])
-    return since(start)
-
-
-def python_floor(payload: dict[str, Any], target: str) -> float:
-    """The payload's containers built by the least Python (`python_floor.python_build`), from a
-    collected heap holding the host's history, the collector's passes included as they come."""
+    copies = _copied(history)
+    intake = since(start)
+    del copies
+    gc.collect()
+    start = clock()
+    copies = _copied(history)
+    built = orjson.loads(shell)
+    in_c = since(start)
+    del copies, built
+    gc.collect()
+    start = clock()
+    copies = _copied(history)
+    built = python_build(payload, target)
+    in_python = since(start)
+    assert built == payload
+    del copies, built
     gc.collect()
     start = clock()
     built = python_build(payload, target)
-    took = since(start)
-    assert built == payload
-    return took
+    python = since(start)
+    del built
+    return {
+        "floor_intake_ms": intake,
+        "floor_validated_ms": in_c,
+        "floor_python_ms": python,
+        "floor_validated_python_ms": in_python,
+    }
 
 
 def physical_floor(history: list[dict[str, Any]], body: bytes, shell: bytes) -> dict[str, float]:
@@ -323,15 +351,12 @@ def physical_floor(history: list[dict[str, Any]], body: bytes, shell: bytes) -> 
     built = orjson.loads(shell)
     containers = since(start)
     del built
-    intake = intake_floor(history)
     return {
         "floor_read_ms": read,
         "floor_build_ms": build,
         "floor_ms": read + build,
         "floor_containers_ms": containers,
         "floor_shared_ms": read + containers,
-        "floor_intake_ms": intake,
-        "floor_validated_ms": intake + containers,
     }
 
 
@@ -358,11 +383,10 @@ def measure_ours(
     by_api, _ = turns(chef, [], extra, target, fresh=False, appending=True)
     row["turn_api_append_ms"] = by_api["turn_ms"]
     body, shell = orjson.dumps(payload), orjson.dumps(emptied(payload))
-    built = python_floor(payload, target)
-    del chef, payload
+    del chef
+    row.update(validated_floors(history, shell, payload, target))
+    del payload
     row.update(physical_floor(history, body, shell))
-    row["floor_python_ms"] = built
-    row["floor_validated_python_ms"] = row["floor_intake_ms"] + built
     del body, shell
     gc.collect()
     reloaded = orjson.loads(orjson.dumps(history))
