@@ -57,6 +57,34 @@ def test_write_lock_is_retried_until_released(backend: SQLiteBackend) -> None:
     release.join()
 
 
+def test_a_first_open_waits_for_another_that_holds_the_write_lock(tmp_path: Path) -> None:
+    """Two processes opening a new store at once: while one holds the write lock of the file,
+    still in rollback mode, SQLite refuses the other's switch to WAL at once, without its busy
+    handler (waiting for that lock upgrade could deadlock). The open waits for the lock instead
+    of failing with `StoreBusyError`, then the store works."""
+    path = tmp_path / "context.db"
+    racer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    racer.execute("BEGIN IMMEDIATE")  # the racing first open, writing in rollback mode
+    refused = cx.connect(path)
+    with pytest.raises(sqlite3.OperationalError) as caught:  # what SQLite does by itself
+        refused.execute("PRAGMA journal_mode = WAL")
+    assert cx.is_busy(caught.value)
+    refused.close()
+    release = threading.Timer(0.3, lambda: racer.execute("COMMIT"))
+    release.start()
+    try:
+        backend = SQLiteBackend(path, project="test:first-open")
+        with backend.connection() as conn:
+            assert cx.read_pragmas(conn)["journal_mode"] == "wal"
+        backend.write("notes", "a.md", StoredEntry("kept"))
+        kept = backend.read("notes", "a.md")
+        assert kept is not None and kept.content == "kept"
+        backend.close()
+    finally:
+        release.join()
+        racer.close()
+
+
 def test_write_transaction_rolls_back_on_error(backend: SQLiteBackend) -> None:
     with backend.connection() as conn:
         with pytest.raises(ValueError), cx.write_transaction(conn):

@@ -5,11 +5,14 @@ Pragma choices, set on every connection and read back before any write:
 - `busy_timeout = 10000` first of all, before the first schema read, so a connection opened
   while another process writes waits instead of failing with `database is locked`. Seed 004's
   peer uses 5 s; we keep 10 s on purpose. Writes do not depend on it: `begin_immediate`
-  retries for `WRITE_RETRY_BUDGET_S` (30 s) whatever it is. It bounds the statements outside
-  that loop, which have no retry: switching on WAL at the first open, a read arriving while
-  another process recovers the WAL after a crash, `db vacuum`'s checkpoint and VACUUM. 10 s
-  lets them outlast one long write transaction or recovery (a migration step, a batch of
-  thousands of entries) instead of failing after 5 s; a test keeps it at 5 s or more.
+  retries for `WRITE_RETRY_BUDGET_S` (30 s) whatever it is, and switching on WAL at the first
+  open retries for the busy timeout (SQLite refuses both at once, without waiting, when
+  another connection holds the write lock of a file still in rollback mode: waiting for a lock
+  upgrade there could deadlock, and racing first opens meet exactly that). It bounds the
+  statements outside those loops: a read arriving while another process recovers the WAL
+  after a crash, `db vacuum`'s checkpoint and VACUUM. 10 s lets them outlast one long write
+  transaction or recovery (a migration step, a batch of thousands of entries) instead of
+  failing after 5 s; a test keeps it at 5 s or more.
 - `foreign_keys = ON`: SQLite ships with them off, which silently disables every cascade.
 - `synchronous = NORMAL`: in WAL mode a commit survives a crash of the process (SIGKILL, an
   exception) and the file can never be corrupted; only a power loss or OS crash may roll back
@@ -105,9 +108,17 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
 
 
 def enable_wal(conn: sqlite3.Connection, location: str) -> None:
-    """Switch the database to WAL (persistent in the file) and check that it took."""
+    """Switch the database to WAL (persistent in the file) and check that it took. Retried
+    while another connection holds the file's write lock (see the module docstring), within
+    the busy timeout."""
     with translate_errors(f"enabling WAL on {location}"):
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        switched = _retrying_busy(
+            conn,
+            "PRAGMA journal_mode = WAL",
+            BUSY_TIMEOUT_MS / 1000,
+            f"switching {location} to WAL",
+        )
+        mode = switched.fetchone()[0]
     if str(mode).lower() != "wal":
         raise StoreError(
             f"{location} cannot use WAL journaling (got {mode!r}); contextchef needs WAL so "
@@ -173,25 +184,35 @@ def translate_errors(
 
 def begin_immediate(conn: sqlite3.Connection, *, budget_s: float = WRITE_RETRY_BUDGET_S) -> None:
     """Take the write lock, retrying SQLITE_BUSY with jittered backoff within `budget_s`."""
+    _retrying_busy(conn, "BEGIN IMMEDIATE", budget_s, "taking the write lock")
+
+
+def _retrying_busy(
+    conn: sqlite3.Connection, statement: str, budget_s: float, doing: str
+) -> sqlite3.Cursor:
+    """`conn.execute(statement)`, retrying SQLITE_BUSY with jittered exponential backoff
+    within `budget_s`; then `StoreBusyError` naming what it was `doing`."""
     deadline = time.monotonic() + budget_s
     delay = 0.005
     attempts = 0
     while True:
         attempts += 1
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            if attempts > 1:
-                log.debug("write lock taken after %d attempts", attempts)
-            return
+            cursor = conn.execute(statement)
         except sqlite3.OperationalError as exc:
             if not is_busy(exc) or time.monotonic() >= deadline:
                 if is_busy(exc):
                     raise StoreBusyError(
-                        f"the database stayed locked by another writer for {budget_s:.0f} s"
+                        f"{doing}: the database stayed locked by another writer for "
+                        f"{budget_s:.0f} s"
                     ) from exc
                 raise
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.5)
+        else:
+            if attempts > 1:
+                log.debug("%s after %d attempts", doing, attempts)
+            return cursor
 
 
 @contextmanager
