@@ -138,10 +138,12 @@ def strict_json(value: Any) -> Any:
 
     Accepts dicts (any `Mapping`) with string keys, lists and tuples, strings, booleans, None,
     finite floats and integers `str()` can print; returns a deep copy with sorted keys (tuples
-    become lists). Refuses (`NotJson`, with the path of the first fault) non-string keys, NaN and
-    infinities, integers beyond the interpreter's int-to-str limit, sets (their order is not the
-    host's) and any other type, and nesting deeper than `MAX_DEPTH` (which is how a value that
-    contains itself ends). One recursive pass, the copy itself: the checks ride on it.
+    become lists, and a `str` subclass, key or value, a plain `str` of its data, as `json.dumps`
+    writes it: an enum member's value, never its `__str__`). Refuses (`NotJson`, with the path
+    of the first fault) non-string keys, NaN and infinities, integers beyond the interpreter's
+    int-to-str limit, sets (their order is not the host's) and any other type, and nesting
+    deeper than `MAX_DEPTH` (which is how a value that contains itself ends). One recursive
+    pass, the copy itself: the checks ride on it.
     """
     try:
         return _strict(value, MAX_DEPTH)
