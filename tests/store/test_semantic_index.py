@@ -180,3 +180,77 @@ def test_sqlite_sees_the_vectors_another_connection_writes(tmp_path: Path) -> No
     assert [path for path, _ in first.nearest("notes", query)] == ["a.md"]
     first.close()
     second.close()
+
+
+def test_a_kept_vector_set_follows_every_change_in_place() -> None:
+    """Once queried, a `VectorSet` keeps its vectors as NumPy rows and takes every later change
+    in place (new rows past the first capacity, rewritten ones, a vector of another length,
+    deletions): after each change it answers exactly what a set made afresh from the same
+    vectors answers, for every metric, prefix and limit."""
+    pytest.importorskip("numpy")
+    import random
+
+    from contextchef.store.vectors import VectorSet
+
+    rng = random.Random(5)
+    kept = VectorSet()
+    current: dict[str, list[float]] = {}
+    query8, query4 = embed_one("login note"), [0.5, -1.0, 2.0, 0.25]
+
+    def check() -> None:
+        fresh = VectorSet(current)
+        for query in (query8, query4):
+            for metric in ("cosine", "l2", "inner_product"):
+                for prefix, limit in (("", None), ("a/", 5), ("", 3)):
+                    got = kept.nearest(query, metric=metric, prefix=prefix, limit=limit)
+                    assert got == fresh.nearest(query, metric=metric, prefix=prefix, limit=limit)
+
+    check()  # the rows are made here, empty
+    for step in range(150):
+        path = f"{rng.choice('ab')}/{rng.randrange(60)}.md"
+        roll = rng.random()
+        if roll < 0.6:
+            vector = embed_one(f"note {step}") if rng.random() < 0.85 else query4[::-1]
+            kept.put({path: vector})
+            current[path] = list(vector)
+        elif roll < 0.95:
+            kept.delete([path, "missing.md"])
+            current.pop(path, None)
+        else:
+            kept.delete(None)
+            current.clear()
+        if step % 5 == 0:
+            check()
+    check()
+
+
+def test_sqlite_takes_its_own_vector_writes_without_reading_every_vector_again(
+    tmp_path: Path,
+) -> None:
+    """After the first search reads a namespace's vectors, this backend's own writes update
+    what it keeps, so a search after a write reads nothing again; a write in a batch that rolls
+    back leaves no trace in what it finds."""
+    from contextchef.store.backends.sqlite import SQLiteBackend
+
+    backend = SQLiteBackend(tmp_path / "own.db", project="test:own-writes")
+    backend.put_vectors("notes", {f"n{i}.md": embed_one(f"note {i}") for i in range(50)})
+    query = embed_one("login")
+    backend.nearest("notes", query)  # the set is read here
+    statements: list[str] = []
+    with backend.connection("tracing") as conn:
+        conn.set_trace_callback(statements.append)
+    try:
+        backend.put_vectors("notes", {"login.md": embed_one("login")})
+        assert backend.nearest("notes", query, limit=1)[0][0] == "login.md"
+        backend.delete_vectors("notes", ["login.md"])
+        assert "login.md" not in [path for path, _ in backend.nearest("notes", query)]
+        assert not [s for s in statements if "SELECT path, vector FROM entry_vectors" in s]
+        with pytest.raises(RuntimeError), backend.batch():
+            backend.put_vectors("notes", {"undone.md": embed_one("login")})
+            raise RuntimeError("the batch fails")
+        assert "undone.md" not in [path for path, _ in backend.nearest("notes", query)]
+        assert len(backend.nearest("notes", query)) == 50
+    finally:
+        with backend.connection("tracing") as conn:
+            conn.set_trace_callback(None)
+        backend.close()

@@ -164,43 +164,104 @@ def _order(item: tuple[str, float]) -> tuple[float, str]:
     return (-item[1], item[0])
 
 
+class _Rows:
+    """The vectors of one length as the rows of a NumPy matrix, kept up to date in place: a
+    new path takes a new row (the matrix doubles when full), a changed vector rewrites its
+    row, a deleted one is replaced by the last row. So a query after a write costs the write's
+    rows, not a rebuild of every row (the order of rows never matters: `rank_matrix` orders
+    by score, then path)."""
+
+    __slots__ = ("at", "matrix", "norms", "paths")
+
+    def __init__(self, np: Any, dims: int, vectors: Mapping[str, tuple[float, ...]]) -> None:
+        self.paths = list(vectors)
+        self.at = {path: row for row, path in enumerate(self.paths)}
+        self.matrix = np.empty((max(len(self.paths), 16), dims), dtype=np.float64)
+        self.norms = np.empty(len(self.matrix), dtype=np.float64)
+        count = len(self.paths)
+        if count:
+            self.matrix[:count] = np.asarray(list(vectors.values()), dtype=np.float64)
+            self.norms[:count] = np.linalg.norm(self.matrix[:count], axis=1)
+
+    def set(self, np: Any, path: str, vector: tuple[float, ...]) -> None:
+        row = self.at.get(path)
+        if row is None:
+            row = len(self.paths)
+            if row == len(self.matrix):  # full: twice the rows, the filled ones copied
+                grown = np.empty((2 * row, self.matrix.shape[1]), dtype=np.float64)
+                grown[:row] = self.matrix
+                norms = np.empty(2 * row, dtype=np.float64)
+                norms[:row] = self.norms
+                self.matrix, self.norms = grown, norms
+            self.paths.append(path)
+            self.at[path] = row
+        self.matrix[row] = vector
+        # normed as one row of a matrix, exactly as the rows of a fresh one are
+        self.norms[row] = np.linalg.norm(self.matrix[row : row + 1], axis=1)[0]
+
+    def drop(self, path: str) -> None:
+        row = self.at.pop(path, None)
+        if row is None:
+            return
+        last = len(self.paths) - 1
+        if row != last:
+            moved = self.paths[last]
+            self.paths[row], self.at[moved] = moved, row
+            self.matrix[row], self.norms[row] = self.matrix[last], self.norms[last]
+        self.paths.pop()
+
+    def view(self) -> tuple[list[str], Any, Any]:
+        count = len(self.paths)
+        return self.paths, self.matrix[:count], self.norms[:count]
+
+
 class VectorSet:
     """The vectors of one namespace, by path, scored exactly (what `InMemoryBackend` and
     `FileSystemBackend` keep; not thread-safe on its own: its owner locks). With NumPy, the
-    vectors are also kept as one matrix, rebuilt after a change, so a query is one product."""
+    vectors are also kept as matrix rows per vector length (`_Rows`), made at the first query
+    and kept up to date by every change after it, so a query is one product."""
 
-    __slots__ = ("_matrix", "vectors")
+    __slots__ = ("_rows", "vectors")
 
     def __init__(self, vectors: Mapping[str, Sequence[float]] | None = None) -> None:
         self.vectors: dict[str, tuple[float, ...]] = {
             path: tuple(map(float, vector)) for path, vector in (vectors or {}).items()
         }
-        self._matrix: dict[int, tuple[list[str], Any, Any]] | None = None  # by dims
+        self._rows: dict[int, _Rows] | None = None  # by vector length, once queried
 
     def put(self, vectors: Mapping[str, Sequence[float]]) -> None:
+        rows = self._rows
+        np = numpy_or_none() if rows is not None else None
         for path, vector in vectors.items():
-            self.vectors[path] = tuple(map(float, vector))
-        self._matrix = None
+            value = tuple(map(float, vector))
+            before = self.vectors.get(path)
+            self.vectors[path] = value
+            if rows is not None:
+                if before is not None and len(before) != len(value):
+                    rows[len(before)].drop(path)
+                kept = rows.get(len(value))
+                if kept is None:
+                    kept = rows[len(value)] = _Rows(np, len(value), {})
+                kept.set(np, path, value)
 
     def delete(self, paths: Sequence[str] | None) -> None:
-        self._matrix = None
         if paths is None:
             self.vectors.clear()
+            self._rows = None
             return
         for path in paths:
-            self.vectors.pop(path, None)
+            before = self.vectors.pop(path, None)
+            if before is not None and self._rows is not None:
+                self._rows[len(before)].drop(path)
 
-    def _matrices(self, np: Any) -> dict[int, tuple[list[str], Any, Any]]:
-        """Per vector length: the paths, their vectors as a matrix, and its rows' norms."""
-        if self._matrix is None:
-            by_dims: dict[int, list[str]] = {}
-            for path in sorted(self.vectors):
-                by_dims.setdefault(len(self.vectors[path]), []).append(path)
-            self._matrix = {}
-            for dims, paths in by_dims.items():
-                matrix = np.asarray([self.vectors[p] for p in paths], dtype=np.float64)
-                self._matrix[dims] = (paths, matrix, np.linalg.norm(matrix, axis=1))
-        return self._matrix
+    def _matrices(self, np: Any) -> dict[int, _Rows]:
+        """Per vector length: the paths and their vectors as matrix rows, with their norms."""
+        if self._rows is None:
+            by_dims: dict[int, dict[str, tuple[float, ...]]] = {}
+            for path, vector in self.vectors.items():
+                by_dims.setdefault(len(vector), {})[path] = vector
+            self._rows = {dims: _Rows(np, dims, found) for dims, found in by_dims.items()}
+        return self._rows
 
     def nearest(
         self,
@@ -214,7 +275,12 @@ class VectorSet:
         if np is None:
             items = [(p, v) for p, v in self.vectors.items() if p.startswith(prefix)]
             return rank(query, items, metric=metric, limit=limit)
-        paths, matrix, norms = self._matrices(np).get(len(query), ([], None, None))
+        kept = self._matrices(np).get(len(query))
+        paths: list[str] = []
+        matrix: Any = None
+        norms: Any = None
+        if kept is not None:
+            paths, matrix, norms = kept.view()
         if prefix and paths:
             rows = [i for i, path in enumerate(paths) if path.startswith(prefix)]
             paths, matrix, norms = [paths[i] for i in rows], matrix[rows], norms[rows]

@@ -4,8 +4,9 @@ Each vector is a little-endian float64 BLOB (`contextchef.store.vectors.pack`), 
 copy for sqlite-vec (`_vec.py`), which ranks in SQL where this interpreter can load it. Else
 `nearest` scores the namespace's vectors exactly, as a `VectorSet` (NumPy when it is
 importable), so SQLite ranks exactly as the in-memory and filesystem backends do. The set is
-read once and kept (`VectorCache`) until the database changes. With sqlite-vec, the set is read
-only once the namespace was searched `READ_AFTER` times without a change in between.
+read once and kept (`VectorCache`): this backend's own writes update it in place once they
+commit, and another connection's commit drops it. With sqlite-vec, the set is read only once
+the namespace was searched `READ_AFTER` times without a change in between.
 `IndexVectors` is the backend's vector capability (`put_vectors`, `delete_vectors`, `nearest`)
 over its open database.
 """
@@ -84,9 +85,11 @@ def delete_orphans(conn: sqlite3.Connection) -> int:
 
 
 class VectorCache:
-    """The vectors of the namespaces searched lately, as `VectorSet`s (a NumPy matrix kept with
-    them), reused until the database changes: another connection's commit moves SQLite's
-    `PRAGMA data_version`, this backend's own vector writes move `writes`. Also whether
+    """The vectors of the namespaces searched lately, as `VectorSet`s (NumPy rows kept with
+    them), reused while the database changes only by this backend's own committed vector
+    writes, which they take in place (`wrote`); another connection's commit moves SQLite's
+    `PRAGMA data_version`, and a write inside a batch still open moves `writes`: either drops
+    them all. Also whether
     sqlite-vec is loaded into the connection (tried once per connection, see `_vec`), and
     how many queries it answered per namespace since the last change (`in_sql`)."""
 
@@ -124,19 +127,29 @@ class VectorCache:
             self.vec = (conn, load(conn))
         return self.vec[1]
 
-    def put(
-        self, conn: sqlite3.Connection, pid: int, ns: str, vectors: Mapping[str, Sequence[float]]
+    def wrote(
+        self,
+        conn: sqlite3.Connection,
+        pid: int,
+        ns: str,
+        put: Mapping[str, Sequence[float]] | None = None,
+        deleted: Sequence[str] | None = (),
     ) -> None:
-        """`put_vectors`, counted as a change."""
-        self.writes += 1
-        put_vectors(conn, pid, ns, vectors)
-
-    def delete(
-        self, conn: sqlite3.Connection, pid: int, ns: str, paths: Sequence[str] | None
-    ) -> None:
-        """`delete_vectors`, counted as a change."""
-        self.writes += 1
-        delete_vectors(conn, pid, ns, paths)
+        """This backend's own vector write (`put`, `deleted`: None for all of `ns`), just
+        committed on `conn`: the namespace's set in memory, if one is kept, takes it in place
+        (a query after a write costs the write, not a read of every vector), and sqlite-vec's
+        count starts again. A write inside a batch still open may yet roll back: then
+        everything kept is dropped, as for another connection's commit."""
+        if conn.in_transaction:
+            self.writes += 1
+            return
+        self._in_sql.pop((pid, ns), None)
+        kept = self._sets.get((pid, ns))
+        if kept is not None:
+            if put:
+                kept.put(put)
+            if deleted is None or deleted:
+                kept.delete(deleted)
 
     def vectors(self, conn: sqlite3.Connection, pid: int, ns: str) -> VectorSet:
         self._refresh(conn)
@@ -179,13 +192,17 @@ class IndexVectors:
 
     def put(self, ns: str, vectors: Mapping[str, Sequence[float]]) -> None:
         pid = self._pid()
-        with self._db.writing(f"indexing {ns}", ns=ns) as conn:
-            self.cache.put(conn, pid, ns, vectors)
+        with self._db.lock:  # the cache follows the commit before another call reads it
+            with self._db.writing(f"indexing {ns}", ns=ns) as conn:
+                put_vectors(conn, pid, ns, vectors)
+            self.cache.wrote(conn, pid, ns, put=vectors)
 
     def delete(self, ns: str, paths: Sequence[str] | None) -> None:
         pid = self._pid()
-        with self._db.writing(f"unindexing {ns}", ns=ns) as conn:
-            self.cache.delete(conn, pid, ns, paths)
+        with self._db.lock:
+            with self._db.writing(f"unindexing {ns}", ns=ns) as conn:
+                delete_vectors(conn, pid, ns, paths)
+            self.cache.wrote(conn, pid, ns, deleted=paths)
 
     def nearest(
         self, ns: str, vector: Sequence[float], metric: str, prefix: str, limit: int | None
