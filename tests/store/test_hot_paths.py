@@ -469,3 +469,49 @@ def test_write_fresh_stores_what_write_stores(content: str, meta: dict[str, Any]
             assert value is not meta.get(key)
     with pytest.raises(TypeError):
         fresh.meta["bytes"] = 0  # type: ignore[index]
+
+
+class _Sealed(InMemoryBackend):
+    """A subclass that changes what is stored and what is read (an encrypting backend, say),
+    and inherits the in-memory backend's hot-path hooks."""
+
+    def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        super().write(ns, path, StoredEntry(entry.content[::-1], dict(entry.meta)))
+
+    def read(self, ns: str, path: str) -> StoredEntry | None:
+        found = super().read(ns, path)
+        return None if found is None else StoredEntry(found.content[::-1], dict(found.meta))
+
+
+class _Forwarding:
+    """A wrapper that changes what is stored and read, and forwards every other attribute to
+    the backend it wraps (`__getattr__`): the hooks it forwards are the inner backend's."""
+
+    def __init__(self, inner: InMemoryBackend) -> None:
+        self.inner = inner
+
+    def write(self, ns: str, path: str, entry: StoredEntry) -> None:
+        self.inner.write(ns, path, StoredEntry(entry.content[::-1], dict(entry.meta)))
+
+    def read(self, ns: str, path: str) -> StoredEntry | None:
+        found = self.inner.read(ns, path)
+        return None if found is None else StoredEntry(found.content[::-1], dict(found.meta))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("kind", ["subclass", "forwarding wrapper"])
+def test_a_backend_that_changes_read_and_write_is_never_bypassed(kind: str) -> None:
+    """The in-memory backend's hot-path hooks stand for its own `read` and `write`: a subclass
+    overriding them, or a wrapper forwarding unknown attributes to one, is read and written
+    through its own methods on every get and put."""
+    inner = InMemoryBackend()
+    backend: Any = _Sealed() if kind == "subclass" else _Forwarding(inner)
+    stored = backend if kind == "subclass" else inner
+    notes = Store(backend).namespace("notes")
+    for round_ in range(3):  # a lane binds at the first call, then keeps its choice
+        notes.put("a.md", f"plain text {round_}")
+        assert InMemoryBackend.read(stored, "notes", "a.md").content == f"{round_} txet nialp"
+        got = notes.get("a.md")
+        assert got is not None and got.content == f"plain text {round_}"

@@ -14,6 +14,9 @@ knows about a path:
   lookup in a live mapping, rather than through `read`;
 - a backend that can take the meta the lane prepared as it is offers `write_fresh` (the same
   hooks); any other gets a `StoredEntry` through `write`;
+- a hook counts only where the class that defines it also defines the method it stands for
+  (`_hook`): a subclass that overrides `read` or `write`, or a wrapper forwarding attributes
+  to another backend, is read and written through its own methods;
 - a read's time (for eviction) goes straight into the core's `seen` table of the namespace
   when the backend cannot `touch` (the `pending` rules otherwise).
 
@@ -61,6 +64,20 @@ class StoreCore(Protocol):
     def _note_read(self, ns: str, path: str) -> None: ...
 
 
+def _hook(backend: object, hook: str, stands_for: str) -> Callable[..., Any] | None:
+    """`backend`'s hot-path `hook`, bound, where it stands for the backend's own `stands_for`
+    method: both defined by one class of its type's MRO. A subclass that overrides `read` or
+    `write` but inherits the hook, or a wrapper that forwards unknown attributes to another
+    backend (`__getattr__`), would have the lane bypass the very method it changed: it gets
+    None, and the lane calls `read` and `write`."""
+    mro = type(backend).__mro__
+    owner = next((kind for kind in mro if hook in vars(kind)), None)
+    if owner is None or owner is not next((kind for kind in mro if stands_for in vars(kind)), None):
+        return None
+    found = getattr(backend, hook)
+    return found if callable(found) else None
+
+
 class Lane:
     """`get` and `put` of one namespace of `core`, as plain calls (see the module docstring)."""
 
@@ -78,8 +95,8 @@ class Lane:
     def _bind_lookup(self, path: str) -> StoredEntry | None:
         core, ns = self._core, self._ns
         backend: Any = core.backend
-        table = getattr(backend, "entry_table", None)
-        if callable(table):
+        table = _hook(backend, "entry_table", "read")
+        if table is not None:
             entries: Mapping[str, StoredEntry] = table(ns)
             self._lookup = entries.get
         else:
@@ -91,8 +108,8 @@ class Lane:
 
     def _bind_write(self, ns: str, path: str, content: str, meta: dict[str, Any]) -> None:
         backend: Any = self._core.backend
-        fresh = getattr(backend, "write_fresh", None)
-        if callable(fresh):  # takes the meta the lane prepared, rather than a copy of it
+        fresh = _hook(backend, "write_fresh", "write")
+        if fresh is not None:  # takes the meta the lane prepared, rather than a copy of it
             self._write = fresh
         else:
             write = backend.write
