@@ -78,9 +78,13 @@ def batch_intake_for(
         if _plain(messages):
             return validate(messages)
         # the rare batch holding another message: only the plain ones are offered
-        plain = [message for message in messages if _plain([message])]
-        copies = iter(validate(plain))
-        return [next(copies) if _plain([message]) else message for message in messages]
+        plain = [_plain([message]) for message in messages]
+        copies = iter(
+            validate([message for message, ok in zip(messages, plain, strict=True) if ok])
+        )
+        return [
+            next(copies) if ok else message for message, ok in zip(messages, plain, strict=True)
+        ]
 
     return batch_intake
 

@@ -181,25 +181,27 @@ def prepare_tool_results(
         return history
     previous, previous_out = memo.last
     shared = identical_prefix(previous, history, known)
-    threshold = config.threshold
-    if transform is None and threshold is not None and not memo.replaced_before(shared):
-        floor = max(threshold, config.head_chars + config.tail_chars)  # `config.wants`
-        if not any(
-            message["role"] == "tool"
-            and isinstance(content := message.get("content"), str)
-            and len(content) > floor
-            for message in history[shared:]
-        ):  # nothing to replace (most compiles): one pass, no copy
-            memo.keep(history, history, shared)
-            return history
-    fresh: list[Message] = []
-    replaced = False
     # `config.wants(content)` inlined: longer than both the threshold and the preview.
     floor = (
         -1
         if config.threshold is None
         else max(config.threshold, config.head_chars + config.tail_chars)
     )
+    unchanged = (  # most compiles: nothing to replace, found in one pass, no copy
+        transform is None
+        and not memo.replaced_before(shared)
+        and not any(
+            message["role"] == "tool"
+            and isinstance(content := message.get("content"), str)
+            and len(content) > floor
+            for message in history[shared:]
+        )
+    )
+    if unchanged:
+        memo.keep(history, history, shared)
+        return history
+    fresh: list[Message] = []
+    replaced = False
     for at in range(shared, len(history)):
         message = history[at]
         if message["role"] != "tool":

@@ -276,11 +276,9 @@ class VectorSet:
             items = [(p, v) for p, v in self.vectors.items() if p.startswith(prefix)]
             return rank(query, items, metric=metric, limit=limit)
         kept = self._matrices(np).get(len(query))
-        paths: list[str] = []
-        matrix: Any = None
-        norms: Any = None
-        if kept is not None:
-            paths, matrix, norms = kept.view()
+        if kept is None:  # no vector of its length (the metric is still checked)
+            return rank_matrix(np, query, [], None, metric=metric, limit=limit)
+        paths, matrix, norms = kept.view()
         if prefix and paths:
             rows = [i for i, path in enumerate(paths) if path.startswith(prefix)]
             paths, matrix, norms = [paths[i] for i in rows], matrix[rows], norms[rows]

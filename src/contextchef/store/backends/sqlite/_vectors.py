@@ -128,28 +128,20 @@ class VectorCache:
         return self.vec[1]
 
     def wrote(
-        self,
-        conn: sqlite3.Connection,
-        pid: int,
-        ns: str,
-        put: Mapping[str, Sequence[float]] | None = None,
-        deleted: Sequence[str] | None = (),
+        self, conn: sqlite3.Connection, pid: int, ns: str, change: Callable[[VectorSet], None]
     ) -> None:
-        """This backend's own vector write (`put`, `deleted`: None for all of `ns`), just
-        committed on `conn`: the namespace's set in memory, if one is kept, takes it in place
-        (a query after a write costs the write, not a read of every vector), and sqlite-vec's
-        count starts again. A write inside a batch still open may yet roll back: then
-        everything kept is dropped, as for another connection's commit."""
+        """This backend's own vector write, just committed on `conn`, as the `change` it makes
+        to a set: the namespace's set in memory, if one is kept, takes it in place (a query
+        after a write costs the write, not a read of every vector), and sqlite-vec's count
+        starts again. A write inside a batch still open may yet roll back: then everything
+        kept is dropped, as for another connection's commit."""
         if conn.in_transaction:
             self.writes += 1
             return
         self._in_sql.pop((pid, ns), None)
         kept = self._sets.get((pid, ns))
         if kept is not None:
-            if put:
-                kept.put(put)
-            if deleted is None or deleted:
-                kept.delete(deleted)
+            change(kept)
 
     def vectors(self, conn: sqlite3.Connection, pid: int, ns: str) -> VectorSet:
         self._refresh(conn)
@@ -195,14 +187,14 @@ class IndexVectors:
         with self._db.lock:  # the cache follows the commit before another call reads it
             with self._db.writing(f"indexing {ns}", ns=ns) as conn:
                 put_vectors(conn, pid, ns, vectors)
-            self.cache.wrote(conn, pid, ns, put=vectors)
+            self.cache.wrote(conn, pid, ns, lambda kept: kept.put(vectors))
 
     def delete(self, ns: str, paths: Sequence[str] | None) -> None:
         pid = self._pid()
         with self._db.lock:
             with self._db.writing(f"unindexing {ns}", ns=ns) as conn:
                 delete_vectors(conn, pid, ns, paths)
-            self.cache.wrote(conn, pid, ns, deleted=paths)
+            self.cache.wrote(conn, pid, ns, lambda kept: kept.delete(paths))
 
     def nearest(
         self, ns: str, vector: Sequence[float], metric: str, prefix: str, limit: int | None
